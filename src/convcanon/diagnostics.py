@@ -1,0 +1,97 @@
+"""Errors users see, and writing outputs so that nothing is ever half-written.
+
+Every failure that comes from the input (not from a bug) is a `ConvcanonError`: the CLI prints it as
+`file:line:col: error: message` and exits 1. Bad usage (unknown pass, bad option) is a `UsageError`,
+exit 2. Anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A position in an input file; line and col are 1-based, 0 means unknown."""
+
+    file: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return self.file
+        return f"{self.file}:{self.line}:{max(self.col, 1)}"
+
+
+class ConvcanonError(Exception):
+    """Bad input: printed as `loc: error: message`, exit code 1."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, loc: SourceLoc | None = None, code: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+        self.code = code
+
+    def render(self) -> str:
+        where = f"{self.loc}: " if self.loc is not None else ""
+        code = f"{self.code}: " if self.code else ""
+        return f"{where}error: {code}{self.message}"
+
+
+class UsageError(Exception):
+    """Bad command line (unknown pass or option): exit code 2."""
+
+    exit_code = 2
+
+
+def write_atomically(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write `data` to `path` via a temporary file in the same directory and a rename.
+
+    A reader never sees a half-written file and a failure leaves the old file (or none) in place.
+    """
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode() if isinstance(data, str) else data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_input(path: str) -> tuple[str, str]:
+    """Read a text input (`-` is stdin); returns (display name, text)."""
+    import sys
+
+    if path == "-":
+        return "<stdin>", sys.stdin.read()
+    try:
+        return path, Path(path).read_text()
+    except FileNotFoundError:
+        raise ConvcanonError("no such file", SourceLoc(path)) from None
+    except IsADirectoryError:
+        raise ConvcanonError("is a directory, expected a file", SourceLoc(path)) from None
+    except UnicodeDecodeError as err:
+        raise ConvcanonError(f"not UTF-8 text (byte {err.start})", SourceLoc(path)) from None
+    except OSError as err:
+        raise ConvcanonError(err.strerror or str(err), SourceLoc(path)) from None
+
+
+def check_output_path(input_path: str, output_path: str | None) -> None:
+    """Refuse `-o` equal to the input: the input is never modified."""
+    if output_path is None or output_path == "-" or input_path == "-":
+        return
+    try:
+        same = Path(output_path).resolve() == Path(input_path).resolve()
+    except OSError:
+        same = False
+    if same:
+        raise UsageError(f"output path {output_path!r} is the input file; refusing to overwrite it")

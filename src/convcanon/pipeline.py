@@ -1,0 +1,198 @@
+"""Pass registry and MLIR-style pipeline parsing (`pass-a{opt=v opt2=w},pass-b`).
+
+The registry names each pass, the IR framework it runs on (`hlo`: jaxlib's MLIR; `xdsl`: half B) and
+its options, without importing the pass itself, so `--help` and usage errors stay fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from convcanon.diagnostics import UsageError
+
+Framework = Literal["hlo", "xdsl"]
+OptionValue = bool | int | str
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str
+    kind: type  # bool, int or str
+    default: OptionValue
+    help: str
+    choices: tuple[str, ...] = ()
+
+    def parse(self, pass_name: str, text: str) -> OptionValue:
+        if self.kind is bool:
+            if text in ("true", "1", ""):
+                return True
+            if text in ("false", "0"):
+                return False
+            raise UsageError(f"{pass_name}: option '{self.name}' expects true or false, got {text!r}")
+        if self.kind is int:
+            try:
+                return int(text)
+            except ValueError:
+                raise UsageError(
+                    f"{pass_name}: option '{self.name}' expects an integer, got {text!r}"
+                ) from None
+        if self.choices and text not in self.choices:
+            raise UsageError(
+                f"{pass_name}: option '{self.name}' must be one of {', '.join(self.choices)};"
+                f" got {text!r}"
+            )
+        return text
+
+    def describe(self) -> str:
+        values = "|".join(self.choices) if self.choices else self.kind.__name__
+        default = str(self.default).lower() if isinstance(self.default, bool) else self.default
+        return f"{self.name}=<{values}> (default {default}): {self.help}"
+
+
+@dataclass(frozen=True)
+class PassInfo:
+    name: str
+    framework: Framework
+    summary: str
+    entry: str  # "module:function", called as function(module, options) -> PassStats
+    options: tuple[OptionSpec, ...] = ()
+
+    def load(self) -> Callable[..., Any]:
+        module_name, _, attr = self.entry.partition(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+
+@dataclass
+class PassStats:
+    """Counters a pass reports (`--stats`), e.g. convs seen / rewritten / skipped by reason."""
+
+    counters: dict[str, int] = field(default_factory=dict)
+
+    def bump(self, key: str, by: int = 1) -> None:
+        self.counters[key] = self.counters.get(key, 0) + by
+
+
+_CONV_OPTIONS = (
+    OptionSpec(
+        "gate",
+        str,
+        "neuron",
+        "eligibility preset: neuron (rank 4, small params) or general (any rank >= 3)",
+        ("neuron", "general"),
+    ),
+    OptionSpec(
+        "allow-small-spatial", bool, False, "accept lhs spatial extents of 2 or 3 (gate=neuron)"
+    ),
+    OptionSpec("max-window-param", int, 31, "largest stride or |padding| accepted (gate=neuron)"),
+    OptionSpec(
+        "fold-lhs-dilation",
+        bool,
+        True,
+        "fold lhs dilation into the pad's interior padding (false: reject lhs-dilated convs)",
+    ),
+    OptionSpec(
+        "negative-padding",
+        str,
+        "pad",
+        "pad: negative pad amounts; slice: positive pad then slice for the negative parts",
+        ("pad", "slice"),
+    ),
+    OptionSpec("verbose", bool, False, "remark on convs whose operands come from another conv"),
+)
+
+PASSES: dict[str, PassInfo] = {
+    p.name: p
+    for p in (
+        PassInfo(
+            "canonicalize-conv",
+            "hlo",
+            "MHLO: make conv padding an explicit pad and strides exact slices",
+            "convcanon.hlo.passes:canonicalize_conv_mhlo",
+            _CONV_OPTIONS,
+        ),
+        PassInfo(
+            "stablehlo-canonicalize-conv",
+            "hlo",
+            "StableHLO: make conv padding an explicit pad and strides exact slices",
+            "convcanon.hlo.passes:canonicalize_conv_stablehlo",
+            _CONV_OPTIONS,
+        ),
+        PassInfo(
+            "migraphx-to-tosa",
+            "xdsl",
+            "lower migraphx (strided values) to TOSA 1.0, keeping every layout",
+            "convcanon.migraphx.to_tosa:migraphx_to_tosa",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class PassInvocation:
+    info: PassInfo
+    options: Mapping[str, OptionValue]
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for ch in text:
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                raise UsageError(f"unbalanced '}}' in pipeline {text!r}")
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if depth != 0:
+        raise UsageError(f"unbalanced '{{' in pipeline {text!r}")
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _known_passes() -> str:
+    return ", ".join(sorted(PASSES))
+
+
+def parse_pipeline(text: str) -> list[PassInvocation]:
+    """Parse `name{key=value key2=value2},name2` (an outer `builtin.module(...)` is accepted)."""
+    body = text.strip()
+    for wrapper in ("builtin.module(", "func.func("):
+        if body.startswith(wrapper) and body.endswith(")"):
+            body = body[len(wrapper) : -1]
+    invocations = []
+    for item in _split_top_level(body):
+        name, brace, rest = item.partition("{")
+        name = name.strip()
+        info = PASSES.get(name)
+        if info is None:
+            raise UsageError(f"unknown pass '{name}'; available passes: {_known_passes()}")
+        options: dict[str, OptionValue] = {o.name: o.default for o in info.options}
+        if brace:
+            if not rest.endswith("}"):
+                raise UsageError(f"{name}: options must end with '}}'")
+            specs = {o.name: o for o in info.options}
+            for token in rest[:-1].split():
+                key, _, value = token.partition("=")
+                spec = specs.get(key)
+                if spec is None:
+                    known = ", ".join(specs) or "none"
+                    raise UsageError(f"{name}: unknown option '{key}'; options: {known}")
+                options[key] = spec.parse(name, value)
+        invocations.append(PassInvocation(info, options))
+    return invocations
+
+
+def describe_passes() -> str:
+    lines = ["passes:"]
+    for info in PASSES.values():
+        lines.append(f"  {info.name}: {info.summary}")
+        for option in info.options:
+            lines.append(f"      {option.describe()}")
+    return "\n".join(lines)
