@@ -1,0 +1,50 @@
+"""`convcanon-opt --input-hlo`: XLA HLO produced by JAX itself goes through the passes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+OPT = [sys.executable, "-c", "import sys; from convcanon.cli import opt_main; sys.exit(opt_main())"]
+
+
+def _conv(x: jax.Array, w: jax.Array) -> jax.Array:
+    return jax.lax.conv_general_dilated(x, w, (2, 2), [(1, 2), (0, 1)])
+
+
+@pytest.fixture(scope="module")
+def hlo_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    x, w = jnp.ones((1, 3, 9, 9)), jnp.ones((4, 3, 3, 3))
+    computation = jax.jit(_conv).lower(x, w).compiler_ir("hlo")
+    directory = tmp_path_factory.mktemp("hlo")
+    proto = directory / "conv.pb"
+    proto.write_bytes(computation.as_serialized_hlo_module_proto())
+    text = directory / "conv.hlo"
+    text.write_text(computation.as_hlo_text())
+    return proto, text
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["proto", "text"])
+def test_hlo_input_is_converted_then_canonicalized(hlo_files: tuple[Path, Path], which: int):
+    result = subprocess.run(
+        [*OPT, "--input-hlo", str(hlo_files[which]), "-p", "stablehlo-canonicalize-conv"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "stablehlo.pad" in result.stdout
+    assert "stride = [2, 2]" not in result.stdout
+
+
+def test_garbage_hlo_is_a_one_line_error(tmp_path: Path):
+    bad = tmp_path / "bad.pb"
+    bad.write_bytes(b"\x08\x01garbage-not-a-proto\xff\xfe")
+    result = subprocess.run([*OPT, "--input-hlo", str(bad)], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"{bad}: error: ")
+    assert "Traceback" not in result.stderr
