@@ -1,0 +1,45 @@
+"""Run a StableHLO module on XLA's CPU backend (the engine differential checks compare against).
+
+JAX's client compiles MLIR text directly (`Client.compile_and_load`), so no tracing or `jax.jit` is
+needed: the module is exactly what XLA sees. Importing this module imports JAX (~1.5 s), so only
+engines and tests import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+
+@cache
+def _cpu_client() -> tuple[Any, Any]:
+    """JAX's CPU client and its first device (x64 on: f64/i64 inputs must stay 64-bit)."""
+    import jax
+    import jax.extend.backend
+
+    jax.config.update("jax_enable_x64", True)
+    backend = jax.extend.backend.get_backend("cpu")
+    return backend, backend.devices()[0]
+
+
+def compile_stablehlo_text(text: str) -> Any:
+    """Compile a module whose entry is `@main`; errors surface as XLA's exception."""
+    from jax._src.lib import xla_client
+
+    backend, device = _cpu_client()
+    devices = xla_client.DeviceList((device,))
+    return backend.compile_and_load(text, devices, xla_client.CompileOptions())
+
+
+def run_stablehlo_text(text: str, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Compile `text` and run `@main` on `inputs`; returns the results as numpy arrays."""
+    import jax
+
+    _, device = _cpu_client()
+    executable = compile_stablehlo_text(text)
+    buffers = [jax.device_put(np.asarray(x), device) for x in inputs]
+    results = executable.execute_sharded(buffers).disassemble_into_single_device_arrays()
+    return [np.asarray(r[0]) for r in results]
