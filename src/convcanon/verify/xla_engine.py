@@ -27,11 +27,8 @@ def _cpu_client() -> tuple[Any, Any]:
 
 def compile_stablehlo_text(text: str) -> Any:
     """Compile a module whose entry is `@main`; errors surface as XLA's exception."""
-    from jax._src.lib import xla_client
-
     backend, device = _cpu_client()
-    devices = xla_client.DeviceList((device,))
-    return backend.compile_and_load(text, devices, xla_client.CompileOptions())
+    return backend.compile_and_load(text, [device])
 
 
 def run_stablehlo_text(text: str, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
