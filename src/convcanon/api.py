@@ -41,7 +41,9 @@ def _options(dialect: str, options: Mapping[str, Any]) -> tuple[str, dict[str, O
     """Map Python keyword names (`negative_padding`) to pass options (`negative-padding`)."""
     pass_name = _PASS_FOR_DIALECT.get(dialect)
     if pass_name is None:
-        raise UsageError(f"unknown dialect {dialect!r}; expected one of {sorted(_PASS_FOR_DIALECT)}")
+        raise UsageError(
+            f"unknown dialect {dialect!r}; expected one of {sorted(_PASS_FOR_DIALECT)}"
+        )
     specs = {spec.name: spec for spec in PASSES[pass_name].options}
     resolved: dict[str, OptionValue] = {name: spec.default for name, spec in specs.items()}
     for key, value in options.items():

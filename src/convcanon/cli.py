@@ -120,6 +120,12 @@ def _main_parser() -> argparse.ArgumentParser:
     verify.add_argument("--seed", type=int, default=0)
     verify.add_argument("--entry", default=None)
 
+    graph = sub.add_parser("graph", help="dataflow graph before/after a pipeline, side by side")
+    graph.add_argument("input")
+    graph.add_argument("-p", "--pass-pipeline", default="")
+    graph.add_argument("--format", choices=("svg", "png", "dot"), default="svg")
+    graph.add_argument("-o", "--output", required=True)
+
     imp = sub.add_parser("import-migraphx", help="MIGraphX printed program -> migraphx MLIR")
     imp.add_argument("input")
     imp.add_argument("-o", "--output", default="-")
@@ -156,6 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seed=args.seed,
                 entry=args.entry,
             )
+        if args.command == "graph":
+            from convcanon.graph import graph_command
+
+            return graph_command(args.input, args.pass_pipeline, args.format, args.output)
         if args.command == "import-migraphx":
             from convcanon.migraphx.importer import import_command
 

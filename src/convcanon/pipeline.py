@@ -31,7 +31,9 @@ class OptionSpec:
                 return True
             if text in ("false", "0"):
                 return False
-            raise UsageError(f"{pass_name}: option '{self.name}' expects true or false, got {text!r}")
+            raise UsageError(
+                f"{pass_name}: option '{self.name}' expects true or false, got {text!r}"
+            )
         if self.kind is int:
             try:
                 return int(text)

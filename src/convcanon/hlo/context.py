@@ -89,7 +89,7 @@ def desugar_check_ops(text: str) -> str:
     out: list[str] = []
     pos = 0
     for match in _CHECK_RE.finditer(text):
-        if match.start() < pos or text[match.start() - 1] in "@\"":
+        if match.start() < pos or text[match.start() - 1] in '@"':
             continue  # inside a previous rewrite, or a custom_call target / generic name
         try:
             attr_end = _balanced_end(text, match.end())
@@ -102,9 +102,7 @@ def desugar_check_ops(text: str) -> str:
         attr = text[match.end() : type_end]
         value_type = text[colon.end() : type_end]
         newlines = text.count("\n", match.start(), type_end)
-        generic = (
-            f'"check.{match[1]}"({match[2]}) {{value = {attr}}} : ({value_type}) -> ()'
-        )
+        generic = f'"check.{match[1]}"({match[2]}) {{value = {attr}}} : ({value_type}) -> ()'
         out.append(text[pos : match.start()])
         out.append(generic.replace("\n", " ") + "\n" * newlines)
         pos = type_end

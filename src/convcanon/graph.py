@@ -1,0 +1,180 @@
+"""`convcanon graph`: the dataflow graph of a module before and after a pipeline, side by side.
+
+Convolutions are highlighted, and so are the ops the pipeline added (an op of the "after" graph
+with no op of the same name and result type left to match in the "before" graph). Rendering uses
+Graphviz's `dot`; `--format dot` needs nothing but this module.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from convcanon.diagnostics import ConvcanonError, SourceLoc, read_input, write_atomically
+
+
+@dataclass(frozen=True)
+class Node:
+    key: str  # unique within its graph
+    op: str  # e.g. stablehlo.convolution
+    result_type: str
+    inputs: tuple[str, ...]  # keys of producer nodes (block arguments are nodes too)
+
+
+def _short_type(text: str) -> str:
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _hlo_nodes(parsed: object) -> list[Node]:
+    from jaxlib.mlir import ir
+
+    from convcanon.hlo.io import HloFile
+
+    assert isinstance(parsed, HloFile)
+    nodes: list[Node] = []
+    keys: dict[object, str] = {}
+
+    def key_of(value: ir.Value) -> str:
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            index = ir.BlockArgument(value).arg_number
+            k = f"{id(owner)}_arg{index}"
+            if k not in keys.values():
+                keys[k] = k
+                nodes.append(Node(k, f"arg{index}", _short_type(str(value.type)), ()))
+            return k
+        return keys.get(owner.operation, "?")  # type: ignore[union-attr]
+
+    def visit(block: ir.Block) -> None:
+        for op in block.operations:
+            operation = op.operation
+            if operation.name == "func.func":
+                for region in operation.regions:
+                    for inner in region.blocks:
+                        visit(inner)
+                continue
+            inputs = tuple(key_of(v) for v in operation.operands)
+            k = f"n{len(nodes)}"
+            keys[operation] = k
+            result_type = str(operation.results[0].type) if len(operation.results) else ""
+            nodes.append(Node(k, operation.name, _short_type(result_type), inputs))
+
+    visit(parsed.module.body)
+    return nodes
+
+
+def _xdsl_nodes(parsed: object) -> list[Node]:
+    from xdsl.ir import Block, Operation
+
+    assert isinstance(parsed, Operation)
+    nodes: list[Node] = []
+    keys: dict[int, str] = {}
+
+    def key_of(value: object) -> str:
+        owner = getattr(value, "owner", None)
+        if isinstance(owner, Block):
+            k = f"{id(owner)}_arg{getattr(value, 'index', 0)}"
+            if id(value) not in keys:
+                keys[id(value)] = k
+                nodes.append(Node(k, f"arg{getattr(value, 'index', 0)}", "", ()))
+            return keys[id(value)]
+        return keys.get(id(owner), "?")
+
+    for op in parsed.walk():
+        if op is parsed or op.name in ("func.func", "builtin.module"):
+            continue
+        inputs = tuple(key_of(v) for v in op.operands)
+        k = f"n{len(nodes)}"
+        keys[id(op)] = k
+        result_type = str(op.results[0].type) if op.results else ""
+        nodes.append(Node(k, op.name, _short_type(result_type), inputs))
+    return nodes
+
+
+def _is_conv(op: str) -> bool:
+    return op.endswith("convolution") or op.endswith("conv2d") or op.endswith("conv3d")
+
+
+def added_nodes(before: Iterable[Node], after: Iterable[Node]) -> set[str]:
+    """Keys of `after` nodes left over once each is matched to a `before` node of the same kind."""
+    pool = Counter((n.op, n.result_type) for n in before)
+    added = set()
+    for node in after:
+        kind = (node.op, node.result_type)
+        if pool[kind] > 0:
+            pool[kind] -= 1
+        else:
+            added.add(node.key)
+    return added
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def to_dot(panels: list[tuple[str, list[Node], set[str]]]) -> str:
+    """One cluster per panel, laid out left to right; convs orange, added ops green."""
+    lines = [
+        "digraph convcanon {",
+        "  rankdir=TB; newrank=true;",
+        '  node [shape=box, fontsize=10, fontname="Helvetica"];',
+    ]
+    for index, (title, nodes, added) in enumerate(panels):
+        lines.append(f"  subgraph cluster_{index} {{")
+        lines.append(f'    label="{_escape(title)}"; fontsize=14;')
+        for node in nodes:
+            style = ""
+            if _is_conv(node.op):
+                style = ', style=filled, fillcolor="#f8b26a"'
+            elif node.key in added:
+                style = ', style=filled, fillcolor="#9be39b"'
+            elif node.op.startswith("arg"):
+                style = ", shape=ellipse"
+            label = node.op if not node.result_type else f"{node.op}\\n{_escape(node.result_type)}"
+            lines.append(f'    p{index}_{node.key} [label="{label}"{style}];')
+        for node in nodes:
+            for source in node.inputs:
+                if source != "?":
+                    lines.append(f"    p{index}_{source} -> p{index}_{node.key};")
+        lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def render(dot_text: str, fmt: str) -> bytes:
+    if fmt == "dot":
+        return dot_text.encode()
+    dot = shutil.which("dot")
+    if dot is None:
+        raise ConvcanonError(
+            "rendering needs Graphviz's `dot` (apt-get install graphviz); use --format dot"
+        )
+    result = subprocess.run([dot, f"-T{fmt}"], input=dot_text.encode(), capture_output=True)
+    if result.returncode != 0:
+        raise ConvcanonError(f"dot failed: {result.stderr.decode(errors='replace').strip()}")
+    return result.stdout
+
+
+def graph_command(input_path: str, pipeline: str, fmt: str, output: str) -> int:
+    from convcanon.driver import FRAMEWORKS, choose_framework, run_pipeline
+    from convcanon.pipeline import parse_pipeline
+
+    passes = parse_pipeline(pipeline)
+    filename, text = read_input(input_path)
+    framework = choose_framework(passes, text)
+    adapter = FRAMEWORKS[framework]
+    extract = _hlo_nodes if framework == "hlo" else _xdsl_nodes
+    before = extract(adapter.parse_text(text, filename))
+    panels = [("input", before, set[str]())]
+    if passes:
+        module = adapter.parse_text(text, filename)
+        run_pipeline(module, passes)
+        after = extract(module)
+        panels.append((f"after {pipeline}", after, added_nodes(before, after)))
+    if not before:
+        raise ConvcanonError("the module has no ops to draw", SourceLoc(filename))
+    write_atomically(output, render(to_dot(panels), fmt))
+    return 0
