@@ -14,7 +14,7 @@ from convcanon.diagnostics import ConvcanonError, UsageError
 
 
 class _ArgumentParser(argparse.ArgumentParser):
-    """argparse that raises `UsageError` (exit 2, one line) instead of printing usage and exiting."""
+    """argparse that raises `UsageError` (exit 2, one line) instead of printing usage, exiting."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message}")

@@ -1,7 +1,7 @@
 """The one place that knows how to get an MLIR context with the HLO dialects, without importing JAX.
 
 JAX builds its contexts from a `DialectRegistry` filled by `_jax_mlir_ext.register_dialects`, then
-registers mhlo/chlo/stablehlo; we do the same so start-up pays ~0.15 s instead of `import jax`'s ~1.5 s.
+registers mhlo/chlo/stablehlo; we do the same: start-up pays ~0.15 s, not `import jax`'s ~1.5 s.
 Contexts are per call (never global), so two threads can work on two modules at once.
 """
 
