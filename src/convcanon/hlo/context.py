@@ -143,7 +143,7 @@ def _error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonEr
 
 def print_module(module: ir.Module, debug_info: bool = False) -> str:
     """Print like `mlir-opt`: pretty form, debug locations only if the input had them."""
-    text = module.operation.get_asm(enable_debug_info=debug_info)
+    text = str(module.operation.get_asm(enable_debug_info=debug_info))
     return text if text.endswith("\n") else text + "\n"
 
 

@@ -17,7 +17,7 @@ from convcanon.hlo.context import make_context, print_module
 
 def _hlo_text_to_proto(text: str, filename: str) -> bytes:
     try:
-        from jax._src.lib import hlo  # the installed JAX's own HLO text parser
+        from jax._src.lib import hlo  # pyright: ignore  # JAX's own HLO text parser
     except ImportError:
         raise ConvcanonError(
             "HLO text needs a JAX that can parse it (jax._src.lib.hlo.hlo_module_from_text);"
