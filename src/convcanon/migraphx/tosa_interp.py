@@ -1,0 +1,281 @@
+"""Reference semantics (numpy) of the TOSA 1.0 ops `migraphx-to-tosa` emits.
+
+One kernel per op name, `kernel(op, args) -> ndarray`, where `args` are the operand values
+(`!tosa.shape` operands arrive as int64 vectors). The result is cast to the op's declared element
+type, as TOSA specifies; float->int casts round half to even, integer arithmetic wraps.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Operation
+
+from convcanon.migraphx.shaped_type import numpy_dtype
+from convcanon.reference.kernels import conv_general
+
+Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
+
+
+def result_dtype(op: Operation) -> np.dtype:
+    ty = op.results[0].type
+    assert isinstance(ty, TensorType)
+    return numpy_dtype(ty.element_type)
+
+
+def result_shape(op: Operation) -> tuple[int, ...]:
+    ty = op.results[0].type
+    assert isinstance(ty, TensorType)
+    return tuple(ty.get_shape())
+
+
+def _ints(attr: Attribute) -> list[int]:
+    assert isinstance(attr, DenseArrayBase)
+    return [int(v) for v in attr.get_values()]
+
+
+def _axis(op: Operation) -> int:
+    attr = op.properties["axis"]
+    assert isinstance(attr, IntegerAttr)
+    return attr.value.data
+
+
+def dense_to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    ty = attr.get_type()
+    assert isinstance(ty, TensorType)
+    shape = tuple(ty.get_shape())
+    values = list(attr.get_values())
+    dtype = np.dtype(np.int64) if ty.element_type.name == "index" else numpy_dtype(ty.element_type)
+    if len(values) == 1 and math.prod(shape) != 1:
+        return np.full(shape, values[0], dtype=dtype)
+    return np.asarray(values, dtype=dtype).reshape(shape)
+
+
+def _const(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    attr = op.properties["values"]
+    assert isinstance(attr, DenseIntOrFPElementsAttr)
+    return dense_to_numpy(attr)
+
+
+def _to(op: Operation, x: np.ndarray) -> np.ndarray:
+    """Cast a computed value to the op's result type (float->int: round half to even)."""
+    dtype = result_dtype(op)
+    if dtype == x.dtype:
+        return x
+    if dtype == np.bool_:
+        return x != 0
+    if dtype.kind in "iu" and x.dtype.kind == "f":
+        info = np.iinfo(dtype)
+        return np.clip(np.rint(x), info.min, info.max).astype(dtype)
+    return x.astype(dtype)
+
+
+def _acc(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float32 if x.dtype.kind == "f" and x.itemsize < 8 else x.dtype)
+
+
+def _conv(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """conv2d/conv3d (NHWC x OHWI) and depthwise_conv2d (NHWC x HWCM)."""
+    x, w, bias, xzp, wzp = args
+    nsp = x.ndim - 2
+    pad = _ints(op.properties["pad"])
+    acc = np.dtype(np.int64) if x.dtype.kind in "iu" else np.dtype(np.float32)
+    xs = x.astype(acc) - xzp.astype(acc).reshape(())
+    ws = w.astype(acc) - wzp.astype(acc).reshape(())
+    spatial = tuple(range(1, nsp + 1))
+    groups = 1
+    if op.name == "tosa.depthwise_conv2d":
+        kh, kw, c, m = ws.shape
+        ws = ws.reshape(kh, kw, 1, c * m)
+        rhs_spec = (2, 3, (0, 1))
+        groups = c
+    else:
+        rhs_spec = (nsp + 1, 0, spatial)
+    out = conv_general(
+        xs,
+        ws,
+        window_strides=_ints(op.properties["stride"]),
+        padding=[(pad[2 * i], pad[2 * i + 1]) for i in range(nsp)],
+        lhs_dilation=[1] * nsp,
+        rhs_dilation=_ints(op.properties["dilation"]),
+        window_reversal=[False] * nsp,
+        lhs_spec=(0, nsp + 1, spatial),
+        rhs_spec=rhs_spec,
+        out_spec=(0, nsp + 1, spatial),
+        feature_group_count=groups,
+        batch_group_count=1,
+        preferred_dtype=acc,
+    )
+    return _to(op, out + bias.astype(acc))
+
+
+def _matmul(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    a, b, azp, bzp = args
+    acc = np.dtype(np.int64) if a.dtype.kind in "iu" else np.dtype(np.float32)
+    lhs = a.astype(acc) - azp.astype(acc).reshape(())
+    rhs = b.astype(acc) - bzp.astype(acc).reshape(())
+    return _to(op, np.matmul(lhs, rhs))
+
+
+def _transpose(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return np.ascontiguousarray(np.transpose(args[0], _ints(op.properties["perms"])))
+
+
+def _reshape(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return args[0].reshape(tuple(int(n) for n in args[1]))
+
+
+def _slice(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    x, start, size = args
+    index = tuple(slice(int(b), int(b) + int(n)) for b, n in zip(start, size, strict=True))
+    return np.ascontiguousarray(x[index])
+
+
+def _tile(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return np.tile(args[0], tuple(int(n) for n in args[1]))
+
+
+def _pad(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    x, padding, value = args
+    widths = [(int(padding[2 * i]), int(padding[2 * i + 1])) for i in range(x.ndim)]
+    return np.pad(x, widths, constant_values=value.reshape(()))
+
+
+def _concat(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(args, axis=_axis(op))
+
+
+def _reduction(fn: Callable[..., np.ndarray]) -> Kernel:
+    def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+        x = args[0]
+        acc = _acc(x) if fn is np.sum else x
+        return _to(op, fn(acc, axis=_axis(op), keepdims=True))
+
+    return kernel
+
+
+def _elementwise(fn: Callable[..., np.ndarray], arity: int = 1) -> Kernel:
+    """Float ops compute in f32 (f64 stays f64); integer ops in their own type (wrapping)."""
+
+    def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+        operands = [_acc(a) for a in args[:arity]]
+        with np.errstate(all="ignore"):
+            return _to(op, np.asarray(fn(*operands)))
+
+    return kernel
+
+
+def _intdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Truncating integer division (TOSA intdiv); division by zero is undefined, gives 0 here."""
+    safe = np.where(b == 0, 1, b)
+    quotient = np.abs(a) // np.abs(safe)
+    return np.where(b == 0, 0, np.sign(a) * np.sign(safe) * quotient).astype(a.dtype)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _negate(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    x, xzp, ozp = args
+    if x.dtype.kind == "f":
+        return _to(op, -_acc(x))
+    wide = x.astype(np.int64)
+    return _to(op, ozp.astype(np.int64).reshape(()) - (wide - xzp.astype(np.int64).reshape(())))
+
+
+def _clamp_bound(attr: Attribute) -> float | int:
+    if isinstance(attr, FloatAttr):
+        return attr.value.data
+    assert isinstance(attr, IntegerAttr)
+    return attr.value.data
+
+
+def _clamp(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    lo = _clamp_bound(op.properties["min_val"])
+    hi = _clamp_bound(op.properties["max_val"])
+    x = _acc(args[0])
+    return _to(op, np.minimum(np.maximum(x, lo), hi))
+
+
+def _select(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return _to(op, np.where(args[0].astype(bool), args[1], args[2]))
+
+
+def _cast(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return _to(op, args[0])
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return 1 / np.sqrt(x)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+TOSA_KERNELS: dict[str, Kernel] = {
+    "tosa.const": _const,
+    "tosa.const_shape": _const,
+    "tosa.conv2d": _conv,
+    "tosa.depthwise_conv2d": _conv,
+    "tosa.conv3d": _conv,
+    "tosa.matmul": _matmul,
+    "tosa.transpose": _transpose,
+    "tosa.reshape": _reshape,
+    "tosa.slice": _slice,
+    "tosa.tile": _tile,
+    "tosa.pad": _pad,
+    "tosa.concat": _concat,
+    "tosa.reduce_sum": _reduction(np.sum),
+    "tosa.reduce_max": _reduction(np.max),
+    "tosa.reduce_min": _reduction(np.min),
+    "tosa.add": _elementwise(np.add, 2),
+    "tosa.sub": _elementwise(np.subtract, 2),
+    "tosa.mul": _elementwise(np.multiply, 2),
+    "tosa.maximum": _elementwise(np.maximum, 2),
+    "tosa.minimum": _elementwise(np.minimum, 2),
+    "tosa.pow": _elementwise(np.power, 2),
+    "tosa.intdiv": _elementwise(_intdiv, 2),
+    "tosa.greater": _elementwise(np.greater, 2),
+    "tosa.exp": _elementwise(np.exp),
+    "tosa.log": _elementwise(np.log),
+    "tosa.tanh": _elementwise(np.tanh),
+    "tosa.sigmoid": _elementwise(_sigmoid),
+    "tosa.abs": _elementwise(np.abs),
+    "tosa.floor": _elementwise(np.floor),
+    "tosa.ceil": _elementwise(np.ceil),
+    "tosa.rsqrt": _elementwise(_rsqrt),
+    "tosa.reciprocal": _elementwise(np.reciprocal),
+    "tosa.erf": _elementwise(_erf),
+    "tosa.negate": _negate,
+    "tosa.clamp": _clamp,
+    "tosa.select": _select,
+    "tosa.cast": _cast,
+}
+
+
+def register(table: dict[str, Kernel]) -> None:
+    """Add the TOSA kernels to an interpreter's op table (name -> kernel(op, args))."""
+    table.update(TOSA_KERNELS)
+
+
+def run_function(body_ops: Sequence[Operation], args: Sequence[object], inputs: list[np.ndarray]):
+    """Evaluate a straight-line TOSA function body; returns the values of its `func.return`."""
+    env: dict[object, np.ndarray] = dict(zip(args, inputs, strict=True))
+    for op in body_ops:
+        if op.name == "func.return":
+            return [env[v] for v in op.operands]
+        kernel = TOSA_KERNELS.get(op.name)
+        if kernel is None:
+            raise NotImplementedError(f"no reference semantics for {op.name}")
+        env[op.results[0]] = kernel(op, [env[v] for v in op.operands])
+    raise ValueError("function body has no func.return")
