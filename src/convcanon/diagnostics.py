@@ -70,6 +70,34 @@ def write_atomically(path: str | os.PathLike[str], data: str | bytes) -> None:
         raise
 
 
+MAX_NESTING = 256
+
+
+def check_nesting(text: str, filename: str, limit: int = MAX_NESTING) -> None:
+    """Refuse input nested deeper than `limit` brackets before a recursive parser sees it.
+
+    MLIR's C++ parser recurses per `[`, `{` and `(`; a hostile file nested 100k deep overflows the
+    stack and kills the process. Real modules nest a few dozen levels at most.
+    """
+    import numpy as np
+
+    data = np.frombuffer(text.encode(), dtype=np.uint8)
+    if data.size == 0:
+        return
+    step = np.zeros(256, dtype=np.int8)
+    step[[ord("["), ord("{"), ord("(")]] = 1
+    step[[ord("]"), ord("}"), ord(")")]] = -1
+    depth = np.cumsum(step[data], dtype=np.int64)
+    deepest = int(np.argmax(depth))
+    if depth[deepest] > limit:
+        prefix = data[: deepest + 1].tobytes().decode(errors="replace")
+        line = prefix.count("\n") + 1
+        col = deepest + 1 - (prefix.rfind("\n") + 1)
+        raise ConvcanonError(
+            f"input nests deeper than {limit} levels of brackets", SourceLoc(filename, line, col)
+        )
+
+
 def read_input(path: str) -> tuple[str, str]:
     """Read a text input (`-` is stdin); returns (display name, text)."""
     import sys

@@ -14,7 +14,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 from jaxlib.mlir.dialects import chlo, mhlo, stablehlo
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.diagnostics import ConvcanonError, SourceLoc, check_nesting
 
 
 class _PlainContext(ir.Context):
@@ -112,6 +112,7 @@ def desugar_check_ops(text: str) -> str:
 
 def parse_module(text: str, filename: str, context: ir.Context | None = None) -> ir.Module:
     """Parse and verify MLIR text; errors become `ConvcanonError` at `file:line:col`."""
+    check_nesting(text, filename)
     has_check_ops = "check.expect_" in text
     if context is None:
         context = make_context(allow_unregistered=has_check_ops)
