@@ -1,0 +1,47 @@
+"""Shared fuzzing harness: run a CLI entry point in-process and check the no-harm property."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared"
+
+
+@dataclass
+class Outcome:
+    code: int
+    stderr: str
+
+
+def run_cli(
+    entry: Callable[[Sequence[str]], int], argv: Sequence[str], capsys: pytest.CaptureFixture[str]
+) -> Outcome:
+    capsys.readouterr()
+    code = entry(list(argv))
+    return Outcome(code, capsys.readouterr().err)
+
+
+def assert_no_harm(
+    outcome: Outcome, input_file: Path, input_digest: str, output_file: Path | None
+) -> None:
+    """Exit 0/1/2; a failure is one diagnostic line, no traceback; input intact; no partial output."""
+    assert outcome.code in (0, 1, 2), outcome
+    assert "Traceback" not in outcome.stderr
+    assert hashlib.sha256(input_file.read_bytes()).hexdigest() == input_digest
+    if outcome.code != 0:
+        lines = [line for line in outcome.stderr.splitlines() if line.strip()]
+        assert len(lines) >= 1 and "error: " in lines[-1], outcome.stderr
+        if output_file is not None:
+            assert not output_file.exists(), "a failed run left an output file"
+    leftovers = [p for p in input_file.parent.iterdir() if p.name.endswith(".tmp")]
+    assert not leftovers, leftovers
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
