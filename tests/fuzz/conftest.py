@@ -30,7 +30,7 @@ def run_cli(
 def assert_no_harm(
     outcome: Outcome, input_file: Path, input_digest: str, output_file: Path | None
 ) -> None:
-    """Exit 0/1/2; a failure is one diagnostic line, no traceback; input intact; no partial output."""
+    """Exit 0/1/2; failures end in a diagnostic, no traceback; input intact; no partial output."""
     assert outcome.code in (0, 1, 2), outcome
     assert "Traceback" not in outcome.stderr
     assert hashlib.sha256(input_file.read_bytes()).hexdigest() == input_digest

@@ -1,0 +1,274 @@
+"""Compile-time benchmark (DESIGN §6, issue 2 "Speed"): convcanon-opt vs iree-opt, end to end.
+
+For each input (the flax ResNet-50 export and synthetic modules of 1k/10k/100k ops) we run, in one
+process and alternating so that machine noise hits both equally:
+  convcanon-opt -p PIPELINE FILE -o /dev/null     (process start, parse, pass, print)
+  iree-opt FILE -o /dev/null                      (C++ MLIR parsing and printing the same file)
+and report medians and the median of the paired ratios. A second, in-process run splits
+convcanon-opt's time into start-up (imports), parse, pass and print, so a miss says where to look.
+
+Run: python bench/bench_opt.py [--reps 5] [--sizes 1000 10000 100000] [--no-write]
+Writes bench/RESULTS_opt.md (a markdown table, also printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+OUT = BENCH / "out"
+RESNET = BENCH / "models" / "resnet50.stablehlo.mlir"
+PIPELINE = "stablehlo-canonicalize-conv{gate=general}"
+TARGETS = {"resnet50": 10.0, "synthetic-100k": 2.0}
+
+sys.path.insert(0, str(BENCH))
+from synthetic import write_synthetic  # noqa: E402
+
+
+def iree_opt() -> str:
+    """The iree-opt binary shipped in iree-base-compiler (the C++ MLIR baseline)."""
+    from iree.compiler.tools import binaries
+
+    path = binaries.find_tool("iree-opt")
+    if path is None:
+        sys.exit("bench_opt: iree-opt not found; install iree-base-compiler")
+    return str(path)
+
+
+def convcanon_opt() -> list[str]:
+    """The console script next to this interpreter (same venv), else the one on PATH."""
+    local = Path(sys.executable).with_name("convcanon-opt")
+    found = str(local) if local.exists() else shutil.which("convcanon-opt")
+    if found is None:
+        sys.exit("bench_opt: convcanon-opt not found; pip install -e . first")
+    return [found]
+
+
+def resnet_file() -> Path:
+    """The committed export, or a fresh one in bench/out/ if it is missing."""
+    if RESNET.exists():
+        return RESNET
+    out = OUT / RESNET.name
+    if not out.exists():
+        subprocess.run(
+            [sys.executable, str(REPO / "tools" / "export_resnet50.py"), str(out)], check=True
+        )
+    return out
+
+
+def count_ops(path: Path) -> tuple[int, int]:
+    """(ops in function bodies, convolutions) by a line scan of the pretty form: `%x = ...` lines
+    plus returns (module and func.func ops are not counted; a synthetic N-op module gives N)."""
+    ops = convs = 0
+    with path.open() as f:
+        for line in f:
+            s = line.lstrip()
+            if s.startswith("%") or s.startswith("return") or s.startswith("stablehlo.return"):
+                ops += 1
+                convs += "stablehlo.convolution" in s
+    return ops, convs
+
+
+def timed(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"bench_opt: {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr}")
+    return elapsed
+
+
+@dataclass
+class Row:
+    name: str
+    ops: int
+    convs: int
+    iree: list[float]
+    ours: list[float]
+    ours_noop: list[float]
+    phases: dict[str, float]
+    stats: str
+
+    @property
+    def ratios(self) -> list[float]:
+        return [o / i for o, i in zip(self.ours, self.iree, strict=True)]
+
+
+def pass_stats(path: Path, pipeline: str) -> str:
+    """One untimed run with --stats, checked; also warms the page cache."""
+    cmd = [*convcanon_opt(), "-p", pipeline, str(path), "-o", os.devnull, "--stats"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"bench_opt: {' '.join(cmd)} failed:\n{proc.stderr}")
+    counters = [line.split() for line in proc.stderr.splitlines() if line.startswith("  ")]
+    return ", ".join(f"{c[1]}={c[0]}" for c in counters if len(c) == 2)
+
+
+_PHASES = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from convcanon.driver import FRAMEWORKS, run_pipeline
+from convcanon.pipeline import parse_pipeline
+adapter = FRAMEWORKS["hlo"]
+adapter.parse_text("module {}", "-")  # import the parser and build one context
+t1 = time.perf_counter()
+path, pipeline = sys.argv[1], sys.argv[2]
+text = open(path).read()
+passes = parse_pipeline(pipeline)
+if passes:
+    passes[0].info.load()
+t2 = time.perf_counter()
+module = adapter.parse_text(text, path)
+t3 = time.perf_counter()
+run_pipeline(module, passes)
+t4 = time.perf_counter()
+out = adapter.print_module(module)
+t5 = time.perf_counter()
+print(json.dumps({"imports": t1 - t0, "read+load pass": t2 - t1, "parse+verify": t3 - t2,
+                  "pass": t4 - t3, "print": t5 - t4, "out_bytes": len(out)}))
+"""
+
+
+def phases(path: Path, pipeline: str, reps: int) -> dict[str, float]:
+    """Median in-process time of each phase (a separate interpreter per repetition)."""
+    runs = []
+    for _ in range(reps):
+        proc = subprocess.run(
+            [sys.executable, "-c", _PHASES, str(path), pipeline],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        runs.append(json.loads(proc.stdout))
+    return {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+
+
+def measure(name: str, path: Path, pipeline: str, reps: int) -> Row:
+    ops, convs = count_ops(path)
+    stats = pass_stats(path, pipeline)
+    iree = [iree_opt(), str(path), "-o", os.devnull]
+    ours = [*convcanon_opt(), "-p", pipeline, str(path), "-o", os.devnull]
+    noop = [*convcanon_opt(), "-p", "", str(path), "-o", os.devnull]
+    timed(iree)  # warm-up
+    row = Row(name, ops, convs, [], [], [], {}, stats)
+    for rep in range(reps):
+        order = [(iree, row.iree), (ours, row.ours), (noop, row.ours_noop)]
+        if rep % 2:
+            order.reverse()
+        for cmd, sink in order:
+            sink.append(timed(cmd))
+    row.phases = phases(path, pipeline, max(3, reps // 2))
+    print(f"  {name}: {format_row(row)}", file=sys.stderr)
+    return row
+
+
+def format_row(row: Row) -> str:
+    med = statistics.median
+    target = TARGETS.get(row.name)
+    ratio = med(row.ratios)
+    verdict = "" if target is None else ("yes" if ratio <= target else "**no**")
+    return (
+        f"| {row.name} | {row.ops:,} | {row.convs:,} | {med(row.iree):.3f} | {med(row.ours):.3f} |"
+        f" {med(row.ours_noop):.3f} | **{ratio:.2f}x** |"
+        f" {'' if target is None else f'<= {target:g}x'} | {verdict} |"
+    )
+
+
+def phase_row(row: Row) -> str:
+    p = row.phases
+    per_op = 1e6 / max(row.ops, 1)
+    return (
+        f"| {row.name} | {p['imports']:.3f} | {p['parse+verify']:.3f}"
+        f" ({p['parse+verify'] * per_op:.1f} us/op) | {p['pass']:.3f}"
+        f" ({p['pass'] * per_op:.1f} us/op) | {p['print']:.3f} ({p['print'] * per_op:.1f} us/op) |"
+    )
+
+
+def environment() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    def ver(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return "?"
+
+    cpu = "?"
+    if Path("/proc/cpuinfo").exists():
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    return (
+        f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, jaxlib "
+        f"{ver('jaxlib')}, iree-base-compiler {ver('iree-base-compiler')}; convcanon at {head}"
+    )
+
+
+def report(rows: list[Row], pipeline: str, reps: int) -> str:
+    lines = [
+        "# convcanon-opt compile time vs iree-opt",
+        "",
+        f"`convcanon-opt -p '{pipeline}' FILE -o /dev/null` vs `iree-opt FILE -o /dev/null`,",
+        f"end to end (process start included), alternating in one run, median of {reps}.",
+        "Ratio = median of the paired (same repetition) ratios. `-p ''` = parse + print only.",
+        f"Generated by `python bench/bench_opt.py --reps {reps}` on: {environment()}.",
+        "",
+        "| input | ops in bodies | convs | iree-opt (s) | convcanon-opt (s) |"
+        " convcanon-opt -p '' (s) | ratio | target | met |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|",
+        *(format_row(r) for r in rows),
+        "",
+        "Pass statistics: " + "; ".join(f"{r.name}: {r.stats or 'none'}" for r in rows),
+        "",
+        "## Where convcanon-opt's time goes (in-process, median)",
+        "",
+        "| input | start-up imports (s) | parse+verify (s) | pass (s) | print (s) |",
+        "|---|---:|---:|---:|---:|",
+        *(phase_row(r) for r in rows),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="convcanon-opt vs iree-opt compile time")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000, 100000])
+    parser.add_argument("--pipeline", default=PIPELINE)
+    parser.add_argument("--no-resnet", action="store_true")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--out", type=Path, default=BENCH / "RESULTS_opt.md")
+    args = parser.parse_args(argv)
+
+    inputs: list[tuple[str, Path]] = []
+    if not args.no_resnet:
+        inputs.append(("resnet50", resnet_file()))
+    for n in args.sizes:
+        label = f"synthetic-{n // 1000}k" if n % 1000 == 0 else f"synthetic-{n}"
+        inputs.append((label, write_synthetic(n, OUT / f"synthetic_{n}.mlir")))
+    rows = [measure(name, path, args.pipeline, args.reps) for name, path in inputs]
+    text = report(rows, args.pipeline, args.reps)
+    print(text)
+    if not args.no_write:
+        args.out.write_text(text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
