@@ -1,0 +1,117 @@
+"""Parse and print half-B files (migraphx, and TOSA when its ops module exists) with xDSL.
+
+`parse_file_text` and `print_file` are the `convcanon-opt` framework adapter for half B
+(see convcanon.driver). Errors are ConvcanonErrors at `file:line:col`, never tracebacks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Dialect
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+from convcanon.diagnostics import ConvcanonError, SourceLoc
+
+# Optional dialect providers: `module:attribute` naming a Dialect. A module that does not exist
+# (yet) is skipped, so half B works whichever of its parts are present.
+OPTIONAL_DIALECTS: list[str] = ["convcanon.migraphx.tosa:Tosa"]
+
+
+def _optional_dialects() -> list[Dialect]:
+    found: list[Dialect] = []
+    for entry in OPTIONAL_DIALECTS:
+        module_name, _, attr = entry.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as err:
+            if err.name != module_name:
+                raise
+            continue
+        dialect = getattr(module, attr, None)
+        if isinstance(dialect, Dialect):
+            found.append(dialect)
+    return found
+
+
+def make_context() -> Context:
+    """builtin, func, arith, migraphx and (when present) our TOSA ops."""
+    from convcanon.migraphx.dialect import Migraphx
+
+    ctx = Context()
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, Migraphx, *_optional_dialects()):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+_LOC = re.compile(r"^(?:[^\n:]*):(\d+):(\d+)\n", re.M)
+
+
+def _parse_error(err: ParseError, filename: str) -> ConvcanonError:
+    """xDSL's multi-line caret message -> one `file:line:col: error: message`."""
+    text = str(err)
+    match = _LOC.search(text)
+    line, col = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+    message = text.strip().splitlines()[-1].strip() if text.strip() else "parse error"
+    return ConvcanonError(message, SourceLoc(filename, line, col))
+
+
+def _op_lines(text: str, op_name: str) -> list[int]:
+    """Lines on which `op_name` appears as an op (xDSL ops carry no location)."""
+    pattern = re.compile(rf"(^|[\s=\"]){re.escape(op_name)}[\s(\"<]")
+    return [n for n, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
+
+
+def parse_file_text(text: str, filename: str) -> ModuleOp:
+    """Parse and verify a module; any failure is a ConvcanonError at its location."""
+    try:
+        module = Parser(make_context(), text, filename).parse_module()
+    except ParseError as err:
+        raise _parse_error(err, filename) from None
+    verify_module(module, filename, text)
+    return module
+
+
+def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:
+    """Verify every op; report the first failing op's message at its line.
+
+    The k-th op of a name in walk order is matched to the k-th line naming it (parse order).
+    """
+    seen: dict[str, int] = {}
+    for op in module.walk():
+        index = seen.get(op.name, 0)
+        seen[op.name] = index + 1
+        try:
+            op.verify(verify_nested_ops=False)
+        except (VerifyException, DiagnosticException) as err:
+            message = str(err).strip().splitlines()[0] if str(err).strip() else "invalid op"
+            if not message.startswith(op.name):
+                message = f"'{op.name}' op {message}"
+            lines = _op_lines(text, op.name)
+            line = lines[index] if index < len(lines) else 0
+            raise ConvcanonError(message, SourceLoc(filename, line)) from None
+
+
+def print_file(module: ModuleOp) -> str:
+    """Print in custom syntax, as rocMLIR/MLIR would (shaped types stripped inside ops)."""
+    import io
+
+    stream = io.StringIO()
+    Printer(stream=stream).print_op(module)
+    text = stream.getvalue()
+    return text if text.endswith("\n") else text + "\n"
+
+
+def with_printer(body: Callable[[Printer], None]) -> str:
+    import io
+
+    stream = io.StringIO()
+    body(Printer(stream=stream))
+    return stream.getvalue()

@@ -1,0 +1,201 @@
+"""Result lens of every migraphx op, as pure functions over operand lens and attribute values.
+
+Shared by the op verifiers, the program importer (which checks each declared result shape) and
+the interpreter (which needs the same conv padding). Each raises ShapeError saying what is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+Lens = tuple[int, ...]
+
+
+class ShapeError(ValueError):
+    """Operands or attributes an op cannot accept; the message says which and why."""
+
+
+def broadcast_lens(*shapes: Sequence[int]) -> Lens:
+    """Numpy-style (right-aligned) broadcast of several lens."""
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[int] = []
+    for k in range(rank):
+        dims = {s[len(s) - rank + k] for s in shapes if len(s) - rank + k >= 0} - {1}
+        if len(dims) > 1:
+            raise ShapeError(f"operand lens {[list(s) for s in shapes]} do not broadcast")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise ShapeError(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def transpose_lens(lens: Sequence[int], permutation: Sequence[int]) -> Lens:
+    if sorted(permutation) != list(range(len(lens))):
+        raise ShapeError(
+            f"permutation {list(permutation)} is not a permutation of {len(lens)} dims"
+        )
+    return tuple(lens[p] for p in permutation)
+
+
+def reshape_lens(lens: Sequence[int], dims: Sequence[int]) -> Lens:
+    """MIGraphX reshape: 0 copies the input dim, one -1 is inferred."""
+    out = [lens[i] if d == 0 and i < len(lens) else d for i, d in enumerate(dims)]
+    total = math.prod(lens)
+    if out.count(-1) > 1 or any(d < -1 for d in out):
+        raise ShapeError(
+            f"reshape dims {list(dims)} are invalid (at most one -1, no other negative)"
+        )
+    if -1 in out:
+        known = math.prod(d for d in out if d != -1)
+        if known == 0 or total % known:
+            raise ShapeError(f"cannot infer -1 in reshape dims {list(dims)} from {total} elements")
+        out[out.index(-1)] = total // known
+    if math.prod(out) != total:
+        raise ShapeError(
+            f"reshape from {list(lens)} ({total} elements) to {out} ({math.prod(out)} elements)"
+        )
+    return tuple(out)
+
+
+def broadcast_axis_lens(lens: Sequence[int], axis: int, out_lens: Sequence[int]) -> Lens:
+    """MIGraphX broadcast: the input's dims sit at out_lens[axis:axis+rank]."""
+    if axis < 0 or axis + len(lens) > len(out_lens):
+        raise ShapeError(f"broadcast axis {axis} does not fit {list(lens)} into {list(out_lens)}")
+    for k, n in enumerate(lens):
+        if n not in (1, out_lens[axis + k]):
+            raise ShapeError(
+                f"broadcast: input dim {k} has length {n} but out_lens[{axis + k}] is "
+                f"{out_lens[axis + k]}"
+            )
+    return tuple(out_lens)
+
+
+def multibroadcast_lens(lens: Sequence[int], out_lens: Sequence[int]) -> Lens:
+    if len(lens) > len(out_lens) or broadcast_lens(lens, out_lens) != tuple(out_lens):
+        raise ShapeError(f"multibroadcast cannot broadcast {list(lens)} to {list(out_lens)}")
+    return tuple(out_lens)
+
+
+def slice_bounds(length: int, start: int, end: int) -> tuple[int, int]:
+    """MIGraphX slice bounds: negatives count from the end, then clamped to [0, length]."""
+    start = start + length if start < 0 else start
+    end = end + length if end < 0 else end
+    start = min(max(start, 0), length)
+    end = min(max(end, start), length)
+    return start, end
+
+
+def slice_lens(
+    lens: Sequence[int], axes: Sequence[int], starts: Sequence[int], ends: Sequence[int]
+) -> Lens:
+    if not len(axes) == len(starts) == len(ends):
+        raise ShapeError("slice axes, starts and ends must have the same length")
+    out = list(lens)
+    for axis, start, end in zip(axes, starts, ends, strict=False):
+        a = normalize_axis(axis, len(lens))
+        lo, hi = slice_bounds(lens[a], start, end)
+        out[a] = hi - lo
+    return tuple(out)
+
+
+def reduce_lens(lens: Sequence[int], axes: Sequence[int]) -> Lens:
+    picked = {normalize_axis(a, len(lens)) for a in axes}
+    return tuple(1 if d in picked else n for d, n in enumerate(lens))
+
+
+def dot_lens(a: Sequence[int], b: Sequence[int]) -> Lens:
+    """Batched matmul: [..., M, K] x [..., K, N] -> [..., M, N] with equal batch dims."""
+    if len(a) < 2 or len(a) != len(b):
+        raise ShapeError(f"dot needs operands of equal rank >= 2, got {list(a)} and {list(b)}")
+    if tuple(a[:-2]) != tuple(b[:-2]):
+        raise ShapeError(f"dot batch dims differ: {list(a[:-2])} vs {list(b[:-2])}")
+    if a[-1] != b[-2]:
+        raise ShapeError(f"dot contracting dims differ: {a[-1]} (of {list(a)}) vs {b[-2]}")
+    return (*a[:-2], a[-2], b[-1])
+
+
+def conv_padding(
+    in_spatial: Sequence[int],
+    kernel: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    padding_mode: int,
+) -> tuple[Lens, Lens]:
+    """Explicit (begin, end) pads per spatial dim.
+
+    Mode 0 uses `padding` (`{b0, b1, ..., e0, e1, ...}`, or one symmetric value per dim);
+    mode 1 is `same` (output = ceil(in / stride), extra padding at the end); 2 is `valid`.
+    """
+    sd = len(in_spatial)
+    if padding_mode == 0:
+        if len(padding) == sd:
+            return tuple(padding), tuple(padding)
+        if len(padding) != 2 * sd:
+            raise ShapeError(f"convolution padding needs {2 * sd} values, got {len(padding)}")
+        if any(p < 0 for p in padding):
+            raise ShapeError(f"convolution padding must be >= 0, got {list(padding)}")
+        return tuple(padding[:sd]), tuple(padding[sd:])
+    if padding_mode == 2:
+        return (0,) * sd, (0,) * sd
+    if padding_mode != 1:
+        raise ShapeError(
+            f"padding_mode must be 0 (explicit), 1 (same) or 2 (valid), got {padding_mode}"
+        )
+    begins: list[int] = []
+    ends: list[int] = []
+    for n, k, s, d in zip(in_spatial, kernel, stride, dilation, strict=False):
+        out = -(-n // s)
+        total = max((out - 1) * s + d * (k - 1) + 1 - n, 0)
+        begins.append(total // 2)
+        ends.append(total - total // 2)
+    return tuple(begins), tuple(ends)
+
+
+def conv_lens(
+    input_lens: Sequence[int],
+    filter_lens: Sequence[int],
+    *,
+    padding: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    group: int,
+    padding_mode: int = 0,
+) -> Lens:
+    """[N, C, *S] conv [O, C/group, *K] -> [N, O, *S']."""
+    if len(input_lens) != len(filter_lens) or not 3 <= len(input_lens) <= 5:
+        raise ShapeError(
+            f"convolution needs input and filter of equal rank 3..5 (1-D..3-D), got "
+            f"{list(input_lens)} and {list(filter_lens)}"
+        )
+    sd = len(input_lens) - 2
+    if len(stride) != sd or len(dilation) != sd:
+        raise ShapeError(f"convolution stride and dilation need {sd} values each")
+    if any(s < 1 for s in stride) or any(d < 1 for d in dilation):
+        raise ShapeError("convolution stride and dilation must be >= 1")
+    n, c = input_lens[:2]
+    o, c_per_group = filter_lens[:2]
+    if group < 1 or c != c_per_group * group or o % group:
+        raise ShapeError(
+            f"convolution with group={group}: input has {c} channels, filter {list(filter_lens)} "
+            f"expects {c_per_group} per group and {o} outputs divisible by the group count"
+        )
+    begins, ends = conv_padding(
+        input_lens[2:], filter_lens[2:], padding, stride, dilation, padding_mode
+    )
+    spatial: list[int] = []
+    for size, k, s, d, b, e in zip(
+        input_lens[2:], filter_lens[2:], stride, dilation, begins, ends, strict=False
+    ):
+        window = d * (k - 1) + 1
+        if size + b + e < window:
+            raise ShapeError(
+                f"convolution window {window} is larger than the padded input {size + b + e}"
+            )
+        spatial.append((size + b + e - window) // s + 1)
+    return (n, o, *spatial)

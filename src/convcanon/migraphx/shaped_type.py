@@ -1,0 +1,207 @@
+"""`!migraphx.shaped<LENSxT, STRIDES>`: a MIGraphX value's logical lens, its strides and its type.
+
+Printed exactly as rocMLIR prints it (`!migraphx.shaped<2x16x3x3xf32, 144x1x48x16>`, scalar
+`!migraphx.shaped<f32>`); inside op syntax the `!migraphx.shaped` prefix is dropped, which
+`print_stripped` / `parse_shaped` implement. The verifier refuses layouts that DESIGN 3.1's
+memory-layout rule cannot represent, with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    BFloat16Type,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+)
+from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from convcanon.migraphx import layout
+
+_FLOAT_DTYPES: dict[type[Attribute], str] = {
+    Float16Type: "float16",
+    Float32Type: "float32",
+    Float64Type: "float64",
+    BFloat16Type: "bfloat16",
+    Float8E4M3FNType: "float8_e4m3fn",
+    Float8E4M3FNUZType: "float8_e4m3fnuz",
+    Float8E5M2Type: "float8_e5m2",
+    Float8E5M2FNUZType: "float8_e5m2fnuz",
+}
+_INT_WIDTHS = (1, 8, 16, 32, 64)
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype:
+    """The numpy dtype of a known element type (ml_dtypes for bf16 and fp8); else ValueError."""
+    name = _FLOAT_DTYPES.get(type(element_type))
+    if name is not None:
+        if name.startswith(("bfloat", "float8")):
+            import ml_dtypes
+
+            return np.dtype(getattr(ml_dtypes, name))
+        return np.dtype(name)
+    if isinstance(element_type, IntegerType) and element_type.width.data in _INT_WIDTHS:
+        width = element_type.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        unsigned = element_type.signedness.data == Signedness.UNSIGNED
+        return np.dtype(f"{'u' if unsigned else ''}int{width}")
+    raise ValueError(f"unsupported element type {element_type}")
+
+
+def is_known_element_type(element_type: Attribute) -> bool:
+    try:
+        numpy_dtype(element_type)
+    except ValueError:
+        return False
+    return True
+
+
+def is_float_type(element_type: Attribute) -> bool:
+    return isinstance(element_type, AnyFloat)
+
+
+@irdl_attr_definition
+class ShapedType(ParametrizedAttribute, TypeAttribute):
+    """MIGraphX's shape: logical lens, per-dim strides (0 = broadcast), element type."""
+
+    name = "migraphx.shaped"
+
+    shape: ArrayAttr[IntAttr]
+    strides: ArrayAttr[IntAttr]
+    element_type: Attribute
+
+    def __init__(
+        self,
+        shape: Sequence[int],
+        strides: Sequence[int] | None,
+        element_type: Attribute,
+    ):
+        if strides is None:
+            strides = layout.standard_strides(shape)
+        super().__init__(
+            ArrayAttr([IntAttr(n) for n in shape]),
+            ArrayAttr([IntAttr(s) for s in strides]),
+            element_type,
+        )
+
+    @property
+    def lens(self) -> tuple[int, ...]:
+        return tuple(a.data for a in self.shape.data)
+
+    @property
+    def stride_values(self) -> tuple[int, ...]:
+        return tuple(a.data for a in self.strides.data)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape.data)
+
+    def with_lens(self, lens: Sequence[int], strides: Sequence[int] | None = None) -> ShapedType:
+        return ShapedType(lens, strides, self.element_type)
+
+    def memory_layout(self) -> layout.MemoryLayout:
+        return layout.memory_layout(self.lens, self.stride_values)
+
+    def flat_size(self) -> int:
+        return layout.flat_size(self.lens, self.stride_values)
+
+    def flat_tensor_type(self) -> TensorType:
+        """The `tensor<N x T>` that holds this value's memory at a function boundary."""
+        return TensorType(self.element_type, [self.flat_size()])
+
+    def logical_tensor_type(self) -> TensorType:
+        return TensorType(self.element_type, self.lens)
+
+    def dtype(self) -> np.dtype:
+        return numpy_dtype(self.element_type)
+
+    def verify(self) -> None:
+        lens, strides = self.lens, self.stride_values
+        if len(lens) != len(strides):
+            raise VerifyException(
+                f"!migraphx.shaped has {len(lens)} dims but {len(strides)} strides "
+                "(one stride per dim)"
+            )
+        if not is_known_element_type(self.element_type):
+            raise VerifyException(
+                f"!migraphx.shaped element type {self.element_type} is not a known MIGraphX type"
+            )
+        reason = layout.check_layout(lens, strides)
+        if reason is not None:
+            raise VerifyException(f"!migraphx.shaped layout is not representable: {reason}")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        """`<LENSxT, STRIDES>` or `<T>` (scalar)."""
+        parser.parse_punctuation("<")
+        return _parse_body(parser)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            for n in self.lens:
+                printer.print_string(f"{n}x")
+            printer.print_attribute(self.element_type)
+            if self.rank:
+                printer.print_string(", " + "x".join(str(s) for s in self.stride_values))
+
+
+def print_stripped(printer: Printer, ty: Attribute) -> None:
+    """Print a type as inside migraphx op syntax: shaped types without `!migraphx.shaped`."""
+    if isinstance(ty, ShapedType):
+        ty.print_parameters(printer)
+    else:
+        printer.print_attribute(ty)
+
+
+def _parse_body(parser: AttrParser) -> tuple[Attribute, Attribute, Attribute]:
+    """`LENSxT, STRIDES>` or `T>`, after the `<` has been consumed; verified at its position."""
+    start = pos = parser.pos
+    lens, element_type = parser.parse_ranked_shape()
+    if any(n < 0 for n in lens):
+        parser.raise_error("dynamic dims are not allowed in !migraphx.shaped", pos)
+    strides: list[int] = []
+    if parser.parse_optional_punctuation(",") is not None:
+        pos = parser.pos
+        strides = parser.parse_dimension_list()
+        if any(s < 0 for s in strides):
+            parser.raise_error("strides must be non-negative integers", pos)
+        if not strides:
+            parser.raise_error("expected strides (e.g. `4x1`) after `,`")
+    elif lens:
+        parser.raise_error(f"expected `,` and {len(lens)} strides after the lens")
+    parser.parse_punctuation(">", " to end the shaped type")
+    params = (
+        ArrayAttr([IntAttr(n) for n in lens]),
+        ArrayAttr([IntAttr(s) for s in strides]),
+        element_type,
+    )
+    try:
+        ShapedType.new(params)
+    except VerifyException as err:
+        parser.raise_error(str(err), start, parser.pos)
+    return params
+
+
+def parse_shaped_or_type(parser: AttrParser) -> Attribute:
+    """Parse `<LENSxT, STRIDES>` (the stripped shaped type inside op syntax) or any full type."""
+    if parser.parse_optional_punctuation("<") is not None:
+        return ShapedType.new(_parse_body(parser))
+    return parser.parse_type()
