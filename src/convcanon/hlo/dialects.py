@@ -1,0 +1,118 @@
+"""The MHLO/StableHLO twin as one table: op names and the attribute kind each dialect stores.
+
+Both dialects hold the same facts (DESIGN 2.1); they differ only in how integer and boolean
+lists are stored (`array<i64: ...>` vs `dense<...> : tensor<Nxi64>`) and in op-name prefix.
+Reading accepts either kind, so readers are dialect-neutral; writing follows the table. Padding
+(`tensor<Nx2xi64>`), dimension numbers and precision config are copied verbatim or written
+identically, so they need no entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from jaxlib.mlir import ir
+
+ListKind = Literal["array", "dense"]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One row of the twin table (see DESIGN 2.1)."""
+
+    name: str
+    list_kind: ListKind  # window_strides/dilations/reversal and pad/slice index lists
+
+    def op(self, short: str) -> str:
+        """Full op name, e.g. `stablehlo.pad`."""
+        return f"{self.name}.{short}"
+
+    @property
+    def conv(self) -> str:
+        return self.op("convolution")
+
+    def i64_list(self, values: Sequence[int]) -> ir.Attribute:
+        """A list of i64 in this dialect's kind (strides, dilations, pad/slice indices)."""
+        body = ", ".join(str(int(v)) for v in values)
+        if self.list_kind == "array":
+            return ir.Attribute.parse(f"array<i64: {body}>" if values else "array<i64>")
+        return ir.Attribute.parse(f"dense<[{body}]> : tensor<{len(values)}xi64>")
+
+    def bool_list(self, values: Sequence[bool]) -> ir.Attribute:
+        """A list of booleans in this dialect's kind (window_reversal)."""
+        body = ", ".join("true" if v else "false" for v in values)
+        if self.list_kind == "array":
+            return ir.Attribute.parse(f"array<i1: {body}>" if values else "array<i1>")
+        return ir.Attribute.parse(f"dense<[{body}]> : tensor<{len(values)}xi1>")
+
+
+STABLEHLO = Dialect("stablehlo", "array")
+MHLO = Dialect("mhlo", "dense")
+DIALECTS = {d.name: d for d in (STABLEHLO, MHLO)}
+
+
+def padding_attr(pairs: Sequence[tuple[int, int]]) -> ir.Attribute:
+    """Conv padding, `dense<[[lo, hi], ...]> : tensor<Nx2xi64>` in both dialects."""
+    body = ", ".join(f"[{lo}, {hi}]" for lo, hi in pairs)
+    return ir.Attribute.parse(f"dense<[{body}]> : tensor<{len(pairs)}x2xi64>")
+
+
+def read_ints(attr: ir.Attribute) -> tuple[int, ...]:
+    """Integers of an `array<i64/i1: ...>` or a `dense<...>` attribute (either dialect)."""
+    if isinstance(attr, ir.DenseI64ArrayAttr):
+        return tuple(int(v) for v in attr)
+    if isinstance(attr, ir.DenseBoolArrayAttr):
+        return tuple(int(bool(v)) for v in attr)
+    if isinstance(attr, ir.DenseIntElementsAttr):
+        return tuple(int(v) for v in attr)
+    if isinstance(attr, ir.DenseElementsAttr):
+        return tuple(int(v) for v in ir.DenseIntElementsAttr(attr))
+    raise TypeError(f"not an integer list attribute: {attr}")
+
+
+def read_padding(attr: ir.Attribute) -> tuple[tuple[int, int], ...]:
+    """Conv padding pairs from `dense<...> : tensor<Nx2xi64>` (a splat included)."""
+    flat = read_ints(attr)
+    return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
+
+
+def dialect_of(op_name: str) -> Dialect | None:
+    return DIALECTS.get(op_name.partition(".")[0])
+
+
+@dataclass(frozen=True)
+class DimensionNumbers:
+    """Conv dimension numbers, dialect-neutral (which axis of lhs/rhs/result plays which role)."""
+
+    lhs_batch: int
+    lhs_feature: int
+    lhs_spatial: tuple[int, ...]
+    rhs_in_feature: int
+    rhs_out_feature: int
+    rhs_spatial: tuple[int, ...]
+    out_batch: int
+    out_feature: int
+    out_spatial: tuple[int, ...]
+
+
+def read_dimension_numbers(attr: ir.Attribute) -> DimensionNumbers:
+    """`#stablehlo.conv<...>` or `#mhlo.conv<...>` as plain integers."""
+    from jaxlib.mlir.dialects import mhlo, stablehlo
+
+    for cls in (stablehlo.ConvDimensionNumbers, mhlo.ConvDimensionNumbers):
+        if cls.isinstance(attr):
+            d = cls(attr)
+            return DimensionNumbers(
+                d.input_batch_dimension,
+                d.input_feature_dimension,
+                tuple(d.input_spatial_dimensions),
+                d.kernel_input_feature_dimension,
+                d.kernel_output_feature_dimension,
+                tuple(d.kernel_spatial_dimensions),
+                d.output_batch_dimension,
+                d.output_feature_dimension,
+                tuple(d.output_spatial_dimensions),
+            )
+    raise TypeError(f"not conv dimension numbers: {attr}")

@@ -1,0 +1,121 @@
+"""ConvParams: one immutable, dialect-neutral view of a convolution, read once (DESIGN 2.1).
+
+The gate, both rewrites and `explain` read only this. Missing optional attributes mean their
+defaults (stride 1, padding 0, dilations 1, reversal false). A dynamic or unranked operand
+leaves the shapes unknown and records why, so the gate can skip the conv with that reason.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+
+from convcanon.hlo.dialects import DimensionNumbers, read_dimension_numbers, read_ints, read_padding
+
+
+@dataclass(frozen=True)
+class ConvParams:
+    lhs_shape: tuple[int, ...]
+    rhs_shape: tuple[int, ...]
+    result_shape: tuple[int, ...]
+    element_type: str  # the lhs element type as MLIR prints it
+    dims: DimensionNumbers
+    strides: tuple[int, ...]
+    padding: tuple[tuple[int, int], ...]
+    lhs_dilation: tuple[int, ...]
+    rhs_dilation: tuple[int, ...]
+    reversal: tuple[bool, ...]
+    feature_group_count: int
+    batch_group_count: int
+    dynamic_reason: str | None = None  # set when a shape is not static; shapes are then ()
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims.lhs_spatial) + 2
+
+    @property
+    def num_spatial(self) -> int:
+        return len(self.dims.lhs_spatial)
+
+    @property
+    def lhs_spatial(self) -> tuple[int, ...]:
+        return tuple(self.lhs_shape[d] for d in self.dims.lhs_spatial)
+
+    @property
+    def kernel_spatial(self) -> tuple[int, ...]:
+        return tuple(self.rhs_shape[d] for d in self.dims.rhs_spatial)
+
+    @property
+    def out_spatial(self) -> tuple[int, ...]:
+        return tuple(self.result_shape[d] for d in self.dims.out_spatial)
+
+    @property
+    def padded_spatial(self) -> tuple[int, ...]:
+        """Spatial extents after lhs dilation and padding: what the window slides over."""
+        return tuple(
+            (h - 1) * dil + 1 + lo + hi if h > 0 else lo + hi
+            for h, dil, (lo, hi) in zip(
+                self.lhs_spatial, self.lhs_dilation, self.padding, strict=True
+            )
+        )
+
+    @property
+    def needs_pad(self) -> bool:
+        return any(lo or hi for lo, hi in self.padding) or any(d != 1 for d in self.lhs_dilation)
+
+    @property
+    def needs_stride(self) -> bool:
+        return any(s != 1 for s in self.strides)
+
+    @property
+    def macs(self) -> int:
+        """Multiply-adds: every result element sums rhs-input-features x kernel taps products."""
+        taps = math.prod(self.kernel_spatial) * self.rhs_shape[self.dims.rhs_in_feature]
+        return math.prod(self.result_shape) * taps
+
+
+def _static_shape(value: ir.Value, what: str) -> tuple[tuple[int, ...], str | None]:
+    ty = value.type
+    if not isinstance(ty, ir.RankedTensorType):
+        return (), f"{what} type {ty} is unranked"
+    if not ty.has_static_shape:
+        return (), f"dynamic shape: {what} is {ty}"
+    return tuple(ty.shape), None
+
+
+def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
+    """Read every fact the canonicalization needs from a stablehlo/mhlo convolution op."""
+    attrs = op.attributes
+    dims = read_dimension_numbers(attrs["dimension_numbers"])
+    n = len(dims.lhs_spatial)
+
+    def ints(name: str, default: int) -> tuple[int, ...]:
+        return read_ints(attrs[name]) if name in attrs else (default,) * n
+
+    padding = read_padding(attrs["padding"]) if "padding" in attrs else ((0, 0),) * n
+    lhs_shape, lhs_why = _static_shape(op.operands[0], "lhs")
+    rhs_shape, rhs_why = _static_shape(op.operands[1], "rhs")
+    out_shape, out_why = _static_shape(op.results[0], "result")
+    lhs_type = op.operands[0].type
+    element = str(lhs_type.element_type) if isinstance(lhs_type, ir.ShapedType) else str(lhs_type)
+    return ConvParams(
+        lhs_shape=lhs_shape,
+        rhs_shape=rhs_shape,
+        result_shape=out_shape,
+        element_type=element,
+        dims=dims,
+        strides=ints("window_strides", 1),
+        padding=padding,
+        lhs_dilation=ints("lhs_dilation", 1),
+        rhs_dilation=ints("rhs_dilation", 1),
+        reversal=tuple(bool(v) for v in ints("window_reversal", 0)),
+        feature_group_count=_int_attr(attrs, "feature_group_count"),
+        batch_group_count=_int_attr(attrs, "batch_group_count"),
+        dynamic_reason=lhs_why or rhs_why or out_why,
+    )
+
+
+def _int_attr(attrs: ir.OpAttributeMap, name: str) -> int:
+    return ir.IntegerAttr(attrs[name]).value if name in attrs else 1

@@ -1,0 +1,162 @@
+"""Explicit stride, exact polyphase form (DESIGN 2.4).
+
+For a zero-padded conv with stride s in a spatial dim, output o reads lhs `o*s + d*k` for tap k.
+Taps whose offsets `d*k` agree mod s form a phase p: they read the lhs subsampled by s from
+`d*k0`, with a kernel subsampled by `t = s/gcd(d, s)` and new dilation `d/gcd(d, s)`. Each phase
+is a unit-stride conv of a lhs slice with a kernel slice; their sum is the original conv, with
+the same multiply-adds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+
+from convcanon.hlo import build
+from convcanon.hlo.dialects import Dialect
+from convcanon.hlo.params import ConvParams
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase of one spatial dim: which lhs and kernel elements it reads."""
+
+    taps: int  # n = |T_p|
+    lhs_start: int
+    lhs_stride: int
+    lhs_length: int
+    rhs_start: int
+    rhs_stride: int
+
+
+@dataclass(frozen=True)
+class DimPlan:
+    phases: tuple[Phase, ...]
+    rhs_dilation: int  # d' for every phase of this dim
+
+
+def plan_dim(
+    extent: int, kernel: int, dilation: int, stride: int, out: int, reversed_: bool
+) -> DimPlan:
+    """The phases of one spatial dim (`extent` is the padded lhs extent, `out` the result's)."""
+    if stride == 1:
+        return DimPlan((Phase(kernel, 0, 1, extent, 0, 1),), dilation)
+    g = math.gcd(dilation, stride)
+    step, new_dilation = stride // g, dilation // g
+    phases = []
+    for p in range(stride):
+        taps = [k for k in range(kernel) if (dilation * k) % stride == p]
+        if not taps:
+            continue
+        k0, n = taps[0], len(taps)
+        rhs_start = kernel - 1 - k0 - (n - 1) * step if reversed_ else k0
+        length = out + (n - 1) * new_dilation
+        phases.append(Phase(n, dilation * k0, stride, length, rhs_start, step))
+    return DimPlan(tuple(phases), new_dilation)
+
+
+def plan_stride(p: ConvParams) -> tuple[DimPlan, ...]:
+    """Per spatial dim plans of a conv whose padding is already explicit (zero)."""
+    return tuple(
+        plan_dim(h, k, d, s, o, r)
+        for h, k, d, s, o, r in zip(
+            p.padded_spatial,
+            p.kernel_spatial,
+            p.rhs_dilation,
+            p.strides,
+            p.out_spatial,
+            p.reversal,
+            strict=True,
+        )
+    )
+
+
+def phase_count(plans: tuple[DimPlan, ...]) -> int:
+    return math.prod(len(d.phases) for d in plans)
+
+
+def ops_added(plans: tuple[DimPlan, ...], p: ConvParams) -> list[str]:
+    """The ops one stride rewrite emits (the original conv is replaced by the partial convs)."""
+    ops: list[str] = []
+    for combo in itertools.product(*(d.phases for d in plans)):
+        if not _identity(combo, p.padded_spatial, True):
+            ops.append("slice")
+        if not _identity(combo, p.kernel_spatial, False):
+            ops.append("slice")
+        ops.append("convolution")
+    ops += ["add"] * (phase_count(plans) - 1)
+    return ops
+
+
+def _identity(combo: tuple[Phase, ...], extents: tuple[int, ...], lhs: bool) -> bool:
+    """Whether slicing by `combo` would return the whole operand."""
+    for phase, extent in zip(combo, extents, strict=True):
+        if lhs and (phase.lhs_start, phase.lhs_stride, phase.lhs_length) != (0, 1, extent):
+            return False
+        if not lhs and (phase.rhs_start, phase.rhs_stride, phase.taps) != (0, 1, extent):
+            return False
+    return True
+
+
+def _slice_spatial(
+    dialect: Dialect,
+    value: ir.Value,
+    axes: tuple[int, ...],
+    starts: list[int],
+    strides: list[int],
+    lengths: list[int],
+    before: build.AnyOp,
+) -> ir.Value:
+    shape = list(ir.ShapedType(value.type).shape)
+    start, limit, step = [0] * len(shape), list(shape), [1] * len(shape)
+    for axis, b, s, n in zip(axes, starts, strides, lengths, strict=True):
+        start[axis], step[axis], limit[axis] = b, s, b + (n - 1) * s + 1
+    if start == [0] * len(shape) and limit == shape and step == [1] * len(shape):
+        return value
+    return build.slice_(dialect, value, start, limit, step, before)
+
+
+def explicit_stride(conv: build.AnyOp, p: ConvParams, dialect: Dialect) -> list[ir.Operation]:
+    """Replace a zero-padded strided conv by the sum of its phases; returns the partial convs."""
+    plans = plan_stride(p)
+    n = p.num_spatial
+    overrides = {
+        "window_strides": dialect.i64_list((1,) * n),
+        "rhs_dilation": dialect.i64_list(tuple(d.rhs_dilation for d in plans)),
+    }
+    lhs, rhs = conv.operands[0], conv.operands[1]
+    partials: list[ir.Operation] = []
+    total: ir.Value | None = None
+    for combo in itertools.product(*(d.phases for d in plans)):
+        lhs_slice = _slice_spatial(
+            dialect,
+            lhs,
+            p.dims.lhs_spatial,
+            [ph.lhs_start for ph in combo],
+            [ph.lhs_stride for ph in combo],
+            [ph.lhs_length for ph in combo],
+            conv,
+        )
+        rhs_slice = _slice_spatial(
+            dialect,
+            rhs,
+            p.dims.rhs_spatial,
+            [ph.rhs_start for ph in combo],
+            [ph.rhs_stride for ph in combo],
+            [ph.taps for ph in combo],
+            conv,
+        )
+        partial = build.rebuild_conv(conv, lhs_slice, rhs_slice, overrides)
+        partials.append(partial)
+        total = (
+            partial.results[0]
+            if total is None
+            else build.add(dialect, total, partial.results[0], conv)
+        )
+    assert total is not None
+    conv.results[0].replace_all_uses_with(total)
+    conv.erase()
+    return partials
