@@ -13,7 +13,7 @@ from collections.abc import Callable
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Dialect
+from xdsl.ir import Dialect, Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -22,7 +22,7 @@ from convcanon.diagnostics import ConvcanonError, SourceLoc
 
 # Optional dialect providers: `module:attribute` naming a Dialect. A module that does not exist
 # (yet) is skipped, so half B works whichever of its parts are present.
-OPTIONAL_DIALECTS: list[str] = ["convcanon.migraphx.tosa:Tosa"]
+OPTIONAL_DIALECTS: list[str] = ["convcanon.migraphx.tosa:TOSA"]
 
 
 def _optional_dialects() -> list[Dialect]:
@@ -79,24 +79,34 @@ def parse_file_text(text: str, filename: str) -> ModuleOp:
     return module
 
 
-def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:
-    """Verify every op; report the first failing op's message at its line.
-
-    The k-th op of a name in walk order is matched to the k-th line naming it (parse order).
-    """
+def op_lines(module: ModuleOp, text: str) -> dict[Operation, int]:
+    """Each op's source line: the k-th op of a name (walk order = parse order) is on the k-th
+    line that names it. xDSL ops carry no location, and one op per line is the printed form."""
     seen: dict[str, int] = {}
+    lines_of: dict[str, list[int]] = {}
+    result: dict[Operation, int] = {}
     for op in module.walk():
+        if op.name not in lines_of:
+            lines_of[op.name] = _op_lines(text, op.name)
         index = seen.get(op.name, 0)
         seen[op.name] = index + 1
+        lines = lines_of[op.name]
+        result[op] = lines[index] if index < len(lines) else 0
+    return result
+
+
+def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:
+    """Verify every op; report the first failing op's message at its line."""
+    lines: dict[Operation, int] | None = None
+    for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as err:
             message = str(err).strip().splitlines()[0] if str(err).strip() else "invalid op"
             if not message.startswith(op.name):
                 message = f"'{op.name}' op {message}"
-            lines = _op_lines(text, op.name)
-            line = lines[index] if index < len(lines) else 0
-            raise ConvcanonError(message, SourceLoc(filename, line)) from None
+            lines = lines if lines is not None else op_lines(module, text)
+            raise ConvcanonError(message, SourceLoc(filename, lines.get(op, 0))) from None
 
 
 def print_file(module: ModuleOp) -> str:

@@ -1,0 +1,404 @@
+"""Reference semantics (numpy) of the migraphx ops, with flat strided buffers at the boundary.
+
+Inside a function every `!migraphx.shaped` value is its *logical* numpy array (strides only
+matter in memory); a function's shaped arguments arrive as flat buffers and are read through
+their layout, its shaped results are written back into flat buffers (DESIGN 3.2). The op table
+maps op names to `kernel(op, args) -> ndarray`; other modules extend it (TOSA's kernels register
+through `EXTENSIONS`), so this file stays free of TOSA.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.migraphx import layout
+from convcanon.migraphx import ops as mx
+from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
+from convcanon.reference.kernels import conv_general
+
+Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
+
+# `module:function` entries called as `function(table)` to add kernels; missing modules are skipped.
+EXTENSIONS: list[str] = ["convcanon.migraphx.tosa_interp:register"]
+
+
+def type_dtype(ty: Attribute) -> np.dtype:
+    if isinstance(ty, ShapedType | TensorType):
+        return numpy_dtype(ty.element_type)
+    raise TypeError(f"no numpy dtype for {ty}")
+
+
+def result_dtype(op: Operation) -> np.dtype:
+    return type_dtype(op.results[0].type)
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype:
+    """Arithmetic precision: f64 stays, other floats (f16, bf16, fp8) compute in f32."""
+    if dtype == np.float64:
+        return dtype
+    if dtype.kind in "fV" or dtype.name.startswith(("bfloat", "float8")):
+        return np.dtype(np.float32)
+    return dtype
+
+
+def _lift(args: Sequence[np.ndarray]) -> list[np.ndarray]:
+    return [a.astype(compute_dtype(a.dtype)) for a in args]
+
+
+def _elementwise(fn: Callable[..., np.ndarray]) -> Kernel:
+    def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            out = fn(*_lift(args))
+        return np.asarray(out).astype(result_dtype(op))
+
+    return kernel
+
+
+def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu":
+        safe = np.where(b == 0, 1, b)
+        return np.where(b == 0, 0, np.trunc(a / safe)).astype(a.dtype)
+    return a / b
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+def _where(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    cond, a, b = args
+    return np.where(cond != 0, a, b).astype(result_dtype(op))
+
+
+def _convert(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return args[0].astype(result_dtype(op))
+
+
+def _transpose(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return np.ascontiguousarray(np.transpose(args[0], mx.int_list(op, "permutation")))
+
+
+def _out_lens(op: Operation) -> tuple[int, ...]:
+    ty = op.results[0].type
+    assert isinstance(ty, ShapedType)
+    return ty.lens
+
+
+def _reshape(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return args[0].reshape(_out_lens(op))
+
+
+def _broadcast(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    (x,) = args
+    out = mx.int_list(op, "out_lens")
+    axis = mx.int_value(op, "axis")
+    shape = [1] * len(out)
+    shape[axis : axis + x.ndim] = x.shape
+    return np.ascontiguousarray(np.broadcast_to(x.reshape(shape), out))
+
+
+def _multibroadcast(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return np.ascontiguousarray(np.broadcast_to(args[0], mx.int_list(op, "out_lens")))
+
+
+def _slice(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    (x,) = args
+    index = [slice(None)] * x.ndim
+    axes, starts, ends = (mx.int_list(op, k) for k in ("axes", "starts", "ends"))
+    for axis, start, end in zip(axes, starts, ends, strict=True):
+        a = rules.normalize_axis(axis, x.ndim)
+        lo, hi = rules.slice_bounds(x.shape[a], start, end)
+        index[a] = slice(lo, hi)
+    return np.ascontiguousarray(x[tuple(index)])
+
+
+def _reduction(fn: Callable[..., np.ndarray]) -> Kernel:
+    def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+        (x,) = _lift(args)
+        axes = tuple(sorted({rules.normalize_axis(a, x.ndim) for a in mx.int_list(op, "axes")}))
+        return np.asarray(fn(x, axis=axes, keepdims=True)).astype(result_dtype(op))
+
+    return kernel
+
+
+def _softmax(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    (x,) = _lift(args)
+    axis = rules.normalize_axis(mx.int_value(op, "axis"), x.ndim)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return (e / np.sum(e, axis=axis, keepdims=True)).astype(result_dtype(op))
+
+
+def _dot(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    a, b = _lift(args)
+    return np.matmul(a, b).astype(result_dtype(op))
+
+
+def _convolution(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    assert isinstance(op, mx.ConvolutionOp)
+    x, w = args
+    spatial = tuple(range(2, x.ndim))
+    begins, ends = op.explicit_padding()
+    return conv_general(
+        x,
+        w,
+        window_strides=mx.int_list(op, "stride"),
+        padding=list(zip(begins, ends, strict=True)),
+        lhs_dilation=[1] * len(spatial),
+        rhs_dilation=mx.int_list(op, "dilation"),
+        window_reversal=[False] * len(spatial),
+        lhs_spec=(0, 1, spatial),
+        rhs_spec=(1, 0, spatial),
+        out_spec=(0, 1, spatial),
+        feature_group_count=mx.int_value(op, "group"),
+        batch_group_count=1,
+        preferred_dtype=result_dtype(op),
+    )
+
+
+def dense_value(attr: DenseIntOrFPElementsAttr, dtype: np.dtype) -> np.ndarray:
+    """A dense attribute's values as an array of its own shape (splats filled)."""
+    shape = tuple(attr.get_type().get_shape())
+    values = list(attr.get_values())
+    if len(values) == 1:
+        return np.full(shape, values[0], dtype=compute_dtype(dtype)).astype(dtype)
+    return np.asarray(values, dtype=compute_dtype(dtype)).astype(dtype).reshape(shape)
+
+
+def _literal(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    assert isinstance(op, mx.LiteralOp)
+    value = dense_value(op.value, result_dtype(op))
+    lens = _out_lens(op)
+    if value.shape != lens:
+        value = np.broadcast_to(value.reshape(-1)[:1].reshape((1,) * len(lens)), lens)
+    return np.ascontiguousarray(value)
+
+
+def _as_logical(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    ty = op.results[0].type
+    assert isinstance(ty, ShapedType)
+    return layout.read_buffer(args[0], ty.lens, ty.stride_values)
+
+
+def _as_underlying(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    ty = op.operands[0].type
+    assert isinstance(ty, ShapedType)
+    return layout.write_buffer(args[0], ty.lens, ty.stride_values)
+
+
+def _identity(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    return args[0].astype(result_dtype(op), copy=True)
+
+
+_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "relu": lambda x: np.maximum(x, 0),
+    "exp": np.exp,
+    "log": np.log,
+    "tanh": np.tanh,
+    "sigmoid": _sigmoid,
+    "neg": np.negative,
+    "abs": np.abs,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "recip": lambda x: 1 / x,
+    "erf": _erf,
+}
+_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": _div,
+    "max": np.maximum,
+    "min": np.minimum,
+    "pow": np.power,
+}
+
+OP_TABLE: dict[str, Kernel] = {
+    **{f"migraphx.{name}": _elementwise(fn) for name, fn in _UNARY.items()},
+    **{f"migraphx.{name}": _elementwise(fn) for name, fn in _BINARY.items()},
+    "migraphx.clip": _elementwise(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)),
+    "migraphx.where": _where,
+    "migraphx.convert": _convert,
+    "migraphx.contiguous": _identity,
+    "migraphx.transpose": _transpose,
+    "migraphx.reshape": _reshape,
+    "migraphx.broadcast": _broadcast,
+    "migraphx.multibroadcast": _multibroadcast,
+    "migraphx.slice": _slice,
+    "migraphx.reduce_sum": _reduction(np.sum),
+    "migraphx.reduce_mean": _reduction(np.mean),
+    "migraphx.reduce_max": _reduction(np.max),
+    "migraphx.reduce_min": _reduction(np.min),
+    "migraphx.softmax": _softmax,
+    "migraphx.dot": _dot,
+    "migraphx.convolution": _convolution,
+    "migraphx.literal": _literal,
+    "migraphx.mlir.as.logical.shape": _as_logical,
+    "migraphx.mlir.as.underlying.shape": _as_underlying,
+}
+
+_loaded_table: dict[str, Kernel] | None = None
+
+
+def op_table() -> dict[str, Kernel]:
+    """OP_TABLE plus every available extension's kernels (loaded once)."""
+    global _loaded_table
+    if _loaded_table is None:
+        table = dict(OP_TABLE)
+        for entry in EXTENSIONS:
+            module_name, _, attr = entry.partition(":")
+            try:
+                module = importlib.import_module(module_name)
+            except ModuleNotFoundError as err:
+                if err.name != module_name:
+                    raise
+                continue
+            getattr(module, attr)(table)
+        _loaded_table = table
+    return _loaded_table
+
+
+# -- functions and the flat boundary -------------------------------------------------------------
+
+
+def boundary_in(value: np.ndarray, ty: Attribute) -> np.ndarray:
+    """A flat argument buffer -> the value the function body sees."""
+    if isinstance(ty, ShapedType):
+        return layout.read_buffer(value.astype(ty.dtype()), ty.lens, ty.stride_values)
+    return value
+
+
+def boundary_out(value: np.ndarray, ty: Attribute) -> np.ndarray:
+    """A returned value -> the flat buffer the caller gets."""
+    if isinstance(ty, ShapedType):
+        return layout.write_buffer(value, ty.lens, ty.stride_values)
+    return value
+
+
+def flat_input_shape(ty: Attribute) -> tuple[int, ...]:
+    if isinstance(ty, ShapedType):
+        return (ty.flat_size(),)
+    if isinstance(ty, TensorType):
+        return tuple(ty.get_shape())
+    raise TypeError(f"unsupported argument type {ty}")
+
+
+class Interpreter:
+    """Runs the functions of one module; errors carry `filename` and the op's line."""
+
+    def __init__(self, module: ModuleOp, filename: str, op_lines: Mapping[Operation, int]):
+        self.module = module
+        self.filename = filename
+        self.op_lines = op_lines
+        self.table = op_table()
+        self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+
+    def error(self, message: str, op: Operation | None = None) -> ConvcanonError:
+        line = self.op_lines.get(op, 0) if op is not None else 0
+        return ConvcanonError(message, SourceLoc(self.filename, line))
+
+    def call(self, name: str, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Evaluate @name on body-level values (logical arrays for shaped arguments)."""
+        function = self.functions[name]
+        block = function.body.blocks[0]
+        env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args, strict=True))
+        for op in block.ops:
+            operands = [env[v] for v in op.operands]
+            if isinstance(op, func.ReturnOp):
+                return operands
+            if isinstance(op, func.CallOp):
+                results = self.call(op.callee.root_reference.data, operands)
+            else:
+                kernel = self.table.get(op.name)
+                if kernel is None:
+                    raise self.error(f"no reference semantics for '{op.name}'", op)
+                try:
+                    results = [kernel(op, operands)]
+                except (layout.LayoutError, rules.ShapeError) as err:
+                    raise self.error(f"'{op.name}': {err}", op) from None
+            env.update(zip(op.results, results, strict=True))
+        raise self.error(f"@{name} has no func.return")
+
+    def run(self, name: str, flat_inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Run @name on flat buffers; returns flat buffers (shaped results written by layout)."""
+        function = self.functions[name]
+        in_types = function.function_type.inputs.data
+        out_types = function.function_type.outputs.data
+        args = [boundary_in(v, t) for v, t in zip(flat_inputs, in_types, strict=True)]
+        results = self.call(name, args)
+        try:
+            return [boundary_out(v, t) for v, t in zip(results, out_types, strict=True)]
+        except layout.LayoutError as err:
+            raise self.error(f"@{name} result: {err}", function) from None
+
+
+def _op_lines(module: ModuleOp, text: str) -> dict[Operation, int]:
+    from convcanon.migraphx.io import op_lines
+
+    return op_lines(module, text)
+
+
+def bind_inputs(
+    function: func.FuncOp, inputs: Mapping[str, np.ndarray], filename: str
+) -> list[np.ndarray]:
+    """npz arrays arg0..argN -> the entry's flat argument buffers (count, shape, dtype checked)."""
+    where = SourceLoc(filename)
+    types = function.function_type.inputs.data
+    name = function.sym_name.data
+    expected = [f"arg{i}" for i in range(len(types))]
+    missing = [k for k in expected if k not in inputs]
+    extra = sorted(set(inputs) - set(expected))
+    if missing or extra:
+        what = f"missing {', '.join(missing)}" if missing else f"unexpected {', '.join(extra)}"
+        raise ConvcanonError(f"@{name} takes {len(types)} flat buffer(s); {what}", where)
+    buffers: list[np.ndarray] = []
+    for key, ty in zip(expected, types, strict=True):
+        value = np.asarray(inputs[key])
+        shape, dtype = flat_input_shape(ty), type_dtype(ty)
+        if value.dtype.kind == "V" and value.dtype.itemsize == dtype.itemsize:
+            value = value.view(dtype)
+        if tuple(value.shape) != shape or value.dtype != dtype:
+            raise ConvcanonError(
+                f"input {key} is {value.dtype}{list(value.shape)} but @{name} expects the flat "
+                f"buffer {dtype}{list(shape)} of {ty}",
+                where,
+            )
+        buffers.append(value)
+    return buffers
+
+
+def run_module_text(
+    text: str, filename: str, entry: str | None, inputs: Mapping[str, np.ndarray]
+) -> list[np.ndarray]:
+    """Parse, verify and run one function (`entry`, default @main or the only one) on flat
+    input buffers `arg0..argN`; returns its results as flat buffers."""
+    from convcanon.migraphx.io import parse_file_text
+
+    module = parse_file_text(text, filename)
+    interp = Interpreter(module, filename, _op_lines(module, text))
+    names = list(interp.functions)
+    if entry is None:
+        entry = "main" if "main" in names else (names[0] if len(names) == 1 else None)
+        if entry is None:
+            raise ConvcanonError(
+                f"no @main; choose a function with --entry ({', '.join(names) or 'none'})",
+                SourceLoc(filename),
+            )
+    if entry not in interp.functions:
+        known = ", ".join(names) or "none"
+        raise ConvcanonError(f"no function @{entry} (functions: {known})", SourceLoc(filename))
+    function = interp.functions[entry]
+    return interp.run(entry, bind_inputs(function, inputs, filename))
