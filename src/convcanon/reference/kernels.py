@@ -96,6 +96,16 @@ def cast_result(x: np.ndarray, dtype: np.dtype | None, acc: np.dtype) -> np.ndar
     return x.astype(target)
 
 
+def _matmul(a: np.ndarray, b: np.ndarray, ordered: bool) -> np.ndarray:
+    """Batched (g, m, k) @ (g, k, n); `ordered` accumulates k sequentially (no BLAS blocking)."""
+    if not ordered or a.dtype.kind not in "fc":
+        return np.matmul(a, b)
+    acc = np.zeros((a.shape[0], a.shape[1], b.shape[2]), dtype=a.dtype)
+    for j in range(a.shape[2]):
+        acc += a[:, :, j, None] * b[:, None, j, :]
+    return acc
+
+
 # -- dot_general -----------------------------------------------------------------------------------
 
 
@@ -108,11 +118,18 @@ def dot_general(
     lhs_contracting: Sequence[int],
     rhs_contracting: Sequence[int],
     preferred_dtype: np.dtype | None = None,
+    ordered: bool = False,
 ) -> np.ndarray:
-    """`stablehlo.dot_general`: result dims are batch, lhs free, rhs free (in operand order)."""
+    """`stablehlo.dot_general`: result dims are batch, lhs free, rhs free (in operand order).
+
+    `ordered` sums the contracting dims one product at a time in row-major order, rounding to
+    the operand precision after every step, as the StableHLO reference interpreter does.
+    """
     lhs_free = [d for d in range(lhs.ndim) if d not in lhs_batch and d not in lhs_contracting]
     rhs_free = [d for d in range(rhs.ndim) if d not in rhs_batch and d not in rhs_contracting]
     acc = accumulation_dtype(lhs.dtype, rhs.dtype)
+    if ordered and lhs.dtype.kind in "fc":
+        acc = np.result_type(lhs.dtype, rhs.dtype)
     batch_shape = [lhs.shape[d] for d in lhs_batch]
     lf_shape = [lhs.shape[d] for d in lhs_free]
     rf_shape = [rhs.shape[d] for d in rhs_free]
@@ -151,15 +168,18 @@ def conv_general(
     feature_group_count: int,
     batch_group_count: int,
     preferred_dtype: np.dtype | None = None,
+    ordered: bool = False,
 ) -> np.ndarray:
     """`stablehlo.convolution` in full generality, as im2col + one batched matmul per call.
 
     lhs_spec = (batch, feature, spatial...), rhs_spec = (input feature, output feature,
     spatial...), out_spec = (batch, feature, spatial...). The result has the accumulated value cast
-    to `preferred_dtype` (default: the lhs element type).
+    to `preferred_dtype` (default: the lhs element type). `ordered`: see `dot_general`.
     """
     nsp = len(lhs_spec[2])
     acc = accumulation_dtype(lhs.dtype, rhs.dtype)
+    if ordered and lhs.dtype.kind in "fc":
+        acc = np.result_type(lhs.dtype, rhs.dtype)
     # canonical layouts: lhs (N, C, S...), rhs (O, I, K...)
     x = np.transpose(lhs, (lhs_spec[0], lhs_spec[1], *lhs_spec[2])).astype(acc)
     w = np.transpose(rhs, (rhs_spec[1], rhs_spec[0], *rhs_spec[2])).astype(acc)
@@ -208,7 +228,7 @@ def conv_general(
     )
     cols = windows.reshape(g, ng * math.prod(osz), cg * math.prod(ksz))
     wg = w.reshape(g, og, cg * math.prod(ksz)).transpose(0, 2, 1)
-    out = np.matmul(cols, wg)  # (g, ng * prod(osz), og)
+    out = _matmul(cols, wg, ordered)  # (g, ng * prod(osz), og)
     out = out.reshape(g, ng, *osz, og)
     # to (N', G*Og, O...) with group-major output features
     out = np.moveaxis(out, 0, -2).reshape(ng, *osz, g * og)
@@ -226,17 +246,26 @@ ReduceFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def reduce(
-    x: np.ndarray, init: np.ndarray, dimensions: Sequence[int], body: ReduceFn
+    x: np.ndarray,
+    init: np.ndarray,
+    dimensions: Sequence[int],
+    body: ReduceFn,
+    ordered: bool = False,
 ) -> np.ndarray:
     """`stablehlo.reduce` with an arbitrary binary body applied by pairwise tree halving.
 
     The body is called O(log n) times on whole arrays, so an interpreted region costs little.
+    `ordered` folds the elements one at a time in row-major order (the reference's order).
     """
     dims = sorted(dimensions)
     keep = [d for d in range(x.ndim) if d not in dims]
     moved = np.transpose(x, [*keep, *dims])
     flat = moved.reshape(*(x.shape[d] for d in keep), -1) if dims else moved[..., None]
     acc = np.broadcast_to(init, flat.shape[:-1]).astype(x.dtype)
+    if ordered:
+        for j in range(flat.shape[-1]):
+            acc = body(acc, flat[..., j])
+        return acc
     return body(acc, _tree_reduce(flat, body)) if flat.shape[-1] else acc.copy()
 
 
@@ -270,6 +299,7 @@ def reduce_window(
     window_dilations: Sequence[int],
     padding: Sequence[tuple[int, int]],
     body: ReduceFn,
+    ordered: bool = False,
 ) -> np.ndarray:
     """`stablehlo.reduce_window`: pad with init (after base dilation), strided windows, reduce."""
     padded = pad(
@@ -296,7 +326,7 @@ def reduce_window(
         writeable=False,
     )
     rank = x.ndim
-    return reduce(windows, init, range(rank, 2 * rank), body)
+    return reduce(windows, init, range(rank, 2 * rank), body, ordered)
 
 
 def wrap_integer(x: np.ndarray, bits: int, signed: bool) -> np.ndarray:

@@ -1,0 +1,900 @@
+"""A numpy interpreter over jaxlib's MLIR IR for StableHLO and MHLO modules.
+
+Ops are dispatched by name from one table that holds both dialects' spellings (`stablehlo.add` and
+`mhlo.add` share a handler: their attribute names agree). Values are numpy arrays in a storage dtype
+per element type (sub-byte integers live in int8/uint8 and are wrapped after every op). Every
+result's buffer size is checked against the memory limit before the handler allocates it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import mhlo, stablehlo
+
+from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.hlo.context import source_loc
+from convcanon.reference import kernels
+
+DEFAULT_MEMORY_LIMIT = 4 << 30
+
+# -- element types -------------------------------------------------------------------------------
+
+_DTYPES: dict[str, Any] = {
+    "i1": np.bool_,
+    "i2": np.int8,
+    "i4": np.int8,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "ui2": np.uint8,
+    "ui4": np.uint8,
+    "ui8": np.uint8,
+    "ui16": np.uint16,
+    "ui32": np.uint32,
+    "ui64": np.uint64,
+    "f16": np.float16,
+    "bf16": ml_dtypes.bfloat16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "f8E4M3FN": ml_dtypes.float8_e4m3fn,
+    "f8E5M2": ml_dtypes.float8_e5m2,
+    "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
+    "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
+    "f8E4M3B11FNUZ": ml_dtypes.float8_e4m3b11fnuz,
+    "complex<f32>": np.complex64,
+    "complex<f64>": np.complex128,
+}
+_NARROW = {"i2": (2, True), "i4": (4, True), "ui2": (2, False), "ui4": (4, False)}
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """Shape and element type of a ranked tensor, with the numpy dtype that stores it."""
+
+    shape: tuple[int, ...]
+    element: str
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(_DTYPES[self.element])
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+
+def element_name(t: ir.Type) -> str:
+    return str(t)
+
+
+def tensor_type(t: ir.Type, loc: SourceLoc | None = None) -> TensorType:
+    """The `TensorType` of an MLIR type (scalars are rank-0 tensors); unsupported types error."""
+    if isinstance(t, ir.RankedTensorType):
+        ranked = ir.RankedTensorType(t)
+        if not ranked.has_static_shape:
+            raise ConvcanonError(f"dynamic shape {t} is not supported by the interpreter", loc)
+        shape, element = tuple(ranked.shape), element_name(ranked.element_type)
+    else:
+        shape, element = (), element_name(t)
+    if element not in _DTYPES:
+        raise ConvcanonError(f"element type {element} is not supported by the interpreter", loc)
+    return TensorType(shape, element)
+
+
+def normalize(x: np.ndarray | Any, tt: TensorType) -> np.ndarray:
+    """Cast to the storage dtype, wrap sub-byte integers, check the shape."""
+    arr = np.asarray(x)
+    if arr.dtype != tt.dtype:
+        with np.errstate(all="ignore"):
+            arr = arr.astype(tt.dtype)
+    if tt.element in _NARROW:
+        arr = kernels.wrap_integer(arr, *_NARROW[tt.element])
+    if arr.shape != tt.shape:
+        arr = np.broadcast_to(arr, tt.shape).copy()
+    return arr
+
+
+# -- dense literals ------------------------------------------------------------------------------
+
+_TOKEN_RE = re.compile(
+    r"\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)|(0x[0-9A-Fa-f]+)|(true|false)|([-+]?[0-9.]+(?:[eE][-+]?\d+)?|[-+]?inf|nan)"
+)
+
+
+def _scalar_token(token: str, tt: TensorType) -> Any:
+    """One literal: decimal, true/false, or a hex bit pattern of a float element."""
+    if token in ("true", "false"):
+        return token == "true"
+    if token.startswith("0x"):
+        bits = int(token, 16)
+        dtype = tt.dtype
+        if dtype.kind in "fcV":
+            base = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+            store = base if dtype.kind == "c" else dtype
+            return np.array(bits, dtype=f"u{store.itemsize}").view(store)[()]
+        return bits
+    return float(token) if tt.dtype.kind in "fcV" or "." in token or "e" in token else int(token)
+
+
+def parse_dense_text(text: str, tt: TensorType) -> np.ndarray:
+    """Parse the `dense<...>` literal that MLIR prints (hex blobs, splats, nested lists)."""
+    start = text.index("dense<") + len("dense<")
+    body = text[start : _matching_angle(text, start - 1)]
+    if body.startswith('"0x'):
+        raw = bytes.fromhex(body[3:-1])
+        arr = np.frombuffer(raw, dtype=tt.dtype)
+        n = math.prod(tt.shape)
+        return normalize(arr if arr.size == n else arr[:1].reshape(()), tt)
+    values: list[Any] = []
+    for m in _TOKEN_RE.finditer(body):
+        if m[1] is not None:
+            part = TensorType((), "f64")
+            values.append(complex(_scalar_token(m[1], part), _scalar_token(m[2], part)))
+        else:
+            values.append(_scalar_token(m[0], tt))
+    dtype = tt.dtype
+    if dtype.kind in "iub":
+        arr = np.array(values, dtype=object).astype(np.int64 if dtype.kind != "u" else np.uint64)
+    else:
+        arr = np.array(values, dtype=np.complex128 if dtype.kind == "c" else np.float64)
+    if arr.size == 1 and tt.shape != (1,) * len(tt.shape):
+        arr = arr.reshape(())
+    else:
+        arr = arr.reshape(tt.shape)
+    return normalize(arr, tt)
+
+
+def _matching_angle(text: str, open_index: int) -> int:
+    depth = 0
+    for i in range(open_index, len(text)):
+        ch = text[i]
+        if ch == "<":
+            depth += 1
+        elif ch == ">" and text[i - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise ValueError("unbalanced dense literal")
+
+
+def dense_value(attr: ir.Attribute, tt: TensorType) -> np.ndarray:
+    """The array of a dense elements attribute: buffer protocol when numpy can, text otherwise."""
+    if isinstance(attr, ir.DenseElementsAttr) and not ir.DenseElementsAttr(attr).is_splat:
+        try:
+            return normalize(np.array(attr), tt)
+        except (TypeError, ValueError):
+            pass
+    return parse_dense_text(str(attr), tt)
+
+
+# -- attribute readers ---------------------------------------------------------------------------
+
+
+def ints(attr: ir.Attribute | None, default: Sequence[int] = ()) -> list[int]:
+    """A list of ints from `array<i64: ...>`, `array<i1: ...>` or `dense<...> : tensor<Nxi64>`."""
+    if attr is None:
+        return list(default)
+    if isinstance(attr, ir.DenseI64ArrayAttr):
+        return [int(v) for v in ir.DenseI64ArrayAttr(attr)]
+    if isinstance(attr, ir.DenseBoolArrayAttr):
+        return [int(v) for v in ir.DenseBoolArrayAttr(attr)]
+    if isinstance(attr, ir.IntegerAttr):
+        return [ir.IntegerAttr(attr).value]
+    if isinstance(attr, ir.DenseElementsAttr):
+        arr = np.array(attr) if not ir.DenseElementsAttr(attr).is_splat else None
+        if arr is None:
+            size = math.prod(ir.ShapedType(attr.type).shape)
+            text = str(attr)
+            value = text[text.index("<") + 1 : text.index(">")]
+            scalar = {"true": 1, "false": 0}.get(value.strip())
+            return [int(value) if scalar is None else scalar] * size
+        return [int(v) for v in arr.ravel()]
+    raise ValueError(f"not an integer array: {attr}")
+
+
+def _attr(op: ir.Operation, name: str) -> ir.Attribute | None:
+    return op.attributes[name] if name in op.attributes else None
+
+
+def _int_attr(op: ir.Operation, name: str, default: int) -> int:
+    attr = _attr(op, name)
+    return default if attr is None else ir.IntegerAttr(attr).value
+
+
+def _conv_dims(attr: ir.Attribute) -> Any:
+    text = str(attr)
+    return (mhlo if text.startswith("#mhlo") else stablehlo).ConvDimensionNumbers(attr)
+
+
+def _dot_dims(attr: ir.Attribute) -> Any:
+    text = str(attr)
+    return (mhlo if text.startswith("#mhlo") else stablehlo).DotDimensionNumbers(attr)
+
+
+def _enum_word(attr: ir.Attribute) -> str:
+    """`#stablehlo<comparison_direction LT>` -> "LT"."""
+    return str(attr).rstrip(">").split()[-1]
+
+
+# -- check results -------------------------------------------------------------------------------
+
+
+@dataclass
+class CheckResult:
+    loc: SourceLoc
+    op: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass
+class Env:
+    """Per-run state: memory limit and the checks executed so far."""
+
+    memory_limit: int = DEFAULT_MEMORY_LIMIT
+    checks: list[CheckResult] = field(default_factory=list)
+    # Sum float reductions one element at a time, rounding each step, in the StableHLO reference
+    # interpreter's order: the `check` expectations of conformance tests were produced that way.
+    ordered: bool = False
+
+
+def _first_difference(mask: np.ndarray) -> str:
+    bad = np.argwhere(~mask)
+    return str(tuple(int(i) for i in bad[0])) if bad.size else "()"
+
+
+def _float_view(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
+def _equal_mask(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    if actual.dtype.kind in "fcV":
+        a, e = _float_view(actual), _float_view(expected)
+        return (a == e) | (np.isnan(a) & np.isnan(e))
+    return actual == expected
+
+
+def _almost_mask(actual: np.ndarray, expected: np.ndarray, tolerance: float) -> np.ndarray:
+    if actual.dtype.kind not in "fcV":
+        return actual == expected
+    a, e = _float_view(actual), _float_view(expected)
+    with np.errstate(all="ignore"):
+        close = np.abs(a - e) <= tolerance * np.maximum(1.0, np.abs(e))
+    return close | (a == e) | (np.isnan(a) & np.isnan(e))
+
+
+def _ulp_mask(actual: np.ndarray, expected: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    if actual.dtype.kind not in "fV":
+        return _equal_mask(actual, expected)
+    a, e = np.ascontiguousarray(actual), np.ascontiguousarray(expected.astype(actual.dtype))
+    bits = np.dtype(f"i{a.dtype.itemsize}")
+    ai, ei = a.view(bits).astype(np.int64), e.view(bits).astype(np.int64)
+    top = np.int64(1) << (8 * a.dtype.itemsize - 1)
+    ai = np.where(ai < 0, -(ai + top), ai)  # sign-magnitude bits -> a monotone integer key
+    ei = np.where(ei < 0, -(ei + top), ei)
+    distance = np.abs(ai - ei)
+    ok = (distance >= lo) & (distance <= hi)
+    a, e = _float_view(a), _float_view(e)
+    return ok | (a == e) | (np.isnan(a) & np.isnan(e))
+
+
+# -- the interpreter -----------------------------------------------------------------------------
+
+Handler = Callable[["Interpreter", ir.Operation, list[np.ndarray], list[TensorType]], list[Any]]
+
+
+class Interpreter:
+    """Runs functions of one parsed module."""
+
+    def __init__(
+        self, module: ir.Module, filename: str, line_offset: int = 0, env: Env | None = None
+    ):
+        self.module = module
+        self.filename = filename
+        self.line_offset = line_offset
+        self.env = env or Env()
+        self.functions: dict[str, ir.Operation] = {}
+        for op in module.body.operations:
+            if op.operation.name == "func.func":
+                name = ir.StringAttr(op.attributes["sym_name"]).value
+                self.functions[name] = op.operation
+
+    def loc(self, op: ir.Operation) -> SourceLoc:
+        return source_loc(op.location, self.filename, self.line_offset)
+
+    def call(self, name: str, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+        func = self.functions[name]
+        block = func.regions[0].blocks[0]
+        return self.run_block(block, list(args))
+
+    def run_block(self, block: ir.Block, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+        values: dict[Any, np.ndarray] = {}
+        for arg, value in zip(block.arguments, args, strict=True):
+            values[arg] = value
+        for op in block.operations:
+            op = op.operation
+            name = op.name
+            if name in _TERMINATORS:
+                return [values[v] for v in op.operands]
+            operands = [values[v] for v in op.operands]
+            result_types = [tensor_type(r.type, self.loc(op)) for r in op.results]
+            for tt in result_types:
+                if tt.nbytes > self.env.memory_limit:
+                    raise ConvcanonError(
+                        f"{name} result {tt.element} tensor of shape {list(tt.shape)} needs "
+                        f"{tt.nbytes} bytes, over the memory limit of {self.env.memory_limit}",
+                        self.loc(op),
+                    )
+            handler = OPS.get(name.split(".", 1)[-1]) if name.split(".")[0] in _HLO else None
+            handler = handler or OPS.get(name)
+            if handler is None:
+                raise ConvcanonError(f"the interpreter does not support op '{name}'", self.loc(op))
+            try:
+                results = handler(self, op, operands, result_types)
+            except ConvcanonError:
+                raise
+            except (ValueError, IndexError, KeyError, TypeError) as err:
+                raise ConvcanonError(f"cannot interpret '{name}': {err}", self.loc(op)) from None
+            for res, value, tt in zip(op.results, results, result_types, strict=True):
+                values[res] = normalize(value, tt)
+        return []
+
+    def region_fn(self, region: ir.Region) -> Callable[..., np.ndarray]:
+        """A reducer body as a numpy function on whole arrays (a single op is mapped directly)."""
+        block = region.blocks[0]
+        ops = [op.operation for op in block.operations]
+        if len(ops) == 2 and ops[0].name.split(".", 1)[-1] in _BINARY:
+            fn = _BINARY[ops[0].name.split(".", 1)[-1]]
+            args = list(block.arguments)
+            if list(ops[0].operands) == args and list(ops[1].operands) == [ops[0].results[0]]:
+                return lambda a, b: fn(a, b)
+
+        def body(*arrays: np.ndarray) -> np.ndarray:
+            return self.run_block(block, list(arrays))[0]
+
+        return body
+
+    def region_fn_multi(self, region: ir.Region) -> Callable[..., list[np.ndarray]]:
+        block = region.blocks[0]
+        return lambda *arrays: self.run_block(block, list(arrays))
+
+
+_HLO = {"stablehlo", "mhlo"}
+_TERMINATORS = {"func.return", "stablehlo.return", "mhlo.return", "return"}
+
+
+# -- elementwise ---------------------------------------------------------------------------------
+
+
+def _int_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C-style division truncating toward zero (numpy floors)."""
+    if a.dtype.kind == "b":
+        return a
+    if a.dtype.kind not in "iu":
+        return np.divide(a, b)
+    safe = np.where(b == 0, 1, b)
+    q = np.floor_divide(a, safe)
+    fix = (np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0))
+    q = q + fix.astype(q.dtype)
+    return np.where(b == 0, np.array(-1).astype(a.dtype), q)
+
+
+def _remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu":
+        safe = np.where(b == 0, 1, b)
+        return np.where(b == 0, a, np.fmod(a, safe))
+    return np.fmod(a, b)
+
+
+def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.logical_or(a, b) if a.dtype == np.bool_ else np.add(a, b)
+
+
+def _multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.logical_and(a, b) if a.dtype == np.bool_ else np.multiply(a, b)
+
+
+def _subtract(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.logical_xor(a, b) if a.dtype == np.bool_ else np.subtract(a, b)
+
+
+def _shift_left(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    bits = a.dtype.itemsize * 8
+    return np.where((b < 0) | (b >= bits), 0, np.left_shift(a, np.clip(b, 0, bits - 1)))
+
+
+def _shift_right_logical(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    bits = a.dtype.itemsize * 8
+    unsigned = a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "i" else a
+    shifted = np.right_shift(unsigned, np.clip(b, 0, bits - 1).astype(unsigned.dtype))
+    shifted = np.where((b < 0) | (b >= bits), 0, shifted).astype(unsigned.dtype)
+    return shifted.view(a.dtype) if a.dtype.kind == "i" else shifted
+
+
+def _shift_right_arithmetic(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    bits = a.dtype.itemsize * 8
+    return np.right_shift(a, np.clip(b, 0, bits - 1).astype(a.dtype))
+
+
+def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "iu":
+        negative = b < 0
+        result = np.power(a, np.where(negative, 0, b))
+        one_like = np.where(np.abs(a.astype(np.int64)) == 1, a**0 * np.where(b % 2 == 0, 1, a), 0)
+        return np.where(negative, one_like, result)
+    return np.power(a, b)
+
+
+_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "add": _add,
+    "subtract": _subtract,
+    "multiply": _multiply,
+    "divide": _int_divide,
+    "remainder": _remainder,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "and": lambda a, b: np.logical_and(a, b) if a.dtype == np.bool_ else np.bitwise_and(a, b),
+    "or": lambda a, b: np.logical_or(a, b) if a.dtype == np.bool_ else np.bitwise_or(a, b),
+    "xor": lambda a, b: np.logical_xor(a, b) if a.dtype == np.bool_ else np.bitwise_xor(a, b),
+    "power": _power,
+    "atan2": np.arctan2,
+    "shift_left": _shift_left,
+    "shift_right_logical": _shift_right_logical,
+    "shift_right_arithmetic": _shift_right_arithmetic,
+    "complex": lambda a, b: a + 1j * b.astype(np.complex128),
+}
+
+
+def _round_afz(x: np.ndarray) -> np.ndarray:
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+def _logistic(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-x))
+
+
+def _not(x: np.ndarray) -> np.ndarray:
+    return np.logical_not(x) if x.dtype == np.bool_ else np.invert(x)
+
+
+def _popcnt(x: np.ndarray) -> np.ndarray:
+    return np.bitwise_count(x.view(f"u{x.dtype.itemsize}"))
+
+
+def _clz(x: np.ndarray) -> np.ndarray:
+    bits = x.dtype.itemsize * 8
+    u = x.view(f"u{x.dtype.itemsize}").astype(np.uint64)
+    length = np.where(u == 0, 0, np.floor(np.log2(np.maximum(u, 1).astype(np.float64))) + 1)
+    return (bits - length).astype(x.dtype)
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    if x.dtype.kind == "c":
+        mag = np.abs(x)
+        return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag))
+    return np.sign(x)
+
+
+_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "negate": np.negative,
+    "abs": np.abs,
+    "exponential": np.exp,
+    "exponential_minus_one": np.expm1,
+    "log": np.log,
+    "log_plus_one": np.log1p,
+    "logistic": _logistic,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "cbrt": np.cbrt,
+    "tanh": np.tanh,
+    "sine": np.sin,
+    "cosine": np.cos,
+    "tan": np.tan,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round_nearest_afz": _round_afz,
+    "round_nearest_even": np.rint,
+    "sign": _sign,
+    "not": _not,
+    "popcnt": _popcnt,
+    "count_leading_zeros": _clz,
+    "is_finite": np.isfinite,
+    "real": np.real,
+    "imag": np.imag,
+}
+
+
+def _compute_dtype(x: np.ndarray) -> np.ndarray:
+    """bf16/f8 compute in float32 (ml_dtypes ufunc coverage is partial); the result rounds back."""
+    if x.dtype.kind == "V" or (x.dtype.kind == "f" and x.dtype.itemsize == 1):
+        return x.astype(np.float32)
+    if x.dtype.name in ("bfloat16",) or x.dtype.type.__module__.startswith("ml_dtypes"):
+        return x.astype(np.float32)
+    return x
+
+
+def _unary_handler(fn: Callable[[np.ndarray], np.ndarray]) -> Handler:
+    def handle(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+        with np.errstate(all="ignore"):
+            return [fn(_compute_dtype(args[0]))]
+
+    return handle
+
+
+def _binary_handler(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Handler:
+    def handle(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+        with np.errstate(all="ignore"):
+            return [fn(_compute_dtype(args[0]), _compute_dtype(args[1]))]
+
+    return handle
+
+
+_COMPARE = {
+    "EQ": np.equal,
+    "NE": np.not_equal,
+    "LT": np.less,
+    "LE": np.less_equal,
+    "GT": np.greater,
+    "GE": np.greater_equal,
+}
+
+
+def _compare(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    direction = _enum_word(op.attributes["comparison_direction"])
+    with np.errstate(all="ignore"):
+        return [_COMPARE[direction](_compute_dtype(args[0]), _compute_dtype(args[1]))]
+
+
+def _select(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    return [np.where(args[0], args[1], args[2])]
+
+
+def _clamp(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    lo, x, hi = args
+    return [np.minimum(np.maximum(x, lo), hi)]
+
+
+def _convert(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    x = args[0]
+    target = rt[0].dtype
+    if x.dtype.kind == "c" and target.kind != "c":
+        x = np.real(x)
+    if x.dtype.kind in "fV" and target.kind in "iu":
+        info = np.iinfo(target)
+        with np.errstate(all="ignore"):
+            wide = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0)
+            return [np.clip(wide, info.min, info.max).astype(target)]
+    if target == np.bool_:
+        return [x != 0]
+    return [x.astype(target)]
+
+
+def _bitcast_convert(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    return [np.ascontiguousarray(args[0]).view(rt[0].dtype).reshape(rt[0].shape)]
+
+
+# -- structural ops ------------------------------------------------------------------------------
+
+
+def _value_attr(op: ir.Operation, tt: TensorType) -> np.ndarray:
+    """The array of an op's `value` attribute."""
+    try:
+        attr = op.attributes["value"]
+    except TypeError:  # complex and other element types the bindings cannot downcast
+        return parse_dense_text(str(op), tt)
+    return dense_value(attr, tt)
+
+
+def _constant(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    return [_value_attr(op, rt[0])]
+
+
+def _iota(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    dim = _int_attr(op, "iota_dimension", 0)
+    shape = rt[0].shape
+    view = [1] * len(shape)
+    view[dim] = shape[dim]
+    return [np.broadcast_to(np.arange(shape[dim]).reshape(view), shape)]
+
+
+def _reshape(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    return [args[0].reshape(rt[0].shape)]
+
+
+def _transpose(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    return [kernels.transpose(args[0], ints(op.attributes["permutation"]))]
+
+
+def _broadcast_in_dim(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    dims = ints(op.attributes["broadcast_dimensions"])
+    return [kernels.broadcast_in_dim(args[0], rt[0].shape, dims)]
+
+
+def _broadcast(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    return [np.broadcast_to(args[0], rt[0].shape)]
+
+
+def _pad(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    low = ints(op.attributes["edge_padding_low"])
+    high = ints(op.attributes["edge_padding_high"])
+    interior = ints(op.attributes["interior_padding"])
+    return [kernels.pad(args[0], args[1], low, high, interior)]
+
+
+def _slice(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    start = ints(op.attributes["start_indices"])
+    limit = ints(op.attributes["limit_indices"])
+    strides = ints(_attr(op, "strides"), [1] * len(start))
+    return [kernels.slice_(args[0], start, limit, strides)]
+
+
+def _concatenate(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    return [np.concatenate(args, axis=_int_attr(op, "dimension", 0))]
+
+
+def _reverse(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    return [np.flip(args[0], tuple(ints(op.attributes["dimensions"])))]
+
+
+def _call(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    if callee not in it.functions:
+        raise ConvcanonError(f"call to unknown function @{callee}", it.loc(op))
+    return it.call(callee, args)
+
+
+def _dot_general(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    dims = _dot_dims(op.attributes["dot_dimension_numbers"])
+    return [
+        kernels.dot_general(
+            _compute_dtype(args[0]),
+            _compute_dtype(args[1]),
+            lhs_batch=list(dims.lhs_batching_dimensions),
+            rhs_batch=list(dims.rhs_batching_dimensions),
+            lhs_contracting=list(dims.lhs_contracting_dimensions),
+            rhs_contracting=list(dims.rhs_contracting_dimensions),
+            preferred_dtype=rt[0].dtype,
+            ordered=it.env.ordered,
+        )
+    ]
+
+
+def _dot(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    lhs, rhs = (_compute_dtype(a) for a in args)
+    return [
+        kernels.dot_general(
+            lhs,
+            rhs,
+            lhs_batch=[],
+            rhs_batch=[],
+            lhs_contracting=[lhs.ndim - 1],
+            rhs_contracting=[0],
+            preferred_dtype=rt[0].dtype,
+            ordered=it.env.ordered,
+        )
+    ]
+
+
+def _conv_impl(
+    it: Interpreter,
+    op: ir.Operation,
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    padding_rows: list[int],
+    rt: TensorType,
+) -> np.ndarray:
+    dims = _conv_dims(op.attributes["dimension_numbers"])
+    nsp = len(dims.input_spatial_dimensions)
+    padding = [(padding_rows[2 * i], padding_rows[2 * i + 1]) for i in range(nsp)]
+    strides = ints(_attr(op, "window_strides"), [1] * nsp)
+    lhs_dil = ints(_attr(op, "lhs_dilation"), [1] * nsp)
+    rhs_dil = ints(_attr(op, "rhs_dilation"), [1] * nsp)
+    reversal = [bool(v) for v in ints(_attr(op, "window_reversal"), [0] * nsp)]
+    fgc = _int_attr(op, "feature_group_count", 1)
+    bgc = _int_attr(op, "batch_group_count", 1)
+    lhs_spec = (
+        dims.input_batch_dimension,
+        dims.input_feature_dimension,
+        tuple(dims.input_spatial_dimensions),
+    )
+    # im2col buffer: every output position times a window of every input feature in its group
+    windows = math.prod(rt.shape) // max(1, rhs.shape[dims.kernel_output_feature_dimension])
+    window_size = math.prod(rhs.shape[d] for d in dims.kernel_spatial_dimensions)
+    cols_bytes = windows * window_size * lhs.shape[lhs_spec[1]] * bgc * 8
+    if cols_bytes > it.env.memory_limit:
+        raise ConvcanonError(
+            f"convolution needs a {cols_bytes}-byte im2col buffer, over the memory limit of "
+            f"{it.env.memory_limit}",
+            it.loc(op),
+        )
+    return kernels.conv_general(
+        _compute_dtype(lhs),
+        _compute_dtype(rhs),
+        window_strides=strides,
+        padding=padding,
+        lhs_dilation=lhs_dil,
+        rhs_dilation=rhs_dil,
+        window_reversal=reversal,
+        lhs_spec=lhs_spec,
+        rhs_spec=(
+            dims.kernel_input_feature_dimension,
+            dims.kernel_output_feature_dimension,
+            tuple(dims.kernel_spatial_dimensions),
+        ),
+        out_spec=(
+            dims.output_batch_dimension,
+            dims.output_feature_dimension,
+            tuple(dims.output_spatial_dimensions),
+        ),
+        feature_group_count=fgc,
+        batch_group_count=bgc,
+        preferred_dtype=rt.dtype,
+        ordered=it.env.ordered,
+    )
+
+
+def _convolution(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    padding = ints(_attr(op, "padding"), [])
+    nsp = len(rt[0].shape) - 2
+    return [_conv_impl(it, op, args[0], args[1], padding or [0] * (2 * nsp), rt[0])]
+
+
+def _dynamic_conv(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    padding = [int(v) for v in np.asarray(args[2]).ravel()]
+    return [_conv_impl(it, op, args[0], args[1], padding, rt[0])]
+
+
+def _reduce(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    half = len(args) // 2
+    dims = ints(op.attributes["dimensions"])
+    if half != 1:
+        return _reduce_variadic(it, op, args, dims)
+    body = it.region_fn(op.regions[0])
+    x, init = args
+    return [kernels.reduce(x, init, dims, body, it.env.ordered)]
+
+
+def _reduce_variadic(it: Interpreter, op: ir.Operation, args: list[np.ndarray], dims):
+    """Variadic reduce (argmax-style): sequential over the reduced elements, whole arrays each."""
+    half = len(args) // 2
+    xs, inits = args[:half], args[half:]
+    keep = [d for d in range(xs[0].ndim) if d not in dims]
+    flats = [np.transpose(x, [*keep, *dims]).reshape(*(x.shape[d] for d in keep), -1) for x in xs]
+    accs = [np.broadcast_to(i, flats[0].shape[:-1]).copy() for i in inits]
+    body = it.region_fn_multi(op.regions[0])
+    for k in range(flats[0].shape[-1]):
+        accs = body(*accs, *(f[..., k] for f in flats))
+    return accs
+
+
+def _reduce_window(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    x, init = args
+    rank = x.ndim
+    padding = ints(_attr(op, "padding"), [0] * (2 * rank))
+    return [
+        kernels.reduce_window(
+            x,
+            init,
+            window_dimensions=ints(op.attributes["window_dimensions"]),
+            window_strides=ints(_attr(op, "window_strides"), [1] * rank),
+            base_dilations=ints(_attr(op, "base_dilations"), [1] * rank),
+            window_dilations=ints(_attr(op, "window_dilations"), [1] * rank),
+            padding=[(padding[2 * i], padding[2 * i + 1]) for i in range(rank)],
+            body=it.region_fn(op.regions[0]),
+            ordered=it.env.ordered,
+        )
+    ]
+
+
+# -- checks --------------------------------------------------------------------------------------
+
+
+def _check(
+    it: Interpreter, op: ir.Operation, kind: str, actual: np.ndarray, expected: np.ndarray
+) -> None:
+    if kind in ("expect_eq", "expect_eq_const"):
+        mask = _equal_mask(actual, expected)
+    elif kind in ("expect_almost_eq", "expect_almost_eq_const"):
+        tolerance = 1e-3 if op.name.endswith("custom_call") else 1e-4
+        if "tolerance" in op.attributes:
+            tolerance = ir.FloatAttr(op.attributes["tolerance"]).value
+        mask = _almost_mask(actual, expected, tolerance)
+    elif kind == "expect_close":
+        lo = _int_attr(op, "min_ulp_difference", 0)
+        hi = _int_attr(op, "max_ulp_difference", 3)
+        mask = _ulp_mask(actual, expected, lo, hi)
+    elif kind == "expect_serialized_eq":
+        return
+    else:
+        raise ConvcanonError(f"the interpreter does not support check '{kind}'", it.loc(op))
+    mask = np.broadcast_to(mask, actual.shape)
+    ok = bool(mask.all())
+    detail = ""
+    if not ok:
+        first = np.argwhere(~mask)[0]
+        index = tuple(int(i) for i in first)
+        detail = (
+            f"{kind} failed at index {list(index)}: got {actual[index]!r}, "
+            f"expected {np.broadcast_to(expected, actual.shape)[index]!r} "
+            f"({int((~mask).sum())} of {mask.size} elements differ)"
+        )
+    it.env.checks.append(CheckResult(it.loc(op), kind, ok, detail))
+
+
+def _check_op(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    kind = op.name.split(".", 1)[1]
+    actual = args[0]
+    if kind.endswith("_const"):
+        expected = _value_attr(op, tensor_type(op.operands[0].type))
+    else:
+        expected = args[1]
+    _check(it, op, kind, actual, expected)
+    return []
+
+
+def _custom_call(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    target = ir.StringAttr(op.attributes["call_target_name"]).value
+    if not target.startswith("check."):
+        raise ConvcanonError(f"the interpreter does not support custom_call @{target}", it.loc(op))
+    kind = target.split(".", 1)[1]
+    if kind.endswith("_const"):
+        expected = _value_attr(op, tensor_type(op.operands[0].type))
+    else:
+        expected = args[1]
+    _check(it, op, kind, args[0], expected)
+    return [a for a in args[: len(rt)]]
+
+
+def _tuple(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    raise ConvcanonError("tuples are not supported by the interpreter", it.loc(op))
+
+
+OPS: dict[str, Handler] = {
+    **{name: _unary_handler(fn) for name, fn in _UNARY.items()},
+    **{name: _binary_handler(fn) for name, fn in _BINARY.items()},
+    "compare": _compare,
+    "select": _select,
+    "clamp": _clamp,
+    "convert": _convert,
+    "bitcast_convert": _bitcast_convert,
+    "constant": _constant,
+    "iota": _iota,
+    "reshape": _reshape,
+    "transpose": _transpose,
+    "broadcast_in_dim": _broadcast_in_dim,
+    "broadcast": _broadcast,
+    "pad": _pad,
+    "slice": _slice,
+    "concatenate": _concatenate,
+    "reverse": _reverse,
+    "dot_general": _dot_general,
+    "dot": _dot,
+    "convolution": _convolution,
+    "dynamic_conv": _dynamic_conv,
+    "reduce": _reduce,
+    "reduce_window": _reduce_window,
+    "custom_call": _custom_call,
+    "tuple": _tuple,
+    "func.call": _call,
+    "call": _call,
+    **{
+        f"check.{kind}": _check_op
+        for kind in (
+            "expect_eq",
+            "expect_eq_const",
+            "expect_almost_eq",
+            "expect_almost_eq_const",
+            "expect_close",
+            "expect_serialized_eq",
+        )
+    },
+}

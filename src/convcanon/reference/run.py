@@ -1,0 +1,244 @@
+"""`convcanon run`: interpret a module with numpy, check its `check` ops, write its results.
+
+HLO files go to `hlo_interp`; files with migraphx/TOSA ops go to half B's interpreter
+(`convcanon.migraphx.interpret:run_module_text`), imported only when needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import re
+import sys
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from convcanon.diagnostics import (
+    ConvcanonError,
+    SourceLoc,
+    UsageError,
+    read_input,
+    write_atomically,
+)
+
+_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 10**6, "gb": 10**9, "kib": 1 << 10, "mib": 1 << 20}
+_UNITS |= {"gib": 1 << 30, "tib": 1 << 40, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def parse_memory_limit(text: str | int) -> int:
+    """`4GiB`, `512MiB`, `1000000` (bytes) -> bytes; anything else is a usage error."""
+    if isinstance(text, int):
+        return text
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    if match is None or match[2].lower() not in _UNITS:
+        raise UsageError(f"bad memory limit {text!r} (use e.g. 4GiB, 512MiB or a byte count)")
+    return int(float(match[1]) * _UNITS[match[2].lower()])
+
+
+def load_inputs(path: str) -> dict[str, np.ndarray]:
+    """Arrays of an npz file by name; a file numpy cannot read is a clear error."""
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+        if magic[:2] != b"PK":
+            what = "a single .npy array" if magic.startswith(b"\x93NUM") else "no zip header"
+            raise ConvcanonError(f"not an .npz archive ({what})", SourceLoc(path))
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise ConvcanonError("not an .npz archive (a single .npy array?)", SourceLoc(path))
+        with data:
+            return {name: data[name] for name in data.files}
+    except FileNotFoundError:
+        raise ConvcanonError("no such file", SourceLoc(path)) from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as err:
+        raise ConvcanonError(f"cannot read inputs as .npz: {err}", SourceLoc(path)) from None
+
+
+def save_outputs(path: str, arrays: Mapping[str, np.ndarray]) -> None:
+    buffer = io.BytesIO()
+    np.savez(buffer, **{k: np.asarray(v) for k, v in arrays.items()})  # pyright: ignore[reportArgumentType]
+    write_atomically(path, buffer.getvalue())
+
+
+@dataclass
+class FunctionReport:
+    name: str
+    results: list[np.ndarray]
+    checks: int
+    failures: list[str]
+
+
+def run_hlo_text(
+    text: str,
+    filename: str,
+    *,
+    entry: str | None = None,
+    inputs: Mapping[str, np.ndarray] | None = None,
+    memory_limit: int | None = None,
+    line_offset: int = 0,
+) -> list[FunctionReport]:
+    """Parse and run one HLO module; returns a report per entry function that ran."""
+    from jaxlib.mlir import ir
+
+    from convcanon.hlo.context import parse_module
+    from convcanon.reference import hlo_interp
+
+    try:
+        module = parse_module(text, filename)
+    except ConvcanonError as err:
+        if err.loc is not None and err.loc.line:
+            err.loc = SourceLoc(err.loc.file, err.loc.line + line_offset, err.loc.col)
+        raise
+    env = hlo_interp.Env(memory_limit or hlo_interp.DEFAULT_MEMORY_LIMIT)
+    env.ordered = "check.expect_" in text  # conformance tests: the reference's rounding order
+    interp = hlo_interp.Interpreter(module, filename, line_offset, env)
+    names = _entries(interp, entry, filename)
+    reports = []
+    for name in names:
+        func = interp.functions[name]
+        arg_types = [
+            hlo_interp.tensor_type(a.type, interp.loc(func))
+            for a in func.regions[0].blocks[0].arguments
+        ]
+        args = _bind_inputs(name, arg_types, inputs or {}, filename, len(names) > 1)
+        before = len(env.checks)
+        with ir.Location.unknown(module.context):
+            results = interp.call(name, args)
+        ran = env.checks[before:]
+        failures = [f"{c.loc}: error: {c.detail}" for c in ran if not c.ok]
+        reports.append(FunctionReport(name, results, len(ran), failures))
+    return reports
+
+
+def _entries(interp: object, entry: str | None, filename: str) -> list[str]:
+    from convcanon.reference.hlo_interp import Interpreter
+
+    assert isinstance(interp, Interpreter)
+    if entry is not None:
+        if entry not in interp.functions:
+            known = ", ".join(sorted(interp.functions)) or "none"
+            raise ConvcanonError(f"no function @{entry} (functions: {known})", SourceLoc(filename))
+        return [entry]
+    if "main" in interp.functions:
+        return ["main"]
+    names = [
+        name
+        for name, func in interp.functions.items()
+        if "sym_visibility" not in func.attributes and not list(func.regions[0].blocks[0].arguments)
+    ]
+    if not names:
+        raise ConvcanonError(
+            "no @main and no public function without arguments to run (use --entry)",
+            SourceLoc(filename),
+        )
+    return names
+
+
+def _bind_inputs(
+    name: str,
+    arg_types: list,
+    inputs: Mapping[str, np.ndarray],
+    filename: str,
+    several: bool,
+) -> list[np.ndarray]:
+    """Match npz arrays arg0..argN to the entry's arguments: count, shape and dtype must agree."""
+    from convcanon.reference.hlo_interp import normalize
+
+    where = SourceLoc(filename)
+    if several and inputs:
+        raise ConvcanonError("--inputs needs a single entry function (use --entry)", where)
+    expected = {f"arg{i}" for i in range(len(arg_types))}
+    missing = sorted(expected - set(inputs), key=lambda k: int(k[3:]))
+    extra = sorted(set(inputs) - expected)
+    if missing:
+        raise ConvcanonError(
+            f"@{name} takes {len(arg_types)} argument(s); missing input(s) {', '.join(missing)}",
+            where,
+        )
+    if extra:
+        raise ConvcanonError(
+            f"@{name} takes {len(arg_types)} argument(s); unexpected input(s) {', '.join(extra)}",
+            where,
+        )
+    args = []
+    for i, tt in enumerate(arg_types):
+        value = inputs[f"arg{i}"]
+        if value.dtype.kind == "V" and value.dtype.itemsize == tt.dtype.itemsize:
+            value = value.view(tt.dtype)
+        if tuple(value.shape) != tt.shape or not _dtype_fits(value.dtype, tt.dtype):
+            raise ConvcanonError(
+                f"input arg{i} is {value.dtype}{list(value.shape)} but @{name} expects "
+                f"{tt.element}{list(tt.shape)}",
+                where,
+            )
+        args.append(normalize(value, tt))
+    return args
+
+
+def _dtype_fits(given: np.dtype, wanted: np.dtype) -> bool:
+    return given == wanted
+
+
+def run_command(
+    input: str,
+    inputs: str | None = None,
+    output: str | None = None,
+    entry: str | None = None,
+    split_input_file: bool = False,
+    memory_limit: str | int = "4GiB",
+) -> int:
+    """Run every entry function; exit 0 only if every check held."""
+    limit = parse_memory_limit(memory_limit)
+    filename, text = read_input(input)
+    feed = load_inputs(inputs) if inputs else {}
+    from convcanon.driver import sniff_framework
+
+    if sniff_framework(text) == "xdsl":
+        return _run_xdsl(text, filename, entry, feed, output)
+    from convcanon.hlo.context import split_input_file as split
+
+    chunks = split(text) if split_input_file else [(0, text)]
+    outputs: dict[str, np.ndarray] = {}
+    failed = 0
+    several = len(chunks) > 1
+    for offset, chunk in chunks:
+        if several and not chunk.strip():
+            continue
+        reports = run_hlo_text(
+            chunk, filename, entry=entry, inputs=feed, memory_limit=limit, line_offset=offset
+        )
+        for report in reports:
+            status = "ok" if not report.failures else "FAILED"
+            print(
+                f"{report.name}: {status} ({report.checks} check(s), "
+                f"{len(report.failures)} failed, {len(report.results)} result(s))"
+            )
+            for failure in report.failures:
+                print(failure, file=sys.stderr)
+            failed += bool(report.failures)
+            prefix = "" if len(reports) == 1 and not several else f"{report.name}."
+            for i, value in enumerate(report.results):
+                outputs[f"{prefix}result{i}"] = value
+    if output:
+        save_outputs(output, outputs)
+    return 1 if failed else 0
+
+
+def _run_xdsl(
+    text: str, filename: str, entry: str | None, feed: dict[str, np.ndarray], output: str | None
+) -> int:
+    try:
+        module = importlib.import_module("convcanon.migraphx.interpret")
+    except ModuleNotFoundError:
+        raise ConvcanonError(
+            "this file has migraphx/TOSA ops, and the migraphx interpreter is not installed",
+            SourceLoc(filename),
+        ) from None
+    results = module.run_module_text(text, filename, entry, feed)
+    print(f"{entry or 'main'}: ok ({len(results)} result(s))")
+    if output:
+        save_outputs(output, {f"result{i}": r for i, r in enumerate(results)})
+    return 0
