@@ -8,7 +8,7 @@ type, as TOSA specifies; float->int casts round half to even, integer arithmetic
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -266,16 +266,3 @@ TOSA_KERNELS: dict[str, Kernel] = {
 def register(table: dict[str, Kernel]) -> None:
     """Add the TOSA kernels to an interpreter's op table (name -> kernel(op, args))."""
     table.update(TOSA_KERNELS)
-
-
-def run_function(body_ops: Sequence[Operation], args: Sequence[object], inputs: list[np.ndarray]):
-    """Evaluate a straight-line TOSA function body; returns the values of its `func.return`."""
-    env: dict[object, np.ndarray] = dict(zip(args, inputs, strict=True))
-    for op in body_ops:
-        if op.name == "func.return":
-            return [env[v] for v in op.operands]
-        kernel = TOSA_KERNELS.get(op.name)
-        if kernel is None:
-            raise NotImplementedError(f"no reference semantics for {op.name}")
-        env[op.results[0]] = kernel(op, [env[v] for v in op.operands])
-    raise ValueError("function body has no func.return")

@@ -1,0 +1,578 @@
+"""`migraphx-to-tosa`: lower stride-faithful migraphx functions to TOSA 1.0 (DESIGN 3.4).
+
+Each function is rebuilt: shaped arguments and results become flat `tensor<NxT>` (their memory),
+read and written through their layouts (3.2); inside, every migraphx value is a `View` (see
+tosa_build) so layouts flow through the graph without transposes until an op needs a dim order.
+Nothing is changed unless the whole module lowers: an op without a lowering is a ConvcanonError
+naming the op and its location.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FileLineColLoc,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+    f32,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.migraphx import layout, tosa
+from convcanon.migraphx import ops as mx
+from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
+from convcanon.migraphx.tosa_build import (
+    Emitter,
+    View,
+    element_type_of,
+    elementwise_views,
+    expand_to,
+    is_float,
+    logical,
+    materialize,
+    shape_of,
+    unary_view,
+)
+from convcanon.pipeline import OptionValue, PassStats
+
+Lowering = Callable[["FunctionLowering", Operation, list[View]], View]
+
+
+def op_location(op: Operation) -> SourceLoc | None:
+    """The op's source position when the parser attached one (`FileLineColLoc`)."""
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return SourceLoc(loc.filename.data, loc.line.data, loc.column.data)
+    return None
+
+
+def lowering_error(op: Operation, message: str) -> ConvcanonError:
+    return ConvcanonError(f"'{op.name}' {message}", op_location(op))
+
+
+def result_type(op: Operation) -> ShapedType:
+    ty = op.results[0].type
+    assert isinstance(ty, ShapedType)
+    return ty
+
+
+# -- boundary views (DESIGN 3.2) -------------------------------------------------------------------
+
+
+def read_flat(em: Emitter, flat: SSAValue, ty: ShapedType) -> View:
+    """Reading: reshape to the memory layout, slice off gaps; the transpose and the broadcasts
+    stay pending in the View."""
+    mem = ty.memory_layout()
+    base = em.reshape(flat, mem.mem_shape)
+    size = [min(ty.lens[d], n) for d, n in zip(mem.perm, mem.mem_shape, strict=True)]
+    base = em.slice(base, [0] * len(size), size)
+    return View(base, layout.inverse_permutation(mem.perm), ty.lens)
+
+
+def write_flat(em: Emitter, view: View, ty: ShapedType, op: Operation) -> SSAValue:
+    """Writing: transpose to memory order, zero-fill gaps (pad), reshape flat."""
+    bcast = layout.broadcast_dims(ty.lens, ty.stride_values)
+    if bcast:
+        raise lowering_error(
+            op,
+            f"writes a result of broadcast layout {ty} (stride 0 on dims {list(bcast)}): "
+            "the write is ambiguous",
+        )
+    mem = ty.memory_layout()
+    t = materialize(em, view, layout.inverse_permutation(mem.perm))
+    high = [m - n for m, n in zip(mem.mem_shape, shape_of(t), strict=True)]
+    t = em.pad_zero(t, [0] * len(high), high)
+    return em.reshape(t, [ty.flat_size()])
+
+
+# -- elementwise -----------------------------------------------------------------------------------
+
+_BINARY: dict[str, type[tosa.TosaOp]] = {
+    "migraphx.add": tosa.AddOp,
+    "migraphx.sub": tosa.SubOp,
+    "migraphx.mul": tosa.MulOp,
+    "migraphx.max": tosa.MaximumOp,
+    "migraphx.min": tosa.MinimumOp,
+    "migraphx.pow": tosa.PowOp,
+}
+_UNARY: dict[str, type[tosa.TosaOp]] = {
+    "migraphx.exp": tosa.ExpOp,
+    "migraphx.log": tosa.LogOp,
+    "migraphx.tanh": tosa.TanhOp,
+    "migraphx.sigmoid": tosa.SigmoidOp,
+    "migraphx.neg": tosa.NegateOp,
+    "migraphx.abs": tosa.AbsOp,
+    "migraphx.floor": tosa.FloorOp,
+    "migraphx.ceil": tosa.CeilOp,
+    "migraphx.rsqrt": tosa.RsqrtOp,
+    "migraphx.recip": tosa.ReciprocalOp,
+    "migraphx.erf": tosa.ErfOp,
+}
+
+
+def _binary(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    return elementwise_views(lw.em, _BINARY[op.name], args, result_type(op).lens)
+
+
+def _unary(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    return unary_view(lw.em, _UNARY[op.name], args[0])
+
+
+def _div(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """Floats: a * reciprocal(b); ints: truncating tosa.intdiv (on i32)."""
+    a, b = args
+    lens = result_type(op).lens
+    et = a.element_type
+    if is_float(et):
+        return elementwise_views(
+            lw.em, tosa.MulOp, [a, unary_view(lw.em, tosa.ReciprocalOp, b)], lens
+        )
+    if et == i32:
+        return elementwise_views(lw.em, tosa.IntDivOp, args, lens)
+    wide = [unary_view(lw.em, tosa.CastOp, v, i32) for v in args]
+    return unary_view(lw.em, tosa.CastOp, elementwise_views(lw.em, tosa.IntDivOp, wide, lens), et)
+
+
+def _sqrt(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """TOSA has no sqrt: reciprocal(rsqrt(x)) (exact at 0 and inf)."""
+    return unary_view(lw.em, tosa.ReciprocalOp, unary_view(lw.em, tosa.RsqrtOp, args[0]))
+
+
+def _bound_attr(et: Attribute, value: float) -> Attribute:
+    if isinstance(et, IntegerType):
+        info = numpy_dtype(et)
+        import numpy as np
+
+        limits = np.iinfo(info)
+        return IntegerAttr(int(max(min(value, limits.max), limits.min)), et)
+    return FloatAttr(value, et)  # type: ignore[arg-type]
+
+
+def _relu(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    (x,) = args
+    et = x.element_type
+    props = {"min_val": _bound_attr(et, 0), "max_val": _bound_attr(et, math.inf)}
+    clamp = tosa.ClampOp([x.base], x.base.type, props)
+    return View(lw.em.add(clamp), x.perm, x.lens)
+
+
+def _clip(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    x, lo, hi = args
+    lens = result_type(op).lens
+    low = elementwise_views(lw.em, tosa.MaximumOp, [x, lo], lens)
+    return elementwise_views(lw.em, tosa.MinimumOp, [low, hi], lens)
+
+
+def _to_bool(lw: FunctionLowering, view: View) -> View:
+    et = view.element_type
+    if et == i1:
+        return view
+    return unary_view(lw.em, tosa.CastOp, view, i1)
+
+
+def _where(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    cond, a, b = args
+    views = [_to_bool(lw, cond), a, b]
+    return elementwise_views(lw.em, tosa.SelectOp, views, result_type(op).lens, a.element_type)
+
+
+def _convert(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """tosa.cast; float->int first truncates toward zero (TOSA's cast rounds to nearest)."""
+    (x,) = args
+    src, dst = x.element_type, result_type(op).element_type
+    if src == dst:
+        return x
+    if is_float(src) and not is_float(dst) and dst != i1:
+        x = _trunc(lw, x)
+    return unary_view(lw.em, tosa.CastOp, x, dst)
+
+
+def _trunc(lw: FunctionLowering, x: View) -> View:
+    em = lw.em
+    rank = len(x.base_shape)
+    zero = View.plain(em.scalar(x.element_type, 0, rank))
+    negative = elementwise_views(em, tosa.GreaterOp, [zero, x], x.lens, i1)
+    up = unary_view(em, tosa.CeilOp, x)
+    down = unary_view(em, tosa.FloorOp, x)
+    return elementwise_views(em, tosa.SelectOp, [negative, up, down], x.lens)
+
+
+def _identity(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    return args[0]
+
+
+# -- shape ops -------------------------------------------------------------------------------------
+
+
+def _transpose(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """Pending: result dim i is operand dim permutation[i]; nothing is emitted."""
+    (x,) = args
+    permutation = mx.int_list(op, "permutation")
+    return View(x.base, tuple(x.perm[p] for p in permutation), result_type(op).lens)
+
+
+def _reshape(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    (x,) = args
+    out = lw.em.reshape(logical(lw.em, x), result_type(op).lens)
+    return View.plain(out)
+
+
+def _multibroadcast(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    return expand_to(lw.em, args[0], result_type(op).lens)
+
+
+def _broadcast(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    return expand_to(lw.em, args[0], result_type(op).lens, mx.int_value(op, "axis"))
+
+
+def _slice(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """Slices the base in its own dim order; broadcast dims just shrink."""
+    (x,) = args
+    shape = x.base_shape
+    start, size = [0] * len(shape), list(shape)
+    axes, starts, ends = (mx.int_list(op, k) for k in ("axes", "starts", "ends"))
+    for axis, lo_in, hi_in in zip(axes, starts, ends, strict=True):
+        a = rules.normalize_axis(axis, len(x.lens))
+        lo, hi = rules.slice_bounds(x.lens[a], lo_in, hi_in)
+        b = x.perm[a]
+        if shape[b] != 1:
+            start[b], size[b] = lo, hi - lo
+    base = lw.em.slice(x.base, start, size)
+    return View(base, x.perm, result_type(op).lens)
+
+
+# -- reductions and softmax ------------------------------------------------------------------------
+
+_REDUCE: dict[str, type[tosa.TosaOp]] = {
+    "migraphx.reduce_sum": tosa.ReduceSumOp,
+    "migraphx.reduce_mean": tosa.ReduceSumOp,
+    "migraphx.reduce_max": tosa.ReduceMaxOp,
+    "migraphx.reduce_min": tosa.ReduceMinOp,
+}
+
+
+def reduce_view(
+    em: Emitter, cls: type[tosa.TosaOp], x: View, axes: Sequence[int], mean: bool
+) -> View:
+    """Reduce logical `axes` in the base's own dim order (no transpose).
+
+    A broadcast dim holds one value n times: max/min/mean leave it, a sum multiplies by n.
+    """
+    base, shape = x.base, x.base_shape
+    real = 1  # elements combined by tosa reductions
+    repeat = 1  # copies folded away on broadcast dims
+    for a in sorted(set(axes)):
+        b = x.perm[a]
+        if shape[b] > 1:
+            base = em.reduce(cls, base, b)
+            real *= shape[b]
+        elif x.lens[a] > 1:
+            repeat *= x.lens[a]
+    lens = tuple(1 if i in set(axes) else n for i, n in enumerate(x.lens))
+    out = View(base, x.perm, lens)
+    et, rank = x.element_type, len(x.base_shape)
+    if mean and real > 1:
+        if is_float(et):
+            scale = View.plain(em.scalar(et, 1.0 / real, rank))
+            return elementwise_views(em, tosa.MulOp, [out, scale], lens)
+        divisor = View.plain(em.scalar(et, real, rank))
+        return elementwise_views(em, tosa.IntDivOp, [out, divisor], lens)
+    if cls is tosa.ReduceSumOp and not mean and repeat > 1:
+        return elementwise_views(
+            em, tosa.MulOp, [out, View.plain(em.scalar(et, repeat, rank))], lens
+        )
+    return out
+
+
+def _reduce(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    (x,) = args
+    axes = [rules.normalize_axis(a, len(x.lens)) for a in mx.int_list(op, "axes")]
+    return reduce_view(lw.em, _REDUCE[op.name], x, axes, op.name == "migraphx.reduce_mean")
+
+
+def _softmax(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """exp(x - max(x)) * reciprocal(sum(exp(x - max(x)))) along the axis, in x's dim order."""
+    (x,) = args
+    em = lw.em
+    axis = rules.normalize_axis(mx.int_value(op, "axis"), len(x.lens))
+    peak = reduce_view(em, tosa.ReduceMaxOp, x, [axis], mean=False)
+    shifted = elementwise_views(em, tosa.SubOp, [x, peak], x.lens)
+    e = unary_view(em, tosa.ExpOp, shifted)
+    total = reduce_view(em, tosa.ReduceSumOp, e, [axis], mean=False)
+    inverse = unary_view(em, tosa.ReciprocalOp, total)
+    return elementwise_views(em, tosa.MulOp, [e, inverse], x.lens)
+
+
+# -- dot -------------------------------------------------------------------------------------------
+
+
+def _dot(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """[..., M, K] x [..., K, N]: batch dims flattened into tosa.matmul's batch."""
+    a, b = args
+    em = lw.em
+    lens = result_type(op).lens
+    batch = math.prod(lens[:-2])
+    m, k, n = a.lens[-2], a.lens[-1], b.lens[-1]
+    lhs = em.reshape(logical(em, a), [batch, m, k])
+    rhs = em.reshape(logical(em, b), [batch, k, n])
+    et = a.element_type
+    zp = em.zero_point(et)
+    out = em.add(tosa.MatMulOp([lhs, rhs, zp, zp], TensorType(et, [batch, m, n])))
+    return View.plain(em.reshape(out, lens))
+
+
+# -- convolution -----------------------------------------------------------------------------------
+
+
+def _channels_last(nsp: int) -> tuple[int, ...]:
+    """Frame of [N, C, *S] (and [O, I, *K]) as TOSA's [N, *S, C] ([O, *K, I])."""
+    return (0, nsp + 1, *range(1, nsp + 1))
+
+
+def _fit_stride(
+    extent: int, kernel: int, stride: int, dilation: int, begin: int, end: int
+) -> tuple[int, int]:
+    """(end pad, input rows to drop) so that TOSA's divisibility rule holds, output unchanged."""
+    remainder = (extent - 1 + begin + end - (kernel - 1) * dilation) % stride
+    end -= remainder
+    if end >= 0:
+        return end, 0
+    return 0, -end
+
+
+def _conv(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    assert isinstance(op, mx.ConvolutionOp)
+    em = lw.em
+    x, w = args
+    nsp = len(x.lens) - 2
+    out_lens = result_type(op).lens
+    et = x.element_type
+    if not is_float(et):
+        raise lowering_error(op, f"convolution on {et} has no TOSA lowering here (floats only)")
+    group = mx.int_value(op, "group")
+    begins, ends = op.explicit_padding()
+    strides = mx.int_list(op, "stride")
+    dilations = mx.int_list(op, "dilation")
+    frame = _channels_last(nsp)
+    xt = materialize(em, x, frame)  # [N, *S, C]
+    wt = materialize(em, w, frame)  # [O, *K, I]
+    kernel = w.lens[2:]
+    cut = []
+    ends = list(ends)
+    for i in range(nsp):
+        ends[i], drop = _fit_stride(
+            x.lens[2 + i], kernel[i], strides[i], dilations[i], begins[i], ends[i]
+        )
+        cut.append(drop)
+    if any(cut):
+        shape = shape_of(xt)
+        size = [shape[0], *(shape[1 + i] - cut[i] for i in range(nsp)), shape[-1]]
+        xt = em.slice(xt, [0] * len(size), size)
+    if nsp == 1:  # a unit H dim makes it 2-D
+        xt = em.reshape(xt, [shape_of(xt)[0], 1, *shape_of(xt)[1:]])
+        wt = em.reshape(wt, [shape_of(wt)[0], 1, *shape_of(wt)[1:]])
+        begins, ends = [0, *begins], [0, *ends]
+        strides, dilations = [1, *strides], [1, *dilations]
+    pad = [v for b, e in zip(begins, ends, strict=True) for v in (b, e)]
+    tosa_nsp = max(nsp, 2)
+    out_spatial = list(out_lens[2:]) if nsp > 1 else [1, out_lens[2]]
+    channels, out_channels = x.lens[1], out_lens[1]
+    acc = f32
+    props = tosa.conv_properties(pad, strides, dilations, acc)
+    zp = em.zero_point(et)
+    out_shape = [out_lens[0], *out_spatial]
+    if group == 1:
+        cls = tosa.Conv3DOp if tosa_nsp == 3 else tosa.Conv2DOp
+        y = _conv_op(em, cls, xt, wt, out_shape + [out_channels], props, zp)
+    elif tosa_nsp == 2 and group == channels and w.lens[1] == 1:
+        multiplier = out_channels // channels
+        # OHWI with I = 1 -> HW1O -> HWCM (O = c * M + m)
+        hwio = em.transpose(wt, [1, 2, 3, 0])
+        kh, kw = shape_of(hwio)[:2]
+        hwcm = em.reshape(hwio, [kh, kw, channels, multiplier])
+        y = _conv_op(em, tosa.DepthwiseConv2DOp, xt, hwcm, out_shape + [out_channels], props, zp)
+    else:
+        cls = tosa.Conv3DOp if tosa_nsp == 3 else tosa.Conv2DOp
+        per_in, per_out = channels // group, out_channels // group
+        parts = []
+        for g in range(group):
+            xs, ws = shape_of(xt), shape_of(wt)
+            xg = em.slice(xt, [0] * (len(xs) - 1) + [g * per_in], [*xs[:-1], per_in])
+            wg = em.slice(wt, [g * per_out] + [0] * (len(ws) - 1), [per_out, *ws[1:]])
+            parts.append(_conv_op(em, cls, xg, wg, out_shape + [per_out], props, zp))
+        y = em.concat(parts, len(out_shape))
+    if nsp == 1:
+        y = em.reshape(y, [out_lens[0], out_lens[2], out_lens[1]])
+    return View(y, frame, out_lens)
+
+
+def _conv_op(
+    em: Emitter,
+    cls: type[tosa.TosaOp],
+    xt: SSAValue,
+    wt: SSAValue,
+    out_shape: list[int],
+    props: dict[str, Attribute],
+    zp: SSAValue,
+) -> SSAValue:
+    et = element_type_of(xt)
+    bias = em.zero_point(et)  # a tensor<1xT> bias broadcasts over the output channels
+    return em.add(cls([xt, wt, bias, zp, zp], TensorType(et, out_shape), props))
+
+
+# -- literal ---------------------------------------------------------------------------------------
+
+
+def _literal(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """A splat stays a broadcast `tensor<1x..x1>` constant; anything else is a full constant."""
+    assert isinstance(op, mx.LiteralOp)
+    ty = result_type(op)
+    value = op.value
+    shape = tuple(value.get_type().get_shape())
+    if shape == ty.lens and not (value.is_splat() and math.prod(shape) > 1):
+        return View.plain(lw.em.const(value))
+    first = next(iter(value.get_values()))
+    ones = TensorType(ty.element_type, [1] * len(ty.lens))
+    attr = DenseIntOrFPElementsAttr.from_list(ones, [first])
+    const = lw.em.const(attr)
+    return View(const, tuple(range(len(ty.lens))), ty.lens)
+
+
+LOWERINGS: dict[str, Lowering] = {
+    **{name: _binary for name in _BINARY},
+    **{name: _unary for name in _UNARY},
+    **{name: _reduce for name in _REDUCE},
+    "migraphx.div": _div,
+    "migraphx.sqrt": _sqrt,
+    "migraphx.relu": _relu,
+    "migraphx.clip": _clip,
+    "migraphx.where": _where,
+    "migraphx.convert": _convert,
+    "migraphx.contiguous": _identity,
+    "migraphx.transpose": _transpose,
+    "migraphx.reshape": _reshape,
+    "migraphx.broadcast": _broadcast,
+    "migraphx.multibroadcast": _multibroadcast,
+    "migraphx.slice": _slice,
+    "migraphx.softmax": _softmax,
+    "migraphx.dot": _dot,
+    "migraphx.convolution": _conv,
+    "migraphx.literal": _literal,
+}
+
+
+# -- functions -------------------------------------------------------------------------------------
+
+
+class FunctionLowering:
+    """Lowers one func.func into a new block of TOSA ops with flat boundary types."""
+
+    def __init__(self, function: func.FuncOp, stats: PassStats):
+        self.function = function
+        old_block = function.body.blocks[0]
+        in_types = [self.flat_type(a.type) for a in old_block.args]
+        self.block = Block(arg_types=in_types)
+        self.em = Emitter(self.block, stats)
+        self.views: dict[SSAValue, View] = {}
+        self.tensors: dict[SSAValue, SSAValue] = {}
+        for old, new in zip(old_block.args, self.block.args, strict=True):
+            if isinstance(old.type, ShapedType):
+                self.views[old] = read_flat(self.em, new, old.type)
+            else:
+                self.tensors[old] = new
+
+    @staticmethod
+    def flat_type(ty: Attribute) -> Attribute:
+        return ty.flat_tensor_type() if isinstance(ty, ShapedType) else ty
+
+    def view(self, value: SSAValue, user: Operation) -> View:
+        if value in self.views:
+            return self.views[value]
+        raise lowering_error(user, f"operand {value.type} is not a migraphx value")
+
+    def tensor(self, value: SSAValue, user: Operation) -> SSAValue:
+        if value in self.tensors:
+            return self.tensors[value]
+        if value in self.views and isinstance(value.type, ShapedType):
+            return write_flat(self.em, self.views[value], value.type, user)
+        raise lowering_error(user, f"operand {value.type} has no lowering")
+
+    def lower_op(self, op: Operation) -> None:
+        if isinstance(op, mx.AsLogicalShapeOp):
+            ty = result_type(op)
+            self.views[op.output] = read_flat(self.em, self.tensor(op.args[0], op), ty)
+            return
+        if isinstance(op, mx.AsUnderlyingShapeOp):
+            ty = op.args[0].type
+            assert isinstance(ty, ShapedType)
+            flat = write_flat(self.em, self.view(op.args[0], op), ty, op)
+            self.tensors[op.output] = flat
+            return
+        lowering = LOWERINGS.get(op.name)
+        if lowering is None:
+            raise lowering_error(op, "has no lowering to TOSA")
+        args = [self.view(v, op) for v in op.operands]
+        self.views[op.results[0]] = lowering(self, op, args)
+        self.em.stats.bump("migraphx ops lowered")
+
+    def run(self) -> func.FuncOp:
+        old_block = self.function.body.blocks[0]
+        returned: list[SSAValue] = []
+        for op in old_block.ops:
+            if isinstance(op, func.ReturnOp):
+                returned = [self.tensor(v, op) for v in op.operands]
+                break
+            self.lower_op(op)
+        self.block.add_op(func.ReturnOp(*returned))
+        remove_dead_ops(self.block)
+        out_types = [v.type for v in returned]
+        lowered = func.FuncOp(
+            self.function.sym_name.data,
+            (list(self.block.arg_types), out_types),
+            Region(self.block),
+            self.function.sym_visibility,
+        )
+        return lowered
+
+
+def remove_dead_ops(block: Block) -> None:
+    """Drop TOSA ops whose results are unused (folded reshapes/transposes, unused constants)."""
+    for op in reversed(list(block.ops)):
+        if isinstance(op, tosa.TosaOp) and not any(r.uses for r in op.results):
+            op.detach()
+            op.erase()
+
+
+def count_ops(module: ModuleOp) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for op in module.walk():
+        if op.name.startswith("tosa."):
+            counts[op.name] = counts.get(op.name, 0) + 1
+    return counts
+
+
+def migraphx_to_tosa(parsed: object, options: Mapping[str, OptionValue] | None = None) -> PassStats:
+    """The pass: every func.func of the module lowered to TOSA, in place, or nothing changes."""
+    module = getattr(parsed, "module", parsed)
+    assert isinstance(module, ModuleOp)
+    stats = PassStats()
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    lowered = [FunctionLowering(f, stats).run() for f in functions]
+    for old, new in zip(functions, lowered, strict=True):
+        module.body.block.insert_op_before(new, old)
+        old.detach()
+        old.erase()
+    for name, count in count_ops(module).items():
+        stats.bump(f"{name} emitted", count)
+    return stats
