@@ -1,0 +1,219 @@
+"""Random valid convolutions as StableHLO text, and the checks every canonicalized module must pass.
+
+Cases are valid by construction: the lhs extent is drawn at or above the smallest one that leaves a
+non-empty output for the drawn kernel, dilations and padding.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from hypothesis import strategies as st
+from jaxlib.mlir import ir
+
+from convcanon.hlo import legalize
+from convcanon.hlo.context import make_context, parse_module
+from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
+from convcanon.hlo.io import HloFile
+from convcanon.hlo.params import ConvParams, read_conv_params
+from convcanon.hlo.passes import canonicalize, convs_of, functions
+from convcanon.pipeline import PassStats
+from convcanon.verify.xla_engine import run_stablehlo_text
+
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared"
+EXAMPLES = REPO / "examples"
+
+DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32}
+
+
+@dataclass(frozen=True)
+class ConvCase:
+    text: str
+    lhs_shape: tuple[int, ...]
+    rhs_shape: tuple[int, ...]
+    element: str
+
+    def inputs(self, seed: int = 0) -> list[np.ndarray]:
+        return random_inputs([self.lhs_shape, self.rhs_shape], self.element, seed)
+
+
+def random_inputs(shapes: list[tuple[int, ...]], element: str, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    dtype = DTYPES[element]
+    if element == "i32":
+        return [rng.integers(-3, 4, size=s).astype(dtype) for s in shapes]
+    return [rng.standard_normal(s).astype(dtype) for s in shapes]
+
+
+def _layout(rank: int, first: str, second: str, perm: list[int]) -> str:
+    """`[b, 0, 1, f]`-style layout: perm[i] is the role index placed at position i."""
+    roles = [first, second] + [str(j) for j in range(rank - 2)]
+    return "[" + ", ".join(roles[perm[i]] for i in range(rank)) + "]"
+
+
+def _positions(perm: list[int]) -> list[int]:
+    """Where each role (0: first, 1: second, 2..: spatial) sits."""
+    where = [0] * len(perm)
+    for pos, role in enumerate(perm):
+        where[role] = pos
+    return where
+
+
+@st.composite
+def conv_cases(draw: st.DrawFn, elements: tuple[str, ...] = tuple(DTYPES)) -> ConvCase:
+    n = draw(st.integers(1, 3))
+    rank = n + 2
+    perms = [draw(st.permutations(list(range(rank)))) for _ in range(3)]
+    lhs_pos, rhs_pos, out_pos = (_positions(p) for p in perms)
+    groups = draw(st.sampled_from([(1, 1), (2, 1), (3, 1), (1, 2), (1, 3)]))
+    fgc, bgc = groups
+    batch = bgc * draw(st.integers(1, 2))
+    in_per_group = draw(st.integers(1, 2))
+    out_features = fgc * bgc * draw(st.integers(1, 2))
+    strides, pads, lhs_dil, rhs_dil, rev, extents, kernels, outs = ([] for _ in range(8))
+    budget = 3 if n == 3 else 6  # keep 3-D cases small
+    for _ in range(n):
+        k = draw(st.integers(1, 3 if n == 3 else 4))
+        s, ld, rd = (draw(st.integers(1, 3)) for _ in range(3))
+        lo, hi = draw(st.integers(-2, 3)), draw(st.integers(-2, 3))
+        effective = (k - 1) * rd + 1
+        smallest = max(1, -(-(effective - 1 - lo - hi) // ld) + 1)
+        h = draw(st.integers(smallest, smallest + budget))
+        padded = (h - 1) * ld + 1 + lo + hi
+        out = (padded - effective) // s + 1
+        strides.append(s), pads.append((lo, hi)), lhs_dil.append(ld), rhs_dil.append(rd)
+        rev.append(draw(st.booleans())), extents.append(h), kernels.append(k), outs.append(out)
+    element = draw(st.sampled_from(elements))
+
+    def shape(pos: list[int], first: int, second: int, spatial: list[int]) -> tuple[int, ...]:
+        dims = [0] * rank
+        for role, size in enumerate([first, second, *spatial]):
+            dims[pos[role]] = size
+        return tuple(dims)
+
+    lhs = shape(lhs_pos, batch, fgc * in_per_group, extents)
+    rhs = shape(rhs_pos, in_per_group, out_features, kernels)
+    out = shape(out_pos, batch // bgc, out_features, outs)
+    dims = (
+        f"{_layout(rank, 'b', 'f', perms[0])}x{_layout(rank, 'i', 'o', perms[1])}"
+        f"->{_layout(rank, 'b', 'f', perms[2])}"
+    )
+    text = conv_module(dims, lhs, rhs, out, element, strides, pads, lhs_dil, rhs_dil, rev, fgc, bgc)
+    return ConvCase(text, lhs, rhs, element)
+
+
+def _tensor(shape: tuple[int, ...], element: str) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+
+
+def _ints(values: list[int]) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def conv_module(
+    dims: str,
+    lhs: tuple[int, ...],
+    rhs: tuple[int, ...],
+    out: tuple[int, ...],
+    element: str,
+    strides: list[int],
+    pads: list[tuple[int, int]],
+    lhs_dil: list[int],
+    rhs_dil: list[int],
+    rev: list[bool],
+    fgc: int,
+    bgc: int,
+) -> str:
+    """One-conv StableHLO module in the pretty syntax JAX prints."""
+    lt, rt, ot = (_tensor(s, element) for s in (lhs, rhs, out))
+    pad = "[" + ", ".join(f"[{lo}, {hi}]" for lo, hi in pads) + "]"
+    reverse = "[" + ", ".join("true" if r else "false" for r in rev) + "]"
+    return (
+        f"func.func public @main(%arg0: {lt}, %arg1: {rt}) -> {ot} {{\n"
+        f"  %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = {dims}, window = "
+        f"{{stride = {_ints(strides)}, pad = {pad}, lhs_dilate = {_ints(lhs_dil)}, "
+        f"rhs_dilate = {_ints(rhs_dil)}, reverse = {reverse}}} "
+        f"{{batch_group_count = {bgc} : i64, feature_group_count = {fgc} : i64}} "
+        f": ({lt}, {rt}) -> {ot}\n"
+        f"  return %0 : {ot}\n"
+        "}\n"
+    )
+
+
+# -- running the pass and checking its output ----------------------------------------------------
+
+
+def parse(text: str, dialect: Dialect = STABLEHLO) -> HloFile:
+    """Parse StableHLO text; for MHLO, legalize it to MHLO first."""
+    module = parse_module(text, "case.mlir", make_context())
+    if dialect is MHLO:
+        legalize.to_mhlo(module)
+    return HloFile(module, "case.mlir", debug_info=False)
+
+
+def run_pass(
+    text: str, dialect: Dialect, **options: bool | int | str
+) -> tuple[HloFile, PassStats, str]:
+    """Canonicalize; returns the file, the stats and the printed output (re-parsed and verified)."""
+    hlo = parse(text, dialect)
+    opts = {k.replace("_", "-"): v for k, v in options.items()}
+    stats, _ = canonicalize(hlo, opts, dialect)
+    printed = str(hlo.module)
+    reparsed = parse_module(printed, "out.mlir", make_context())  # parse + verify, MHLO included
+    del reparsed
+    return hlo, stats, printed
+
+
+def all_conv_params(hlo: HloFile, dialect: Dialect) -> list[ConvParams]:
+    with hlo.module.context:
+        return [read_conv_params(c) for f in functions(hlo.module) for c in convs_of(f, dialect)]
+
+
+def as_stablehlo_text(hlo: HloFile, dialect: Dialect) -> str:
+    """The module as StableHLO text for XLA (an MHLO module is legalized back first)."""
+    if dialect is STABLEHLO:
+        return str(hlo.module)
+    copy = parse_module(str(hlo.module), "copy.mlir", make_context())
+    legalize.to_stablehlo(copy)
+    return str(copy)
+
+
+def assert_canonical(params: list[ConvParams]) -> None:
+    for p in params:
+        assert all(lo == 0 and hi == 0 for lo, hi in p.padding), p
+        assert all(s == 1 for s in p.strides), p
+        assert all(d == 1 for d in p.lhs_dilation), p
+
+
+def total_macs(params: list[ConvParams]) -> int:
+    return sum(p.macs for p in params)
+
+
+def assert_same_results(before: list[np.ndarray], after: list[np.ndarray], element: str) -> None:
+    for b, a in zip(before, after, strict=True):
+        assert b.shape == a.shape and b.dtype == a.dtype
+        if element == "i32":
+            np.testing.assert_array_equal(a, b)
+            continue
+        scale = max(1.0, float(np.max(np.abs(b.astype(np.float64)), initial=0.0)))
+        tol = {"f16": 2e-2, "f32": 1e-5, "f64": 1e-12}[element] * scale
+        np.testing.assert_allclose(a.astype(np.float64), b.astype(np.float64), atol=tol, rtol=0)
+
+
+def xla(text: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    return run_stablehlo_text(text, inputs)
+
+
+def op_texts(module: ir.Module, name: str) -> list[str]:
+    with module.context:
+        return [
+            str(op) for f in functions(module) for op in convs_of(f, STABLEHLO) if op.name == name
+        ]
+
+
+def macs_of(params: ConvParams) -> int:
+    return math.prod(params.result_shape) * math.prod(params.kernel_spatial)
