@@ -1,0 +1,97 @@
+"""Engines that execute a module on given inputs: our numpy reference, XLA (JAX CPU), IREE.
+
+XLA and IREE are optional extras; asking for one that is not installed is a clear error naming the
+package, not a traceback. Each engine returns the entry function's results as numpy arrays.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from convcanon.diagnostics import ConvcanonError, SourceLoc
+
+Engine = Callable[[str, str, str, Sequence[np.ndarray]], list[np.ndarray]]
+
+
+def reference_engine(
+    text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """Our numpy interpreter (half B's for migraphx/TOSA files)."""
+    feed = {f"arg{i}": x for i, x in enumerate(inputs)}
+    from convcanon.driver import sniff_framework
+
+    if sniff_framework(text) == "xdsl":
+        module = importlib.import_module("convcanon.migraphx.interpret")
+        return list(module.run_module_text(text, filename, entry, feed))
+    from convcanon.reference.run import run_hlo_text
+
+    (report,) = run_hlo_text(text, filename, entry=entry, inputs=feed)
+    return report.results
+
+
+def _require(module: str, engine: str, package: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise ConvcanonError(
+            f"engine '{engine}' needs the optional package {package} (pip install {package})"
+        ) from None
+
+
+def _require_main(entry: str, engine: str, filename: str) -> None:
+    if entry != "main":
+        raise ConvcanonError(
+            f"engine '{engine}' runs @main only, not @{entry}", SourceLoc(filename)
+        )
+
+
+def xla_engine(
+    text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """XLA's CPU backend via JAX's client, on exactly this module."""
+    _require("jax", "xla", "jax")
+    _require_main(entry, "xla", filename)
+    from convcanon.verify.xla_engine import run_stablehlo_text
+
+    try:
+        return run_stablehlo_text(text, inputs)
+    except Exception as err:  # XLA raises its own runtime error types
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ConvcanonError(f"XLA rejected the module: {first}", SourceLoc(filename)) from None
+
+
+def iree_engine(
+    text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """iree-base-compiler (StableHLO input, llvm-cpu) then iree-base-runtime (local-task)."""
+    _require("iree.compiler", "iree", "iree-base-compiler")
+    _require("iree.runtime", "iree", "iree-base-runtime")
+    import iree.compiler
+    import iree.runtime
+
+    try:
+        vmfb = iree.compiler.compile_str(
+            text,
+            input_type="stablehlo",
+            target_backends=["llvm-cpu"],
+            extra_args=["--iree-llvmcpu-target-cpu=host"],
+        )
+    except iree.compiler.CompilerToolError as err:
+        lines = [ln for ln in str(err).splitlines() if "error:" in ln]
+        message = lines[0].strip() if lines else "compilation failed"
+        raise ConvcanonError(f"IREE rejected the module: {message}", SourceLoc(filename)) from None
+    module = iree.runtime.load_vm_flatbuffer(vmfb, driver="local-task")
+    results = getattr(module, entry)(*[np.ascontiguousarray(x) for x in inputs])
+    if not isinstance(results, tuple | list):
+        results = (results,)
+    return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+
+
+ENGINES: dict[str, Engine] = {
+    "reference": reference_engine,
+    "xla": xla_engine,
+    "iree": iree_engine,
+}
