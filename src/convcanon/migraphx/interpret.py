@@ -169,7 +169,9 @@ def _convolution(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
 def dense_value(attr: DenseIntOrFPElementsAttr, dtype: np.dtype) -> np.ndarray:
     """A dense attribute's values as an array of its own shape (splats filled)."""
-    shape = tuple(attr.get_type().get_shape())
+    ty = attr.get_type()
+    assert isinstance(ty, TensorType)
+    shape = tuple(ty.get_shape())
     values = list(attr.get_values())
     if len(values) == 1:
         return np.full(shape, values[0], dtype=compute_dtype(dtype)).astype(dtype)
