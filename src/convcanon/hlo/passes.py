@@ -32,6 +32,7 @@ class ConvRecord:
     loc: SourceLoc
     params: ConvParams
     decision: Decision
+    types: tuple[str, str, str] = ("", "", "")  # lhs, rhs, result as MLIR prints them
     phases: int = 0
     ops_added: list[str] = field(default_factory=list)
     macs_after: int = 0
@@ -115,6 +116,11 @@ def canonicalize(
                 decision = decide(p, opts)
                 stats.bump("convs-seen")
                 record = plan_record(p, decision, opts, loc)
+                record.types = (
+                    str(conv.operands[0].type),
+                    str(conv.operands[1].type),
+                    str(conv.results[0].type),
+                )
                 records.append(record)
                 if opts.verbose:
                     _verbose_remarks(conv, decision, dialect, hlo_file.filename, loc)

@@ -54,7 +54,8 @@ def plan_dim(
         k0, n = taps[0], len(taps)
         rhs_start = kernel - 1 - k0 - (n - 1) * step if reversed_ else k0
         length = out + (n - 1) * new_dilation
-        phases.append(Phase(n, dilation * k0, stride, length, rhs_start, step))
+        lhs_stride = stride if length > 1 else 1  # a single element needs no step
+        phases.append(Phase(n, dilation * k0, lhs_stride, length, rhs_start, step if n > 1 else 1))
     return DimPlan(tuple(phases), new_dilation)
 
 

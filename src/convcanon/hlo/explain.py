@@ -1,0 +1,148 @@
+"""`convcanon explain FILE`: one row per convolution, the gate's decision and what the rewrite emits.
+
+It is a dry run of the real pass on the parsed module (nothing is written), so the phases and
+multiply-adds shown are those of the ops the pass actually built.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from typing import Any
+
+from convcanon.diagnostics import UsageError, read_input
+from convcanon.pipeline import parse_pipeline
+
+_CONV_PASSES = {"canonicalize-conv": "mhlo", "stablehlo-canonicalize-conv": "stablehlo"}
+
+
+def _ops_summary(ops: list[str]) -> str:
+    counts = Counter(ops)
+    return ", ".join(f"{n}x {name}" if n > 1 else name for name, n in counts.items()) or "-"
+
+
+def _ints(values: tuple[int, ...]) -> str:
+    return "[" + ",".join(str(v) for v in values) + "]"
+
+
+def _row(record: Any) -> dict[str, Any]:
+    p = record.params
+    return {
+        "location": str(record.loc),
+        "lhs": record.types[0],
+        "rhs": record.types[1],
+        "result": record.types[2],
+        "stride": list(p.strides),
+        "padding": [list(pair) for pair in p.padding],
+        "lhs_dilation": list(p.lhs_dilation),
+        "rhs_dilation": list(p.rhs_dilation),
+        "reversal": list(p.reversal),
+        "feature_groups": p.feature_group_count,
+        "batch_groups": p.batch_group_count,
+        "decision": "rewrite" if record.decision.accepted else "skip",
+        "reason": record.decision.reason,
+        "phases": record.phases,
+        "ops_added": record.ops_added,
+        "macs_before": 0 if p.dynamic_reason else p.macs,
+        "macs_after": record.macs_after,
+    }
+
+
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    rejected = Counter(r["reason"] for r in rows if r["decision"] == "skip")
+    return {
+        "convs_seen": len(rows),
+        "rewritten": sum(r["decision"] == "rewrite" for r in rows),
+        "rejected": dict(rejected),
+        "macs_before": sum(r["macs_before"] for r in rows),
+        "macs_after": sum(r["macs_after"] for r in rows),
+    }
+
+
+_COLUMNS = (
+    "location",
+    "lhs",
+    "rhs",
+    "result",
+    "window",
+    "groups",
+    "decision",
+    "reason",
+    "phases",
+    "ops added",
+)
+
+
+def _cells(row: dict[str, Any]) -> list[str]:
+    pads = ",".join(f"({lo},{hi})" for lo, hi in row["padding"])
+    window = (
+        f"stride={_ints(tuple(row['stride']))} pad=[{pads}] "
+        f"lhs_dil={_ints(tuple(row['lhs_dilation']))} rhs_dil={_ints(tuple(row['rhs_dilation']))}"
+    )
+    if any(row["reversal"]):
+        window += " reverse=" + _ints(tuple(int(r) for r in row["reversal"]))
+    return [
+        row["location"],
+        row["lhs"],
+        row["rhs"],
+        row["result"],
+        window,
+        f"f={row['feature_groups']} b={row['batch_groups']}",
+        row["decision"],
+        row["reason"],
+        str(row["phases"]),
+        _ops_summary(row["ops_added"]),
+    ]
+
+
+def _summary_lines(summary: dict[str, Any]) -> list[str]:
+    lines = [
+        f"convs seen: {summary['convs_seen']}",
+        f"rewritten: {summary['rewritten']}",
+        f"rejected: {sum(summary['rejected'].values())}",
+    ]
+    lines += [f"  {n} x {reason}" for reason, n in summary["rejected"].items()]
+    before, after = summary["macs_before"], summary["macs_after"]
+    ratio = f" (x{after / before:.2f})" if before else ""
+    lines.append(f"multiply-adds: {before} before, {after} after{ratio}")
+    return lines
+
+
+def render(rows: list[dict[str, Any]], fmt: str) -> str:
+    summary = _summary(rows)
+    if fmt == "json":
+        return json.dumps({"convs": rows, "summary": summary}, indent=2) + "\n"
+    table = [list(_COLUMNS)] + [_cells(r) for r in rows]
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in table]
+        lines.insert(1, "|" + "---|" * len(_COLUMNS))
+        return "\n".join(lines + [""] + [f"- {s}" for s in _summary_lines(summary)]) + "\n"
+    widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in table]
+    return "\n".join([s.rstrip() for s in lines] + [""] + _summary_lines(summary)) + "\n"
+
+
+def explain_rows(text: str, filename: str, pipeline: str) -> list[dict[str, Any]]:
+    """Dry-run the pipeline's conv pass on `text`; one row per conv it saw."""
+    from convcanon.hlo.dialects import DIALECTS
+    from convcanon.hlo.io import parse_file_text
+    from convcanon.hlo.passes import canonicalize
+
+    passes = [p for p in parse_pipeline(pipeline) if p.info.name in _CONV_PASSES]
+    if len(passes) != 1:
+        raise UsageError(
+            f"explain needs exactly one conv pass in the pipeline ({', '.join(_CONV_PASSES)})"
+        )
+    invocation = passes[0]
+    hlo_file = parse_file_text(text, filename)
+    dialect = DIALECTS[_CONV_PASSES[invocation.info.name]]
+    _, records = canonicalize(hlo_file, invocation.options, dialect)
+    return [_row(r) for r in records]
+
+
+def explain_file(input: str, pipeline: str, fmt: str) -> int:
+    parse_pipeline(pipeline)  # usage errors before reading anything
+    filename, text = read_input(input)
+    sys.stdout.write(render(explain_rows(text, filename, pipeline), fmt))
+    return 0
