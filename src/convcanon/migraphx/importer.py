@@ -274,19 +274,18 @@ def _dense(tensor: TensorType, values: list[int] | list[float]) -> DenseIntOrFPE
 
 
 def _literal_attr(cur: _Cursor, values: list[float], ty: ShapedType) -> DenseIntOrFPElementsAttr:
-    """Literal values (memory order when they fill the buffer, or one value) -> dense logical."""
+    """Literal values (memory order when they fill the buffer, or one splat value) -> dense
+    attribute of the logical value in standard order."""
     tensor = TensorType(ty.element_type, ty.lens)
-    if len(values) == 1:
-        return _dense(tensor, values)
-    if len(values) != ty.flat_size():
-        raise cur.error(
-            f"literal has {len(values)} values but its shape holds {ty.flat_size()} (or 1)"
-        )
     buffer = np.asarray(values, dtype=np.float64)
-    logical = layout.read_buffer(buffer, ty.lens, ty.stride_values).reshape(-1)
-    dtype = numpy_dtype(ty.element_type)
-    as_python = logical.astype(np.int64 if dtype.kind in "iub" else np.float64).tolist()
-    return _dense(tensor, as_python)
+    if len(values) != 1:
+        if len(values) != ty.flat_size():
+            raise cur.error(
+                f"literal has {len(values)} values but its shape holds {ty.flat_size()} (or 1)"
+            )
+        buffer = layout.read_buffer(buffer, ty.lens, ty.stride_values).reshape(-1)
+    integral = numpy_dtype(ty.element_type).kind in "iub"
+    return _dense(tensor, buffer.astype(np.int64 if integral else np.float64).tolist())
 
 
 def _literal_values(cur: _Cursor) -> list[float]:

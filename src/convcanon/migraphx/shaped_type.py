@@ -187,7 +187,9 @@ def _parse_body(parser: AttrParser) -> tuple[Attribute, Attribute, Attribute]:
             parser.raise_error("expected strides (e.g. `4x1`) after `,`")
     elif lens:
         parser.raise_error(f"expected `,` and {len(lens)} strides after the lens")
-    parser.parse_punctuation(">", " to end the shaped type")
+    parser.parse_punctuation(
+        ">", " to end the shaped type (strides must be non-negative integers joined by `x`)"
+    )
     params = (
         ArrayAttr([IntAttr(n) for n in lens]),
         ArrayAttr([IntAttr(s) for s in strides]),
