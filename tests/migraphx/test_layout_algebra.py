@@ -1,4 +1,4 @@
-"""The layout algebra reads a flat buffer exactly as numpy's as_strided does, and writes invert it."""
+"""Reading a flat buffer through the layout algebra equals as_strided; writing inverts it."""
 
 from __future__ import annotations
 
