@@ -1,4 +1,4 @@
-"""The per-dim phase plan of the exact stride rewrite (DESIGN 2.4), checked against a 1-D numpy conv."""
+"""The per-dim phase plan of the exact stride rewrite (DESIGN 2.4) against a 1-D numpy conv."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Property: over random convs, gate=general leaves only canonical convs, same numbers, same MACs."""
+"""Property: on random convs gate=general leaves only canonical convs, same values, same MACs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`convcanon explain FILE`: one row per convolution, the gate's decision and what the rewrite emits.
+"""`convcanon explain FILE`: one row per conv, the gate's decision and what the rewrite emits.
 
 It is a dry run of the real pass on the parsed module (nothing is written), so the phases and
 multiply-adds shown are those of the ops the pass actually built.
