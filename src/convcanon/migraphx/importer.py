@@ -172,12 +172,13 @@ class _Shape:
 def _shape(cur: _Cursor) -> _Shape:
     """`-> TYPE, {LENS}, {STRIDES}[, target_id=N]` to the end of the line."""
     cur.expect("->", "before the result shape")
+    cur.skip_ws()
     pos = cur.pos
     type_name = cur.match(_IDENT, "a MIGraphX type name (e.g. float_type)")
     if type_name not in TYPE_NAMES:
         close = difflib.get_close_matches(type_name, TYPE_NAMES, n=1)
         hint = f"; did you mean `{close[0]}`?" if close else ""
-        raise cur.error(f"unknown MIGraphX type `{type_name}`{hint}", pos + 1)
+        raise cur.error(f"unknown MIGraphX type `{type_name}`{hint}", pos)
     cur.expect(",", "after the type name")
     lens = _int_list(cur, "the lens")
     cur.expect(",", "between lens and strides")
@@ -201,7 +202,8 @@ def _args(cur: _Cursor) -> list[tuple[str, int]]:
     if not cur.optional(")"):
         while True:
             cur.skip_ws()
-            names.append((cur.match(_NAME, "an instruction name"), cur.pos))
+            start = cur.pos
+            names.append((cur.match(_NAME, "an instruction name"), start))
             if cur.optional(")"):
                 break
             cur.expect(",", "or `)` in the argument list")
@@ -310,13 +312,13 @@ def _attributes(
             continue
         if key not in wanted:
             expected = ", ".join(wanted) or "none"
-            raise cur.error(f"unknown field `{key}` for `{op_name}` (fields: {expected})", pos + 1)
+            raise cur.error(f"unknown field `{key}` for `{op_name}` (fields: {expected})", pos)
         if isinstance(value, list):
             attributes[key] = mx.i64_array(value)
         elif isinstance(value, int):
             attributes[key] = mx.i64(value)
         else:
-            raise cur.error(f"field `{key}` of `{op_name}` must be an integer or {{list}}", pos + 1)
+            raise cur.error(f"field `{key}` of `{op_name}` must be an integer or {{list}}", pos)
     return attributes
 
 
@@ -336,10 +338,10 @@ def _instruction(program: _Program, cur: _Cursor) -> None:
         return
     if cur.optional("@return"):
         if program.returned is not None:
-            raise cur.error("a second @return (one function per program)", op_pos + 1)
+            raise cur.error("a second @return (one function per program)", op_pos)
         args = _args(cur)
         _target_id(cur)
-        program.returned = [program.lookup(cur, a, p + 1) for a, p in args]
+        program.returned = [program.lookup(cur, a, p) for a, p in args]
         return
     if cur.optional("@literal"):
         values = _literal_values(cur)
@@ -350,17 +352,17 @@ def _instruction(program: _Program, cur: _Cursor) -> None:
         if op_name not in OP_FIELDS:
             close = difflib.get_close_matches(op_name, OP_FIELDS, n=1)
             hint = f"; did you mean `{close[0]}`?" if close else ""
-            raise cur.error(f"unknown MIGraphX op `{op_name}`{hint}", op_pos + 1)
+            raise cur.error(f"unknown MIGraphX op `{op_name}`{hint}", op_pos)
         fields = _fields(cur)
         args = _args(cur)
-        operands = [program.lookup(cur, a, p + 1) for a, p in args]
+        operands = [program.lookup(cur, a, p) for a, p in args]
         ty = _shaped(cur, _shape(cur))
         cls, _ = OP_FIELDS[op_name]
         op = cls(operands, ty, _attributes(cur, op_name, fields))
     try:
         op.verify()
     except VerifyException as err:
-        raise cur.error(str(err).strip().splitlines()[0], op_pos + 1) from None
+        raise cur.error(str(err).strip().splitlines()[0], op_pos) from None
     program.block.add_op(op)
     program.values[name] = op.results[0]
 
