@@ -99,6 +99,8 @@ def normalize(x: np.ndarray | Any, tt: TensorType) -> np.ndarray:
     if tt.element in _NARROW:
         arr = kernels.wrap_integer(arr, *_NARROW[tt.element])
     if arr.shape != tt.shape:
+        if arr.ndim:
+            raise ValueError(f"computed shape {list(arr.shape)}, declared {list(tt.shape)}")
         arr = np.broadcast_to(arr, tt.shape).copy()
     return arr
 
@@ -340,12 +342,12 @@ class Interpreter:
                 raise ConvcanonError(f"the interpreter does not support op '{name}'", self.loc(op))
             try:
                 results = handler(self, op, operands, result_types)
+                for res, value, tt in zip(op.results, results, result_types, strict=True):
+                    values[res] = normalize(value, tt)
             except ConvcanonError:
                 raise
             except (ValueError, IndexError, KeyError, TypeError) as err:
                 raise ConvcanonError(f"cannot interpret '{name}': {err}", self.loc(op)) from None
-            for res, value, tt in zip(op.results, results, result_types, strict=True):
-                values[res] = normalize(value, tt)
         return []
 
     def region_fn(self, region: ir.Region) -> Callable[..., np.ndarray]:

@@ -83,6 +83,7 @@ def iree_engine(
         lines = [ln for ln in str(err).splitlines() if "error:" in ln]
         message = lines[0].strip() if lines else "compilation failed"
         raise ConvcanonError(f"IREE rejected the module: {message}", SourceLoc(filename)) from None
+    assert isinstance(vmfb, bytes)  # compile_str returns the flatbuffer when no output file
     module = iree.runtime.load_vm_flatbuffer(vmfb, driver="local-task")
     results = getattr(module, entry)(*[np.ascontiguousarray(x) for x in inputs])
     if not isinstance(results, tuple | list):

@@ -1,0 +1,21 @@
+"""The StableHLO conformance corpus, split into the chunks `stablehlo-translate --interpret` runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from convcanon.hlo.context import split_input_file
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO.parent / "shared" / "corpus" / "stablehlo"
+
+
+def corpus_chunks() -> list[tuple[str, int, str]]:
+    """(case id, line offset, text) for every `// -----` chunk of every corpus file."""
+    cases = []
+    for path in sorted(CORPUS.glob("*.mlir")):
+        text = path.read_text()
+        for offset, chunk in split_input_file(text):
+            if "func.func" in chunk:
+                cases.append((f"{path.name}:{offset + 1}", offset, chunk))
+    return cases

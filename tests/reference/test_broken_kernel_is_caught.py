@@ -1,0 +1,93 @@
+"""The XLA comparison is a real judge: a kernel broken in a known way fails it.
+
+Each test first shows the case passes with the real kernel, then breaks one semantic detail
+(reversal, the side negative padding crops, feature/batch group order) and expects a mismatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hlo.cases import conv_module
+
+from convcanon.reference import kernels
+
+from .xla_compare import assert_matches_xla
+
+REAL_CONV = kernels.conv_general
+
+
+def _case(rev: bool, pads: list[tuple[int, int]], fgc: int, bgc: int) -> tuple[str, list]:
+    lhs, rhs = (2 * bgc, 2 * fgc, 7, 6), (3, 2, 2 * fgc * bgc, 2)
+    out_h = (7 + pads[0][0] + pads[0][1] - 3) // 2 + 1
+    out_w = 6 + pads[1][0] + pads[1][1] - 2 + 1
+    text = conv_module(
+        "[b, f, 0, 1]x[0, 1, o, i]->[b, f, 0, 1]",
+        lhs,
+        rhs,
+        (2, 2 * fgc * bgc, out_h, out_w),
+        "f32",
+        [2, 1],
+        pads,
+        [1, 1],
+        [1, 1],
+        [rev, False],
+        fgc,
+        bgc,
+    )
+    rng = np.random.default_rng(3)
+    return text, [rng.standard_normal(s).astype(np.float32) for s in (lhs, rhs)]
+
+
+def _broken(change: Callable[[dict[str, Any]], None]) -> Callable[..., np.ndarray]:
+    def conv(lhs: np.ndarray, rhs: np.ndarray, **kw: Any) -> np.ndarray:
+        change(kw)
+        return REAL_CONV(lhs, rhs, **kw)
+
+    return conv
+
+
+def _no_reversal(kw: dict[str, Any]) -> None:
+    kw["window_reversal"] = [False] * len(kw["window_reversal"])
+
+
+def _swap_padding_sides(kw: dict[str, Any]) -> None:
+    kw["padding"] = [(hi, lo) for lo, hi in kw["padding"]]
+
+
+BREAKS = {
+    "reversal": (_no_reversal, (True, [(0, 0), (0, 0)], 1, 1)),
+    "negative-padding": (_swap_padding_sides, (False, [(-1, 2), (1, -2)], 1, 1)),
+}
+
+
+@pytest.mark.parametrize("name", list(BREAKS))
+def test_broken_conv_kernel_fails_against_xla(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    change, params = BREAKS[name]
+    text, inputs = _case(*params)
+    assert_matches_xla(text, inputs)  # the real kernel passes
+    monkeypatch.setattr(kernels, "conv_general", _broken(change))
+    with pytest.raises(AssertionError):
+        assert_matches_xla(text, inputs)
+
+
+@pytest.mark.parametrize(("fgc", "bgc"), [(2, 1), (1, 2)])
+def test_interleaved_groups_fail_against_xla(
+    fgc: int, bgc: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Groups taken interleaved instead of contiguous: a subtle order bug XLA catches."""
+    text, inputs = _case(False, [(0, 0), (0, 0)], fgc, bgc)
+    assert_matches_xla(text, inputs)
+
+    def interleaved(lhs: np.ndarray, rhs: np.ndarray, **kw: Any) -> np.ndarray:
+        groups = kw["feature_group_count"] * kw["batch_group_count"]
+        axis = kw["lhs_spec"][1] if kw["feature_group_count"] > 1 else kw["lhs_spec"][0]
+        order = np.arange(lhs.shape[axis]).reshape(groups, -1).T.ravel()
+        return REAL_CONV(np.take(lhs, order, axis=axis), rhs, **kw)
+
+    monkeypatch.setattr(kernels, "conv_general", interleaved)
+    with pytest.raises(AssertionError):
+        assert_matches_xla(text, inputs)
