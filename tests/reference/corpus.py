@@ -1,4 +1,4 @@
-"""The StableHLO conformance corpus, split into the chunks `stablehlo-translate --interpret` runs."""
+"""The StableHLO conformance corpus, split into the chunks `--interpret -split-input-file` runs."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Every check in the StableHLO conformance corpus holds under our interpreter, before and after
-`stablehlo-canonicalize-conv{gate=general}` (the expectations come from the upstream interpreter)."""
+`stablehlo-canonicalize-conv{gate=general}` (expectations come from the upstream interpreter)."""
 
 from __future__ import annotations
 

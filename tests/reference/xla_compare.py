@@ -1,4 +1,4 @@
-"""Run a module on our interpreter and on XLA with the same inputs; the assertion the tests share."""
+"""Run a module on our interpreter and on XLA with the same inputs: the shared assertion."""
 
 from __future__ import annotations
 
