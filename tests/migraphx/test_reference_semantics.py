@@ -1,0 +1,251 @@
+"""The migraphx interpreter agrees with JAX/numpy on conv, dot, reductions and friends, reading
+and writing strided flat buffers at the function boundary."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from convcanon.migraphx import layout
+from convcanon.migraphx.importer import import_program
+from convcanon.migraphx.interpret import run_module_text
+from convcanon.migraphx.io import print_file
+
+jax.config.update("jax_enable_x64", True)
+
+
+def _braces(values: list[int] | tuple[int, ...]) -> str:
+    return "{" + ", ".join(map(str, values)) + "}"
+
+
+def _nhwc_strides(lens: list[int]) -> list[int]:
+    """Channels-last strides of an (N, C, *S) shape."""
+    order = [0, *range(2, len(lens)), 1]  # memory order, outermost first
+    strides = [0] * len(lens)
+    running = 1
+    for d in reversed(order):
+        strides[d] = running
+        running *= lens[d]
+    return strides
+
+
+def run_op(
+    op: str,
+    inputs: list[tuple[np.ndarray, list[int]]],
+    out_lens: list[int],
+    out_strides: list[int] | None = None,
+    type_name: str = "float_type",
+) -> np.ndarray:
+    """Import a one-op program, feed logical inputs as flat strided buffers, read the result."""
+    lines = [
+        f"p{k} = @param:p{k} -> {type_name}, {_braces(x.shape)}, {_braces(s)}"
+        for k, (x, s) in enumerate(inputs)
+    ]
+    out_strides = out_strides or list(layout.standard_strides(out_lens))
+    args = ",".join(f"p{k}" for k in range(len(inputs)))
+    call = op.replace("(ARGS)", f"({args})")
+    lines.append(f"@r = {call} -> {type_name}, {_braces(out_lens)}, {_braces(out_strides)}")
+    lines.append("@ret = @return(@r)")
+    text = print_file(import_program("\n".join(lines) + "\n", "prog.txt"))
+    feed = {f"arg{k}": layout.write_buffer(x, x.shape, s) for k, (x, s) in enumerate(inputs)}
+    (flat,) = run_module_text(text, "prog.mlir", None, feed)
+    return layout.read_buffer(flat, out_lens, out_strides)
+
+
+CONV_CASES = [
+    # spatial dims, stride, dilation, padding (begins + ends), group, nhwc
+    (1, [1], [1], [0, 0], 1, False),
+    (1, [2], [2], [1, 2], 2, False),
+    (2, [1, 1], [1, 1], [0, 0, 0, 0], 1, True),
+    (2, [2, 1], [1, 2], [1, 0, 2, 1], 1, True),
+    (2, [2, 2], [1, 1], [1, 1, 1, 1], 4, False),  # depthwise
+    (2, [3, 2], [2, 1], [2, 1, 0, 3], 2, True),
+    (3, [1, 2, 1], [1, 1, 2], [1, 0, 1, 0, 1, 2], 1, False),
+]
+
+
+@pytest.mark.parametrize(("sd", "stride", "dilation", "padding", "group", "nhwc"), CONV_CASES)
+def test_convolution_matches_jax(
+    sd: int,
+    stride: list[int],
+    dilation: list[int],
+    padding: list[int],
+    group: int,
+    nhwc: bool,
+) -> None:
+    rng = np.random.default_rng(sd * 10 + group)
+    spatial = [7, 6, 5][:sd]
+    x = rng.standard_normal((2, 4, *spatial)).astype(np.float32)
+    w = rng.standard_normal((8, 4 // group, *[3, 2, 3][:sd])).astype(np.float32)
+    spec = "".join("DHW"[3 - sd :])
+    dn = (f"NC{spec}", f"OI{spec}", f"NC{spec}")
+    expected = np.asarray(
+        jax.lax.conv_general_dilated(
+            x,
+            w,
+            window_strides=stride,
+            padding=list(zip(padding[:sd], padding[sd:], strict=True)),
+            rhs_dilation=dilation,
+            dimension_numbers=dn,
+            feature_group_count=group,
+            precision=jax.lax.Precision.HIGHEST,
+        )
+    )
+    strides_of = _nhwc_strides if nhwc else (lambda lens: list(layout.standard_strides(lens)))
+    op = (
+        f"convolution[padding={_braces(padding)},stride={_braces(stride)},"
+        f"dilation={_braces(dilation)},group={group},padding_mode=0](ARGS)"
+    )
+    got = run_op(
+        op,
+        [(x, strides_of(list(x.shape))), (w, strides_of(list(w.shape)))],
+        list(expected.shape),
+        strides_of(list(expected.shape)),
+    )
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("mode", "jax_padding"), [(1, "SAME"), (2, "VALID")])
+def test_convolution_padding_modes_match_jax(mode: int, jax_padding: str) -> None:
+    rng = np.random.default_rng(mode)
+    x = rng.standard_normal((1, 3, 8, 7)).astype(np.float32)
+    w = rng.standard_normal((5, 3, 3, 4)).astype(np.float32)
+    expected = np.asarray(
+        jax.lax.conv_general_dilated(x, w, (2, 3), jax_padding, precision=jax.lax.Precision.HIGHEST)
+    )
+    op = (
+        "convolution[padding={0, 0, 0, 0},stride={2, 3},dilation={1, 1},group=1,"
+        f"padding_mode={mode}](ARGS)"
+    )
+    inputs = [(a, list(layout.standard_strides(a.shape))) for a in (x, w)]
+    got = run_op(op, inputs, list(expected.shape))
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_seed_program_nhwc_conv_exp_matches_jax() -> None:
+    from pathlib import Path
+
+    fixture = Path(__file__).parent / "fixtures" / "seed003_nhwc_conv.txt"
+    text = print_file(import_program(fixture.read_text(), str(fixture)))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 16, 4, 4)).astype(np.float32) * 0.2
+    w = rng.standard_normal((2, 16, 3, 3)).astype(np.float32) * 0.2
+    feed = {
+        "arg0": layout.write_buffer(x, x.shape, [256, 1, 64, 16]),
+        "arg1": layout.write_buffer(w, w.shape, [144, 1, 48, 16]),
+    }
+    (flat,) = run_module_text(text, "seed.mlir", "main", feed)
+    expected = np.exp(
+        jax.lax.conv_general_dilated(x, w, (1, 1), "VALID", precision=jax.lax.Precision.HIGHEST)
+    )
+    assert flat.shape == (8,)
+    # the result comes back NHWC: strides {8, 1, 4, 2}
+    np.testing.assert_allclose(
+        layout.read_buffer(flat, [1, 2, 2, 2], [8, 1, 4, 2]), expected, rtol=1e-5
+    )
+    np.testing.assert_allclose(flat, np.transpose(expected, (0, 2, 3, 1)).reshape(-1), rtol=1e-5)
+
+
+def test_batched_dot_with_transposed_operand_matches_numpy() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 4, 3))
+    b = rng.standard_normal((2, 3, 5))
+    got = run_op(
+        "dot(ARGS)",
+        [(a, [12, 3, 1]), (b, [15, 1, 3])],
+        [2, 4, 5],
+        [20, 1, 4],
+        type_name="double_type",
+    )
+    np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-12)
+
+
+REDUCTIONS = [
+    ("reduce_sum", jnp.sum),
+    ("reduce_mean", jnp.mean),
+    ("reduce_max", jnp.max),
+    ("reduce_min", jnp.min),
+]
+
+
+@pytest.mark.parametrize(("name", "fn"), REDUCTIONS)
+@pytest.mark.parametrize("axes", [(0,), (1, 2), (-1,), (0, 1, 2)])
+def test_reductions_match_jax(
+    name: str, fn: Callable[..., jax.Array], axes: tuple[int, ...]
+) -> None:
+    x = np.random.default_rng(len(axes)).standard_normal((3, 4, 5))
+    expected = np.asarray(fn(x, axis=axes, keepdims=True))
+    got = run_op(
+        f"{name}[axes={_braces(axes)}](ARGS)",
+        [(x, [1, 3, 12])],
+        list(expected.shape),
+        type_name="double_type",
+    )
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_softmax_and_elementwise_match_jax() -> None:
+    x = np.random.default_rng(1).standard_normal((3, 4))
+    t = [1, 3]  # column-major input
+    cases = {
+        "softmax[axis=1](ARGS)": jax.nn.softmax(x, axis=1),
+        "sigmoid(ARGS)": jax.nn.sigmoid(x),
+        "erf(ARGS)": jax.scipy.special.erf(x),
+        "relu(ARGS)": jax.nn.relu(x),
+        "tanh(ARGS)": jnp.tanh(x),
+        "recip(ARGS)": 1 / x,
+        "rsqrt(ARGS)": jax.lax.rsqrt(jnp.abs(x)),
+    }
+    for op, expected in cases.items():
+        arg = np.abs(x) if op.startswith("rsqrt") else x
+        got = run_op(op, [(arg, t)], [3, 4], type_name="double_type")
+        np.testing.assert_allclose(got, np.asarray(expected), rtol=1e-12, err_msg=op)
+
+
+def test_views_slice_transpose_broadcast_and_clip() -> None:
+    x = np.arange(12.0).reshape(3, 4)
+    got = run_op(
+        "slice[axes={0, 1},starts={1, -3},ends={3, 100}](ARGS)",
+        [(x, [4, 1])],
+        [2, 3],
+        type_name="double_type",
+    )
+    np.testing.assert_array_equal(got, x[1:3, 1:4])
+    got = run_op(
+        "transpose[permutation={1, 0}](ARGS)", [(x, [1, 3])], [4, 3], type_name="double_type"
+    )
+    np.testing.assert_array_equal(got, x.T)
+    v = np.arange(4.0)
+    got = run_op(
+        "broadcast[axis=1,out_lens={2, 4, 3}](ARGS)",
+        [(v, [1])],
+        [2, 4, 3],
+        [12, 3, 1],
+        type_name="double_type",
+    )
+    np.testing.assert_array_equal(got, np.broadcast_to(v[None, :, None], (2, 4, 3)))
+    got = run_op(
+        "clip(ARGS)",
+        [(x, [4, 1]), (np.full((3, 4), 2.0), [4, 1]), (np.full((3, 4), 9.0), [4, 1])],
+        [3, 4],
+        type_name="double_type",
+    )
+    np.testing.assert_array_equal(got, np.clip(x, 2, 9))
+
+
+def test_writing_a_broadcast_result_is_an_error() -> None:
+    from convcanon.diagnostics import ConvcanonError
+
+    v = np.arange(3.0)
+    with pytest.raises(ConvcanonError, match="broadcast layout"):
+        run_op(
+            "multibroadcast[out_lens={4, 3}](ARGS)",
+            [(v, [1])],
+            [4, 3],
+            [0, 1],
+            type_name="double_type",
+        )
