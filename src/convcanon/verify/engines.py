@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -69,8 +70,20 @@ def iree_engine(
     """iree-base-compiler (StableHLO input, llvm-cpu) then iree-base-runtime (local-task)."""
     _require("iree.compiler", "iree", "iree-base-compiler")
     _require("iree.runtime", "iree", "iree-base-runtime")
-    import iree.compiler
     import iree.runtime
+
+    vmfb = _iree_compile(text, filename)
+    module = iree.runtime.load_vm_flatbuffer(vmfb, driver="local-task")
+    results = getattr(module, entry)(*[np.ascontiguousarray(x) for x in inputs])
+    if not isinstance(results, tuple | list):
+        results = (results,)
+    return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+
+
+@lru_cache(maxsize=8)
+def _iree_compile(text: str, filename: str) -> bytes:
+    """Compile once per module text: trials reuse the flatbuffer (compiling takes seconds)."""
+    import iree.compiler
 
     try:
         vmfb = iree.compiler.compile_str(
@@ -84,11 +97,7 @@ def iree_engine(
         message = lines[0].strip() if lines else "compilation failed"
         raise ConvcanonError(f"IREE rejected the module: {message}", SourceLoc(filename)) from None
     assert isinstance(vmfb, bytes)  # compile_str returns the flatbuffer when no output file
-    module = iree.runtime.load_vm_flatbuffer(vmfb, driver="local-task")
-    results = getattr(module, entry)(*[np.ascontiguousarray(x) for x in inputs])
-    if not isinstance(results, tuple | list):
-        results = (results,)
-    return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+    return vmfb
 
 
 ENGINES: dict[str, Engine] = {
