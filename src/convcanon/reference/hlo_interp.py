@@ -424,7 +424,8 @@ def _shift_right_logical(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _shift_right_arithmetic(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     bits = a.dtype.itemsize * 8
-    return np.right_shift(a, np.clip(b, 0, bits - 1).astype(a.dtype))
+    amount = np.where((b < 0) | (b >= bits), bits - 1, b)  # out of range: sign fill
+    return np.right_shift(a, amount.astype(a.dtype))
 
 
 def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
