@@ -3,6 +3,7 @@
 Cases are valid by construction: the lhs extent is drawn at or above the smallest one that leaves a
 non-empty output for the drawn kernel, dilations and padding.
 """
+# ruff: noqa: E501  (MLIR fixtures are one op per line, as JAX prints them)
 
 from __future__ import annotations
 
@@ -26,6 +27,14 @@ from convcanon.verify.xla_engine import run_stablehlo_text
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
 EXAMPLES = REPO / "examples"
+
+# A conv with a dynamic batch: skipped with a reason.
+DYNAMIC = """
+func.func public @main(%x: tensor<?x8x8x2xf32>, %w: tensor<3x3x2x2xf32>) -> tensor<?x4x4x2xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 2], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x8x8x2xf32>, tensor<3x3x2x2xf32>) -> tensor<?x4x4x2xf32>
+  return %0 : tensor<?x4x4x2xf32>
+}
+"""
 
 DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32}
 

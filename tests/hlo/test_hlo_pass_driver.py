@@ -1,4 +1,5 @@
 """The pass driver: statistics, verbose remarks (seed phase 2b), dynamic shapes, EUET001."""
+# ruff: noqa: E501  (MLIR fixtures are one op per line, as JAX prints them)
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from convcanon.hlo.dialects import MHLO, STABLEHLO
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.passes import canonicalize
 
-from .cases import EXAMPLES, parse, run_pass
+from .cases import DYNAMIC, EXAMPLES, parse, run_pass
 
 CHAIN = """
 func.func public @main(%x: tensor<1x8x8x2xf32>, %w: tensor<3x3x2x2xf32>, %v: tensor<3x3x3x2x2xf32>) -> tensor<1x8x8x2xf32> {
@@ -58,14 +59,6 @@ def test_verbose_remarks_report_conv_chains_and_rejections_and_change_nothing(
         "case.mlir:5:8: remark: convolution's operand chain reaches the convolution at case.mlir:3:8",
         "case.mlir:7:8: remark: convolution not canonicalized: lhs rank 5 is not 4",
     ]
-
-
-DYNAMIC = """
-func.func public @main(%x: tensor<?x8x8x2xf32>, %w: tensor<3x3x2x2xf32>) -> tensor<?x4x4x2xf32> {
-  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 2], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<?x8x8x2xf32>, tensor<3x3x2x2xf32>) -> tensor<?x4x4x2xf32>
-  return %0 : tensor<?x4x4x2xf32>
-}
-"""
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

@@ -1,4 +1,5 @@
 """Each rewrite on hand-written convs: the ops it emits, what it copies, and its values under XLA."""
+# ruff: noqa: E501  (MLIR fixtures are one op per line, as JAX prints them)
 
 from __future__ import annotations
 
