@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from xdsl.dialects import func
 
 from convcanon.cli import main
 from convcanon.diagnostics import ConvcanonError
@@ -27,6 +28,7 @@ def _import(text: str) -> str:
 def test_seed_program_with_input_first_imports_nhwc() -> None:
     module = import_program(SEED_FIXED.read_text(), str(SEED_FIXED))
     (function,) = module.ops
+    assert isinstance(function, func.FuncOp)
     inputs = function.function_type.inputs.data
     assert [str(t) for t in inputs] == [
         "!migraphx.shaped<1x16x4x4xf32, 256x1x64x16>",
@@ -128,6 +130,7 @@ def test_params_in_order_of_appearance_and_fp8_types() -> None:
         "@2 = @return(a, b)\n"
     )
     (function,) = import_program(text, "p.txt").ops
+    assert isinstance(function, func.FuncOp)
     assert [str(t) for t in function.function_type.inputs.data] == [
         "!migraphx.shaped<2xf8E4M3FNUZ, 1>",
         "!migraphx.shaped<2xf8E5M2, 1>",

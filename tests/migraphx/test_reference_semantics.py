@@ -85,8 +85,8 @@ def test_convolution_matches_jax(
     dn = (f"NC{spec}", f"OI{spec}", f"NC{spec}")
     expected = np.asarray(
         jax.lax.conv_general_dilated(
-            x,
-            w,
+            jnp.asarray(x),
+            jnp.asarray(w),
             window_strides=stride,
             padding=list(zip(padding[:sd], padding[sd:], strict=True)),
             rhs_dilation=dilation,
@@ -115,7 +115,9 @@ def test_convolution_padding_modes_match_jax(mode: int, jax_padding: str) -> Non
     x = rng.standard_normal((1, 3, 8, 7)).astype(np.float32)
     w = rng.standard_normal((5, 3, 3, 4)).astype(np.float32)
     expected = np.asarray(
-        jax.lax.conv_general_dilated(x, w, (2, 3), jax_padding, precision=jax.lax.Precision.HIGHEST)
+        jax.lax.conv_general_dilated(
+            jnp.asarray(x), jnp.asarray(w), (2, 3), jax_padding, precision=jax.lax.Precision.HIGHEST
+        )
     )
     op = (
         "convolution[padding={0, 0, 0, 0},stride={2, 3},dilation={1, 1},group=1,"
@@ -140,7 +142,9 @@ def test_seed_program_nhwc_conv_exp_matches_jax() -> None:
     }
     (flat,) = run_module_text(text, "seed.mlir", "main", feed)
     expected = np.exp(
-        jax.lax.conv_general_dilated(x, w, (1, 1), "VALID", precision=jax.lax.Precision.HIGHEST)
+        jax.lax.conv_general_dilated(
+            jnp.asarray(x), jnp.asarray(w), (1, 1), "VALID", precision=jax.lax.Precision.HIGHEST
+        )
     )
     assert flat.shape == (8,)
     # the result comes back NHWC: strides {8, 1, 4, 2}
