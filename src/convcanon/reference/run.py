@@ -85,6 +85,7 @@ def run_hlo_text(
 
     from convcanon.hlo.context import parse_module
     from convcanon.reference import hlo_interp
+    from convcanon.reference.kernels import blas_threads
 
     try:
         module = parse_module(text, filename)
@@ -97,6 +98,7 @@ def run_hlo_text(
     interp = hlo_interp.Interpreter(module, filename, line_offset, env)
     names = _entries(interp, entry, filename)
     reports = []
+
     for name in names:
         func = interp.functions[name]
         arg_types = [
@@ -105,7 +107,7 @@ def run_hlo_text(
         ]
         args = _bind_inputs(name, arg_types, inputs or {}, filename, len(names) > 1)
         before = len(env.checks)
-        with ir.Location.unknown(module.context):
+        with ir.Location.unknown(module.context), blas_threads():
             results = interp.call(name, args)
         ran = env.checks[before:]
         failures = [f"{c.loc}: error: {c.detail}" for c in ran if not c.ok]
