@@ -7,13 +7,11 @@ non-empty output for the drawn kernel, dilations and padding.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
-from jaxlib.mlir import ir
 
 from convcanon.hlo import legalize
 from convcanon.hlo.context import make_context, parse_module
@@ -215,14 +213,3 @@ def assert_same_results(before: list[np.ndarray], after: list[np.ndarray], eleme
 
 def xla(text: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return run_stablehlo_text(text, inputs)
-
-
-def op_texts(module: ir.Module, name: str) -> list[str]:
-    with module.context:
-        return [
-            str(op) for f in functions(module) for op in convs_of(f, STABLEHLO) if op.name == name
-        ]
-
-
-def macs_of(params: ConvParams) -> int:
-    return math.prod(params.result_shape) * math.prod(params.kernel_spatial)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from jaxlib.mlir import ir
 
@@ -38,6 +40,18 @@ def test_statistics_count_seen_rewritten_and_skipped_by_reason(dialect) -> None:
     }
     _, stats, _ = run_pass(CHAIN, dialect, gate="general")
     assert stats.counters == {"convs-seen": 3, "rewritten-pad": 3}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_default_gate_leaves_the_rejected_conv_of_a_mixed_module_as_it_was(dialect) -> None:
+    def rank5_conv(text: str) -> str:
+        (line,) = [s for s in text.splitlines() if "convolution" in s and "4x4x4" in s]
+        return re.sub(r"%[\w#]+", "%v", line.strip())  # SSA names renumber; all else is equal
+
+    before = rank5_conv(str(parse(CHAIN, dialect).module))
+    _, _, printed = run_pass(CHAIN, dialect)
+    assert rank5_conv(printed) == before
+    assert printed.count(f"{dialect.name}.pad") == 2
 
 
 def test_small_cnn_statistics() -> None:

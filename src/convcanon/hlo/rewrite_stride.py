@@ -31,6 +31,16 @@ class Phase:
     rhs_start: int
     rhs_stride: int
 
+    @property
+    def lhs_window(self) -> tuple[int, int, int]:
+        """(start, stride, length) of the lhs slice in this dim."""
+        return (self.lhs_start, self.lhs_stride, self.lhs_length)
+
+    @property
+    def rhs_window(self) -> tuple[int, int, int]:
+        """(start, stride, length) of the kernel slice in this dim."""
+        return (self.rhs_start, self.rhs_stride, self.taps)
+
 
 @dataclass(frozen=True)
 class DimPlan:
@@ -83,40 +93,33 @@ def ops_added(plans: tuple[DimPlan, ...], p: ConvParams) -> list[str]:
     """The ops one stride rewrite emits (the original conv is replaced by the partial convs)."""
     ops: list[str] = []
     for combo in itertools.product(*(d.phases for d in plans)):
-        if not _identity(combo, p.padded_spatial, True):
+        if not _identity([ph.lhs_window for ph in combo], p.padded_spatial):
             ops.append("slice")
-        if not _identity(combo, p.kernel_spatial, False):
+        if not _identity([ph.rhs_window for ph in combo], p.kernel_spatial):
             ops.append("slice")
         ops.append("convolution")
     ops += ["add"] * (phase_count(plans) - 1)
     return ops
 
 
-def _identity(combo: tuple[Phase, ...], extents: tuple[int, ...], lhs: bool) -> bool:
-    """Whether slicing by `combo` would return the whole operand."""
-    for phase, extent in zip(combo, extents, strict=True):
-        if lhs and (phase.lhs_start, phase.lhs_stride, phase.lhs_length) != (0, 1, extent):
-            return False
-        if not lhs and (phase.rhs_start, phase.rhs_stride, phase.taps) != (0, 1, extent):
-            return False
-    return True
+def _identity(windows: list[tuple[int, int, int]], extents: tuple[int, ...]) -> bool:
+    """Whether slicing by `windows` would return the whole operand."""
+    return all(w == (0, 1, e) for w, e in zip(windows, extents, strict=True))
 
 
 def _slice_spatial(
     dialect: Dialect,
     value: ir.Value,
     axes: tuple[int, ...],
-    starts: list[int],
-    strides: list[int],
-    lengths: list[int],
+    windows: list[tuple[int, int, int]],
     before: build.AnyOp,
 ) -> ir.Value:
     shape = list(ir.ShapedType(value.type).shape)
-    start, limit, step = [0] * len(shape), list(shape), [1] * len(shape)
-    for axis, b, s, n in zip(axes, starts, strides, lengths, strict=True):
-        start[axis], step[axis], limit[axis] = b, s, b + (n - 1) * s + 1
-    if start == [0] * len(shape) and limit == shape and step == [1] * len(shape):
+    if _identity(windows, tuple(shape[a] for a in axes)):
         return value
+    start, limit, step = [0] * len(shape), list(shape), [1] * len(shape)
+    for axis, (b, s, n) in zip(axes, windows, strict=True):
+        start[axis], step[axis], limit[axis] = b, s, b + (n - 1) * s + 1
     return build.slice_(dialect, value, start, limit, step, before)
 
 
@@ -133,22 +136,10 @@ def explicit_stride(conv: build.AnyOp, p: ConvParams, dialect: Dialect) -> list[
     total: ir.Value | None = None
     for combo in itertools.product(*(d.phases for d in plans)):
         lhs_slice = _slice_spatial(
-            dialect,
-            lhs,
-            p.dims.lhs_spatial,
-            [ph.lhs_start for ph in combo],
-            [ph.lhs_stride for ph in combo],
-            [ph.lhs_length for ph in combo],
-            conv,
+            dialect, lhs, p.dims.lhs_spatial, [ph.lhs_window for ph in combo], conv
         )
         rhs_slice = _slice_spatial(
-            dialect,
-            rhs,
-            p.dims.rhs_spatial,
-            [ph.rhs_start for ph in combo],
-            [ph.rhs_stride for ph in combo],
-            [ph.taps for ph in combo],
-            conv,
+            dialect, rhs, p.dims.rhs_spatial, [ph.rhs_window for ph in combo], conv
         )
         partial = build.rebuild_conv(conv, lhs_slice, rhs_slice, overrides)
         partials.append(partial)
