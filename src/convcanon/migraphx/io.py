@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func
@@ -117,11 +116,3 @@ def print_file(module: ModuleOp) -> str:
     Printer(stream=stream).print_op(module)
     text = stream.getvalue()
     return text if text.endswith("\n") else text + "\n"
-
-
-def with_printer(body: Callable[[Printer], None]) -> str:
-    import io
-
-    stream = io.StringIO()
-    body(Printer(stream=stream))
-    return stream.getvalue()
