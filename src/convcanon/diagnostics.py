@@ -56,6 +56,11 @@ def write_atomically(path: str | os.PathLike[str], data: str | bytes) -> None:
     A reader never sees a half-written file and a failure leaves the old file (or none) in place.
     """
     target = Path(path)
+    if target.exists() and not target.is_file():
+        # /dev/null, a fifo, a terminal: renaming onto it would replace the device itself.
+        with open(target, "wb") as handle:
+            handle.write(data.encode() if isinstance(data, str) else data)
+        return
     directory = target.parent if str(target.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
