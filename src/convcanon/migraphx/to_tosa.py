@@ -205,7 +205,7 @@ def _trunc(lw: FunctionLowering, x: View) -> View:
     negative = elementwise_views(em, tosa.GreaterOp, [zero, x], x.lens, i1)
     up = unary_view(em, tosa.CeilOp, x)
     down = unary_view(em, tosa.FloorOp, x)
-    return elementwise_views(em, tosa.SelectOp, [negative, up, down], x.lens)
+    return elementwise_views(em, tosa.SelectOp, [negative, up, down], x.lens, x.element_type)
 
 
 def _identity(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
@@ -340,15 +340,41 @@ def _channels_last(nsp: int) -> tuple[int, ...]:
     return (0, nsp + 1, *range(1, nsp + 1))
 
 
-def _fit_stride(
-    extent: int, kernel: int, stride: int, dilation: int, begin: int, end: int
-) -> tuple[int, int]:
-    """(end pad, input rows to drop) so that TOSA's divisibility rule holds, output unchanged."""
-    remainder = (extent - 1 + begin + end - (kernel - 1) * dilation) % stride
-    end -= remainder
-    if end >= 0:
-        return end, 0
-    return 0, -end
+def _fit_strides(
+    em: Emitter,
+    xt: SSAValue,
+    extents: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    begins: Sequence[int],
+    ends: Sequence[int],
+) -> tuple[SSAValue, list[int], list[int]]:
+    """Make TOSA's rule `(H - 1 + top + bottom - (K - 1) * d) % stride == 0` hold, output unchanged.
+
+    The positions past the last window are never read: shrink the end pad by the remainder, and
+    if that is not enough, slice the input's trailing rows off. When even the whole input would
+    go (the windows only touch begin padding), pad explicitly and slice the padded input.
+    """
+    begins, ends = list(begins), list(ends)
+    start = [0] * len(shape_of(xt))
+    size = list(shape_of(xt))
+    explicit_low, explicit_high = [0] * len(size), [0] * len(size)
+    for i, extent in enumerate(extents):
+        span = (kernel[i] - 1) * dilations[i]
+        excess = (extent - 1 + begins[i] + ends[i] - span) % strides[i]
+        if excess <= ends[i]:
+            ends[i] -= excess
+        elif excess - ends[i] < extent:
+            size[1 + i] = extent - (excess - ends[i])
+            ends[i] = 0
+        else:
+            needed = extent + begins[i] + ends[i] - excess
+            explicit_low[1 + i], explicit_high[1 + i] = begins[i], ends[i]
+            size[1 + i] = needed
+            begins[i] = ends[i] = 0
+    xt = em.pad_zero(xt, explicit_low, explicit_high)
+    return em.slice(xt, start, size), begins, ends
 
 
 def _conv(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
@@ -368,17 +394,7 @@ def _conv(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     xt = materialize(em, x, frame)  # [N, *S, C]
     wt = materialize(em, w, frame)  # [O, *K, I]
     kernel = w.lens[2:]
-    cut = []
-    ends = list(ends)
-    for i in range(nsp):
-        ends[i], drop = _fit_stride(
-            x.lens[2 + i], kernel[i], strides[i], dilations[i], begins[i], ends[i]
-        )
-        cut.append(drop)
-    if any(cut):
-        shape = shape_of(xt)
-        size = [shape[0], *(shape[1 + i] - cut[i] for i in range(nsp)), shape[-1]]
-        xt = em.slice(xt, [0] * len(size), size)
+    xt, begins, ends = _fit_strides(em, xt, x.lens[2:], kernel, strides, dilations, begins, ends)
     if nsp == 1:  # a unit H dim makes it 2-D
         xt = em.reshape(xt, [shape_of(xt)[0], 1, *shape_of(xt)[1:]])
         wt = em.reshape(wt, [shape_of(wt)[0], 1, *shape_of(wt)[1:]])

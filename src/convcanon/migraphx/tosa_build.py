@@ -48,6 +48,21 @@ def non_unit_order_kept(shape: Sequence[int], perm: Sequence[int]) -> bool:
     return moved == sorted(moved)
 
 
+FOLD_LIMIT = 1 << 16  # constants up to this many elements are transposed at compile time
+
+
+def numpy_to_dense(attr: DenseIntOrFPElementsAttr, perm: Sequence[int]) -> DenseIntOrFPElementsAttr:
+    """A constant's values transposed by `perm`, as a new dense attribute."""
+    from convcanon.migraphx.tosa_interp import dense_to_numpy
+
+    values = np.transpose(dense_to_numpy(attr), tuple(perm))
+    element_type = attr.get_type().get_element_type()
+    items = [v.item() for v in values.reshape(-1)]
+    if values.dtype == np.bool_:
+        items = [int(v) for v in items]
+    return DenseIntOrFPElementsAttr.from_list(TensorType(element_type, values.shape), items)
+
+
 @dataclass(frozen=True)
 class View:
     """A logical value: `transpose(base, perm)` with size-1 base dims broadcast to `lens`.
@@ -148,6 +163,8 @@ class Emitter:
             return x
         if non_unit_order_kept(shape, perm):
             return self.reshape(x, out_shape)
+        if isinstance(x.owner, tosa.ConstOp) and math.prod(shape) <= FOLD_LIMIT:
+            return self.const(numpy_to_dense(x.owner.values, perm))
         ty = TensorType(element_type_of(x), out_shape)
         return self.add(tosa.TransposeOp([x], ty, {"perms": tosa.perms_attr(perm)}))
 
@@ -253,6 +270,22 @@ def expand_to(em: Emitter, view: View, lens: Sequence[int], axis: int | None = N
     return View(base, perm, lens)
 
 
+def frame_cost(view: View, frame: Sequence[int]) -> int:
+    """Elements moved to bring `view` into `frame` (0 when only size-1 dims move)."""
+    inverse = inverse_permutation(frame)
+    order = [view.perm[inverse[j]] for j in range(len(frame))]
+    shape = view.base_shape
+    return 0 if non_unit_order_kept(shape, order) else math.prod(shape)
+
+
+def cheapest_frame(views: Sequence[View]) -> Shape:
+    """The operand dim order that moves the fewest elements (ties: the largest operand's)."""
+    by_size = sorted(views, key=lambda v: -math.prod(v.base_shape))
+    return min(
+        (v.perm for v in by_size), key=lambda frame: sum(frame_cost(v, frame) for v in views)
+    )
+
+
 def elementwise_views(
     em: Emitter,
     cls: type[tosa.TosaOp],
@@ -262,7 +295,7 @@ def elementwise_views(
 ) -> View:
     """An elementwise op in the dim order of its largest operand (no transpose if all agree)."""
     expanded = [expand_to(em, v, lens) for v in views]
-    frame = max(expanded, key=lambda v: math.prod(v.base_shape)).perm
+    frame = cheapest_frame(expanded)
     bases = [in_frame(em, v, frame) for v in expanded]
     return View(em.elementwise(cls, bases, element_type), frame, tuple(lens))
 
