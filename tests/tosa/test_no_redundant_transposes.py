@@ -111,3 +111,12 @@ def test_sum_over_broadcast_dim_scales_instead_of_tiling() -> None:
     x = p.arg((3, 4), (0, 1))
     text = check_with_interpreter(p.text([p.op("reduce_sum", [x], (1, 4), "axes = [0]")]))
     assert count(text, "tile") == 0 and count(text, "reduce_sum") == 0
+
+
+def test_mixed_operand_layouts_move_only_the_operand_the_result_does_not_share() -> None:
+    p = Program()
+    transposed = layout_strides((2, 3, 4), (2, 0, 1))
+    x = p.arg((2, 3, 4))
+    y = p.arg((2, 3, 4), transposed)
+    text = check_with_interpreter(p.text([p.op("add", [x, y], (2, 3, 4), strides=transposed)]))
+    assert count(text, "transpose") == 1

@@ -121,8 +121,14 @@ _UNARY: dict[str, type[tosa.TosaOp]] = {
 }
 
 
+def declared_frame(op: Operation) -> tuple[int, ...]:
+    """The dim order of the op's declared result layout: where its consumers expect it."""
+    return layout.inverse_permutation(result_type(op).memory_layout().perm)
+
+
 def _binary(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
-    return elementwise_views(lw.em, _BINARY[op.name], args, result_type(op).lens)
+    lens = result_type(op).lens
+    return elementwise_views(lw.em, _BINARY[op.name], args, lens, hint=declared_frame(op))
 
 
 def _unary(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
@@ -132,16 +138,16 @@ def _unary(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
 def _div(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     """Floats: a * reciprocal(b); ints: truncating tosa.intdiv (on i32)."""
     a, b = args
-    lens = result_type(op).lens
+    lens, hint = result_type(op).lens, declared_frame(op)
     et = a.element_type
     if is_float(et):
-        return elementwise_views(
-            lw.em, tosa.MulOp, [a, unary_view(lw.em, tosa.ReciprocalOp, b)], lens
-        )
+        inverse = unary_view(lw.em, tosa.ReciprocalOp, b)
+        return elementwise_views(lw.em, tosa.MulOp, [a, inverse], lens, hint=hint)
     if et == i32:
-        return elementwise_views(lw.em, tosa.IntDivOp, args, lens)
+        return elementwise_views(lw.em, tosa.IntDivOp, args, lens, hint=hint)
     wide = [unary_view(lw.em, tosa.CastOp, v, i32) for v in args]
-    return unary_view(lw.em, tosa.CastOp, elementwise_views(lw.em, tosa.IntDivOp, wide, lens), et)
+    quotient = elementwise_views(lw.em, tosa.IntDivOp, wide, lens, hint=hint)
+    return unary_view(lw.em, tosa.CastOp, quotient, et)
 
 
 def _sqrt(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
@@ -170,8 +176,9 @@ def _relu(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
 def _clip(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     x, lo, hi = args
     lens = result_type(op).lens
-    low = elementwise_views(lw.em, tosa.MaximumOp, [x, lo], lens)
-    return elementwise_views(lw.em, tosa.MinimumOp, [low, hi], lens)
+    hint = declared_frame(op)
+    low = elementwise_views(lw.em, tosa.MaximumOp, [x, lo], lens, hint=hint)
+    return elementwise_views(lw.em, tosa.MinimumOp, [low, hi], lens, hint=hint)
 
 
 def _to_bool(lw: FunctionLowering, view: View) -> View:
@@ -184,7 +191,10 @@ def _to_bool(lw: FunctionLowering, view: View) -> View:
 def _where(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     cond, a, b = args
     views = [_to_bool(lw, cond), a, b]
-    return elementwise_views(lw.em, tosa.SelectOp, views, result_type(op).lens, a.element_type)
+    lens = result_type(op).lens
+    return elementwise_views(
+        lw.em, tosa.SelectOp, views, lens, a.element_type, hint=declared_frame(op)
+    )
 
 
 def _convert(lw: FunctionLowering, op: Operation, args: list[View]) -> View:

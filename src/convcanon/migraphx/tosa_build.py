@@ -270,20 +270,31 @@ def expand_to(em: Emitter, view: View, lens: Sequence[int], axis: int | None = N
     return View(base, perm, lens)
 
 
-def frame_cost(view: View, frame: Sequence[int]) -> int:
-    """Elements moved to bring `view` into `frame` (0 when only size-1 dims move)."""
+def frame_cost(perm: Sequence[int], shape: Sequence[int], frame: Sequence[int]) -> int:
+    """Elements moved to bring a base of `shape` viewed by `perm` into `frame` (0 when only
+    size-1 dims move)."""
     inverse = inverse_permutation(frame)
-    order = [view.perm[inverse[j]] for j in range(len(frame))]
-    shape = view.base_shape
+    order = [perm[inverse[j]] for j in range(len(frame))]
     return 0 if non_unit_order_kept(shape, order) else math.prod(shape)
 
 
-def cheapest_frame(views: Sequence[View]) -> Shape:
-    """The operand dim order that moves the fewest elements (ties: the largest operand's)."""
+def cheapest_frame(
+    views: Sequence[View], lens: Sequence[int], hint: Sequence[int] | None = None
+) -> Shape:
+    """The operand dim order that moves the fewest elements, counting the result's move to
+    `hint` (the order its consumer wants, if known); ties go to the largest operand's order."""
     by_size = sorted(views, key=lambda v: -math.prod(v.base_shape))
-    return min(
-        (v.perm for v in by_size), key=lambda frame: sum(frame_cost(v, frame) for v in views)
-    )
+    candidates = [v.perm for v in by_size] + ([tuple(hint)] if hint is not None else [])
+
+    def cost(frame: Shape) -> int:
+        total = sum(frame_cost(v.perm, v.base_shape, frame) for v in views)
+        if hint is not None:
+            inverse = inverse_permutation(frame)
+            shape = [lens[inverse[j]] for j in range(len(frame))]
+            total += frame_cost(frame, shape, hint)
+        return total
+
+    return min(candidates, key=cost)
 
 
 def elementwise_views(
@@ -292,10 +303,11 @@ def elementwise_views(
     views: Sequence[View],
     lens: Sequence[int],
     element_type: Attribute | None = None,
+    hint: Sequence[int] | None = None,
 ) -> View:
-    """An elementwise op in the dim order of its largest operand (no transpose if all agree)."""
+    """An elementwise op in the dim order that moves the fewest elements (none if all agree)."""
     expanded = [expand_to(em, v, lens) for v in views]
-    frame = cheapest_frame(expanded)
+    frame = cheapest_frame(expanded, lens, hint)
     bases = [in_frame(em, v, frame) for v in expanded]
     return View(em.elementwise(cls, bases, element_type), frame, tuple(lens))
 
