@@ -287,16 +287,6 @@ def _tree_reduce(flat: np.ndarray, body: ReduceFn) -> np.ndarray:
     return flat[..., 0]
 
 
-FAST_REDUCERS: dict[str, Callable[..., np.ndarray]] = {
-    "add": np.add.reduce,
-    "multiply": np.multiply.reduce,
-    "maximum": np.maximum.reduce,
-    "minimum": np.minimum.reduce,
-    "and": np.logical_and.reduce,
-    "or": np.logical_or.reduce,
-}
-
-
 def reduce_window(
     x: np.ndarray,
     init: np.ndarray,

@@ -170,7 +170,7 @@ def _bind_inputs(
         value = inputs[f"arg{i}"]
         if value.dtype.kind == "V" and value.dtype.itemsize == tt.dtype.itemsize:
             value = value.view(tt.dtype)
-        if tuple(value.shape) != tt.shape or not _dtype_fits(value.dtype, tt.dtype):
+        if tuple(value.shape) != tt.shape or value.dtype != tt.dtype:
             raise ConvcanonError(
                 f"input arg{i} is {value.dtype}{list(value.shape)} but @{name} expects "
                 f"{tt.element}{list(tt.shape)}",
@@ -178,10 +178,6 @@ def _bind_inputs(
             )
         args.append(normalize(value, tt))
     return args
-
-
-def _dtype_fits(given: np.dtype, wanted: np.dtype) -> bool:
-    return given == wanted
 
 
 def run_command(

@@ -178,6 +178,14 @@ def verify_command(
         raise UsageError("--trials must be at least 1")
     before_name, before_text = read_input(before)
     after_name, after_text = read_input(after)
+    from convcanon.driver import sniff_framework
+
+    for name, text in ((before_name, before_text), (after_name, after_text)):
+        if sniff_framework(text) != "hlo":
+            raise ConvcanonError(
+                "verify compares StableHLO/MHLO modules; this file has migraphx/TOSA ops",
+                SourceLoc(name),
+            )
     sig_before = module_signature(before_text, before_name, entry)
     sig_after = module_signature(after_text, after_name, sig_before.entry)
     if sig_before.args != sig_after.args:

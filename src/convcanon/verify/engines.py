@@ -20,14 +20,10 @@ Engine = Callable[[str, str, str, Sequence[np.ndarray]], list[np.ndarray]]
 def reference_engine(
     text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
 ) -> list[np.ndarray]:
-    """Our numpy interpreter (half B's for migraphx/TOSA files)."""
-    feed = {f"arg{i}": x for i, x in enumerate(inputs)}
-    from convcanon.driver import sniff_framework
-
-    if sniff_framework(text) == "xdsl":
-        module = importlib.import_module("convcanon.migraphx.interpret")
-        return list(module.run_module_text(text, filename, entry, feed))
+    """Our numpy HLO interpreter."""
     from convcanon.reference.run import run_hlo_text
+
+    feed = {f"arg{i}": x for i, x in enumerate(inputs)}
 
     (report,) = run_hlo_text(text, filename, entry=entry, inputs=feed)
     return report.results
