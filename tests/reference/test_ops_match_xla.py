@@ -56,6 +56,34 @@ CASES: dict[str, tuple[list[TensorType], str, str]] = {
     : ({F}, tensor<f32>) -> tensor<f32>
   return %0, %1 : tensor<4xf32>, tensor<f32>""",
     ),
+    "reduce-region-bodies": (
+        [TensorType((4, 6), "f32")],
+        "tensor<4x6xf32>",
+        f"""%n = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %n) across dimensions = [1]
+    : ({F}, tensor<f32>) -> tensor<4xf32>
+    reducer(%a: tensor<f32>, %b: tensor<f32>) {{
+      %p = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %m = stablehlo.select %p, %a, %b : tensor<i1>, tensor<f32>
+      stablehlo.return %m : tensor<f32>
+    }}
+  %i = stablehlo.iota dim = 0 : tensor<6xi32>
+  %ii = stablehlo.broadcast_in_dim %i, dims = [1] : (tensor<6xi32>) -> {N}
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %1:2 = stablehlo.reduce(%arg0 init: %n), (%ii init: %z) across dimensions = [1]
+    : ({F}, {N}, tensor<f32>, tensor<i32>) -> (tensor<4xf32>, tensor<4xi32>)
+    reducer(%a: tensor<f32>, %c: tensor<f32>) (%b: tensor<i32>, %d: tensor<i32>) {{
+      %gt = stablehlo.compare GT, %a, %c : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %eq = stablehlo.compare EQ, %a, %c : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %lt = stablehlo.compare LT, %b, %d : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      %tie = stablehlo.and %eq, %lt : tensor<i1>
+      %take = stablehlo.or %gt, %tie : tensor<i1>
+      %v = stablehlo.select %take, %a, %c : tensor<i1>, tensor<f32>
+      %k = stablehlo.select %take, %b, %d : tensor<i1>, tensor<i32>
+      stablehlo.return %v, %k : tensor<f32>, tensor<i32>
+    }}
+  return %0, %1#0, %1#1 : tensor<4xf32>, tensor<4xf32>, tensor<4xi32>""",
+    ),
     "reduce-window": (
         [TensorType((1, 7, 6, 2), "f32")],
         "tensor<1x7x6x2xf32>",

@@ -90,15 +90,19 @@ def tensor_type(t: ir.Type, loc: SourceLoc | None = None) -> TensorType:
     return TensorType(shape, element)
 
 
-def normalize(x: np.ndarray | Any, tt: TensorType) -> np.ndarray:
-    """Cast to the storage dtype, wrap sub-byte integers, check the shape."""
+def normalize(x: np.ndarray | Any, tt: TensorType, batched: bool = False) -> np.ndarray:
+    """Cast to the storage dtype, wrap sub-byte integers, check the shape.
+
+    `batched`: a reducer body evaluated on whole arrays of its scalar arguments at once; values
+    then carry a leading batch shape and only the element type is enforced.
+    """
     arr = np.asarray(x)
     if arr.dtype != tt.dtype:
         with np.errstate(all="ignore"):
             arr = arr.astype(tt.dtype)
     if tt.element in _NARROW:
         arr = kernels.wrap_integer(arr, *_NARROW[tt.element])
-    if arr.shape != tt.shape:
+    if arr.shape != tt.shape and not batched:
         if arr.ndim:
             raise ValueError(f"computed shape {list(arr.shape)}, declared {list(tt.shape)}")
         arr = np.broadcast_to(arr, tt.shape).copy()
@@ -318,7 +322,9 @@ class Interpreter:
         block = func.regions[0].blocks[0]
         return self.run_block(block, list(args))
 
-    def run_block(self, block: ir.Block, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def run_block(
+        self, block: ir.Block, args: Sequence[np.ndarray], batched: bool = False
+    ) -> list[np.ndarray]:
         values: dict[Any, np.ndarray] = {}
         for arg, value in zip(block.arguments, args, strict=True):
             values[arg] = value
@@ -343,7 +349,7 @@ class Interpreter:
             try:
                 results = handler(self, op, operands, result_types)
                 for res, value, tt in zip(op.results, results, result_types, strict=True):
-                    values[res] = normalize(value, tt)
+                    values[res] = normalize(value, tt, batched)
             except ConvcanonError:
                 raise
             except (ValueError, IndexError, KeyError, TypeError) as err:
@@ -361,13 +367,13 @@ class Interpreter:
                 return lambda a, b: fn(a, b)
 
         def body(*arrays: np.ndarray) -> np.ndarray:
-            return self.run_block(block, list(arrays))[0]
+            return self.run_block(block, list(arrays), batched=True)[0]
 
         return body
 
     def region_fn_multi(self, region: ir.Region) -> Callable[..., list[np.ndarray]]:
         block = region.blocks[0]
-        return lambda *arrays: self.run_block(block, list(arrays))
+        return lambda *arrays: self.run_block(block, list(arrays), batched=True)
 
 
 _HLO = {"stablehlo", "mhlo"}
