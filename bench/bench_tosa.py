@@ -149,7 +149,7 @@ def render(rows: list[Row]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--no-iree", action="store_true", help="skip the IREE correctness run")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()

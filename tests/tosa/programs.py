@@ -151,7 +151,13 @@ class ConvConfig:
         spatial = tuple(
             conv_out(*args)
             for args in zip(
-                self.spatial, self.kernel, self.stride, self.dilation, self.begins, self.ends
+                self.spatial,
+                self.kernel,
+                self.stride,
+                self.dilation,
+                self.begins,
+                self.ends,
+                strict=True,
             )
         )
         return (self.n, self.out_channels, *spatial)
@@ -198,7 +204,7 @@ def conv_configs(draw: st.DrawFn, nsp: int | None = None) -> ConvConfig:
     ends = tuple(draw(st.integers(0, 2)) for _ in range(nsp))
     spatial = tuple(
         draw(st.integers(max(1, d * (k - 1) + 1 - b - e), max(max_extent, d * (k - 1) + 1)))
-        for k, d, b, e in zip(kernel, dilation, begins, ends)
+        for k, d, b, e in zip(kernel, dilation, begins, ends, strict=True)
     )
     return ConvConfig(
         n=draw(st.integers(1, 2)),

@@ -4,7 +4,7 @@ reshapes, broadcasts stay implicit (no tile, never a multiply by ones)."""
 from __future__ import annotations
 
 from .cases import seed_nhwc_conv_exp
-from .harness import check_with_interpreter, lower
+from .harness import check_with_interpreter
 from .programs import ConvConfig, Program, conv_program, layout_strides
 
 

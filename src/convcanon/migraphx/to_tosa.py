@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
     FileLineColLoc,
     FloatAttr,
     IntegerAttr,
@@ -465,13 +465,13 @@ def _literal(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     assert isinstance(op, mx.LiteralOp)
     ty = result_type(op)
     value = op.value
-    shape = tuple(value.get_type().get_shape())
+    value_type = value.get_type()
+    assert isinstance(value_type, TensorType)
+    shape = tuple(value_type.get_shape())
     if shape == ty.lens and not (value.is_splat() and math.prod(shape) > 1):
         return View.plain(lw.em.const(value))
-    first = next(iter(value.get_values()))
-    ones = TensorType(ty.element_type, [1] * len(ty.lens))
-    attr = DenseIntOrFPElementsAttr.from_list(ones, [first])
-    const = lw.em.const(attr)
+    first: Any = next(iter(value.get_values()))
+    const = lw.em.const(tosa.dense(ty.element_type, [1] * len(ty.lens), [first]))
     return View(const, tuple(range(len(ty.lens))), ty.lens)
 
 

@@ -38,7 +38,7 @@ attribute forms (`new_shape`, `start`/`size` attributes, `quantization_info`), a
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -124,8 +124,23 @@ class ConstShapeOp(TosaOp):
     values = prop_def(DenseIntOrFPElementsAttr)
 
 
+def dense(
+    element_type: Attribute, shape: Sequence[int], values: Sequence[float | int]
+) -> DenseIntOrFPElementsAttr:
+    """`dense<values> : tensor<shape x element_type>` (xDSL's from_list, typed loosely)."""
+    from_list: Any = DenseIntOrFPElementsAttr.from_list
+    return from_list(TensorType(element_type, list(shape)), list(values))
+
+
 def const_shape_attr(values: Sequence[int]) -> DenseIntOrFPElementsAttr:
-    return DenseIntOrFPElementsAttr.from_list(TensorType(IndexType(), [len(values)]), list(values))
+    return dense(IndexType(), [len(values)], values)
+
+
+def int_values(attr: Attribute) -> list[int]:
+    """The integers of an `array<i32/i64: ...>` property."""
+    assert isinstance(attr, DenseArrayBase)
+    values: Any = attr.get_values()
+    return [int(v) for v in values]
 
 
 # -- convolution and matmul ------------------------------------------------------------------------

@@ -56,11 +56,16 @@ def numpy_to_dense(attr: DenseIntOrFPElementsAttr, perm: Sequence[int]) -> Dense
     from convcanon.migraphx.tosa_interp import dense_to_numpy
 
     values = np.transpose(dense_to_numpy(attr), tuple(perm))
-    element_type = attr.get_type().get_element_type()
     items = [v.item() for v in values.reshape(-1)]
     if values.dtype == np.bool_:
         items = [int(v) for v in items]
-    return DenseIntOrFPElementsAttr.from_list(TensorType(element_type, values.shape), items)
+    return tosa.dense(element_type_of_dense(attr), values.shape, items)
+
+
+def element_type_of_dense(attr: DenseIntOrFPElementsAttr) -> Attribute:
+    ty = attr.get_type()
+    assert isinstance(ty, TensorType)
+    return ty.element_type
 
 
 @dataclass(frozen=True)
@@ -129,8 +134,7 @@ class Emitter:
                 item = int(bool(value))
             else:
                 item = int(value)
-            ty = TensorType(element_type, [1] * rank)
-            self._consts[key] = self.const(DenseIntOrFPElementsAttr.from_list(ty, [item]))
+            self._consts[key] = self.const(tosa.dense(element_type, [1] * rank, [item]))
         return self._consts[key]
 
     def zero_point(self, element_type: Attribute) -> SSAValue:
@@ -155,7 +159,7 @@ class Emitter:
         perm = tuple(perm)
         owner = x.owner
         if isinstance(owner, tosa.TransposeOp):  # transposes compose
-            inner = tuple(int(p) for p in owner.perms.get_values())
+            inner = tosa.int_values(owner.perms)
             x, perm = owner.args[0], tuple(inner[p] for p in perm)
         shape = shape_of(x)
         out_shape = tuple(shape[p] for p in perm)

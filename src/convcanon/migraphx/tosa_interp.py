@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -21,6 +20,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 
 from convcanon.migraphx.shaped_type import numpy_dtype
+from convcanon.migraphx.tosa import int_values
 from convcanon.reference.kernels import conv_general
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
@@ -39,8 +39,7 @@ def result_shape(op: Operation) -> tuple[int, ...]:
 
 
 def _ints(attr: Attribute) -> list[int]:
-    assert isinstance(attr, DenseArrayBase)
-    return [int(v) for v in attr.get_values()]
+    return int_values(attr)
 
 
 def _axis(op: Operation) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -24,12 +25,13 @@ def entry_name(text: str, entry: str | None = None) -> str:
     raise ConvcanonError("no public func.func to run", SourceLoc("<tosa>"))
 
 
+@lru_cache(maxsize=8)
 def compile_tosa_text(text: str, filename: str = "<tosa>") -> bytes:
     """Compile TOSA MLIR text to an IREE VM flatbuffer for the local CPU."""
     import iree.compiler as ireec
 
     try:
-        return ireec.compile_str(
+        vmfb = ireec.compile_str(
             text,
             target_backends=["llvm-cpu"],
             input_type="tosa",
@@ -40,6 +42,8 @@ def compile_tosa_text(text: str, filename: str = "<tosa>") -> bytes:
         raise ConvcanonError(
             f"IREE failed to compile the TOSA module: {first.strip()}", SourceLoc(filename)
         ) from None
+    assert isinstance(vmfb, bytes)  # compile_str returns the flatbuffer when no output file
+    return vmfb
 
 
 def run_vmfb(vmfb: bytes, name: str, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
