@@ -120,3 +120,13 @@ def test_mixed_operand_layouts_move_only_the_operand_the_result_does_not_share()
     y = p.arg((2, 3, 4), transposed)
     text = check_with_interpreter(p.text([p.op("add", [x, y], (2, 3, 4), strides=transposed)]))
     assert count(text, "transpose") == 1
+
+
+def test_dot_with_weights_shared_across_the_batch_does_not_tile_them() -> None:
+    p = Program()
+    x = p.arg((2, 3, 4, 5))
+    w = p.arg((5, 6))
+    wb = p.op("multibroadcast", [w], (2, 3, 5, 6), "out_lens = [2, 3, 5, 6]", strides=(0, 0, 6, 1))
+    text = check_with_interpreter(p.text([p.op("dot", [x, wb], (2, 3, 4, 6))]))
+    assert count(text, "tile") == 0 and count(text, "transpose") == 0
+    assert "tensor<1x24x5xf32>" in text  # the batch folded into the matmul's rows

@@ -38,6 +38,7 @@ from convcanon.migraphx.tosa_build import (
     element_type_of,
     elementwise_views,
     expand_to,
+    in_frame,
     is_float,
     logical,
     materialize,
@@ -328,17 +329,30 @@ def _softmax(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
 
 
 def _dot(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
-    """[..., M, K] x [..., K, N]: batch dims flattened into tosa.matmul's batch."""
+    """[..., M, K] x [..., K, N]: batch dims flattened into tosa.matmul's batch.
+
+    When the rhs is the same matrix for every batch (its batch dims are broadcast), the lhs batch
+    folds into M instead: one [1, B*M, K] x [1, K, N] matmul, and the rhs is never tiled.
+    """
     a, b = args
     em = lw.em
     lens = result_type(op).lens
+    rank = len(lens)
     batch = math.prod(lens[:-2])
     m, k, n = a.lens[-2], a.lens[-1], b.lens[-1]
-    lhs = em.reshape(logical(em, a), [batch, m, k])
-    rhs = em.reshape(logical(em, b), [batch, k, n])
+    shared_rhs = batch > 1 and all(d in b.broadcast_dims() for d in range(rank - 2) if lens[d] > 1)
+    if shared_rhs:
+        rhs = em.reshape(in_frame(em, b, range(rank)), [1, k, n])
+        lhs = em.reshape(logical(em, a), [1, batch * m, k])
+        rows = batch * m
+        batch = 1
+    else:
+        lhs = em.reshape(logical(em, a), [batch, m, k])
+        rhs = em.reshape(logical(em, b), [batch, k, n])
+        rows = m
     et = a.element_type
     zp = em.zero_point(et)
-    out = em.add(tosa.MatMulOp([lhs, rhs, zp, zp], TensorType(et, [batch, m, n])))
+    out = em.add(tosa.MatMulOp([lhs, rhs, zp, zp], TensorType(et, [batch, rows, n])))
     return View.plain(em.reshape(out, lens))
 
 
