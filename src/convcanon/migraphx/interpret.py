@@ -298,19 +298,54 @@ def flat_input_shape(ty: Attribute) -> tuple[int, ...]:
     raise TypeError(f"unsupported argument type {ty}")
 
 
+DEFAULT_MEMORY_LIMIT = 4 << 30
+
+
+def _logical_shape(ty: Attribute) -> tuple[int, ...]:
+    """The shape the body's numpy array has (a shaped value's lens, not its flat buffer)."""
+    if isinstance(ty, ShapedType):
+        return tuple(ty.lens)
+    if isinstance(ty, TensorType):
+        return tuple(ty.get_shape())
+    return ()
+
+
+def _im2col_bytes(name: str, out: Sequence[int], x: np.ndarray, w: np.ndarray) -> int:
+    """Every output position times a window of every input feature (f64 worst case)."""
+    if len(out) < 3 or w.ndim < 3:
+        return 0
+    if name.startswith("migraphx."):  # NCHW..., weights OIHW...
+        channels, cin, window = out[1], x.shape[1], math.prod(w.shape[2:])
+    elif "depthwise" in name:  # NHWC, weights HWCM
+        channels, cin, window = out[-1], x.shape[-1], math.prod(w.shape[:-2])
+    else:  # TOSA NHWC / NDHWC, weights OHWI
+        channels, cin, window = out[-1], x.shape[-1], math.prod(w.shape[1:-1])
+    return math.prod(out) // max(1, channels) * window * cin * 8
+
+
 class Interpreter:
     """Runs the functions of one module; errors carry `filename` and the op's line."""
 
-    def __init__(self, module: ModuleOp, filename: str, op_lines: Mapping[Operation, int]):
+    def __init__(
+        self,
+        module: ModuleOp,
+        filename: str,
+        op_lines: Mapping[Operation, int],
+        memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    ):
         self.module = module
         self.filename = filename
         self.op_lines = op_lines
+        self.memory_limit = memory_limit
         self.table = op_table()
         self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
 
     def error(self, message: str, op: Operation | None = None) -> ConvcanonError:
+        from convcanon.migraphx.io import op_location
+
+        where = op_location(op) if op is not None else None
         line = self.op_lines.get(op, 0) if op is not None else 0
-        return ConvcanonError(message, SourceLoc(self.filename, line))
+        return ConvcanonError(message, where or SourceLoc(self.filename, line))
 
     def call(self, name: str, args: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Evaluate @name on body-level values (logical arrays for shaped arguments)."""
@@ -327,6 +362,7 @@ class Interpreter:
                 kernel = self.table.get(op.name)
                 if kernel is None:
                     raise self.error(f"no reference semantics for '{op.name}'", op)
+                self.check_memory(op, operands)
                 try:
                     results = [kernel(op, operands)]
                 except (layout.LayoutError, rules.ShapeError) as err:
@@ -334,11 +370,41 @@ class Interpreter:
             env.update(zip(op.results, results, strict=True))
         raise self.error(f"@{name} has no func.return")
 
+    def check_memory(self, op: Operation, operands: Sequence[np.ndarray]) -> None:
+        """Refuse, before the kernel allocates, a result (or a conv's im2col buffer) over the
+        limit: a hostile `dense<1.0> : tensor<99999999999xf32>` must not eat the machine."""
+        for result in op.results:
+            if not isinstance(result.type, ShapedType | TensorType):
+                continue  # e.g. !tosa.shape: no buffer
+            shape = _logical_shape(result.type)
+            needed = math.prod(shape) * type_dtype(result.type).itemsize
+            what = f"result of shape {list(shape)}"
+            if "conv" in op.name and len(operands) >= 2:
+                needed = max(needed, _im2col_bytes(op.name, shape, operands[0], operands[1]))
+                what = "im2col buffer"
+            if needed > self.memory_limit:
+                raise self.error(
+                    f"'{op.name}' {what} needs {needed} bytes, over the memory limit of "
+                    f"{self.memory_limit}",
+                    op,
+                )
+
     def run(self, name: str, flat_inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Run @name on flat buffers; returns flat buffers (shaped results written by layout)."""
         function = self.functions[name]
         in_types = function.function_type.inputs.data
         out_types = function.function_type.outputs.data
+        for ty in (*in_types, *out_types):
+            shapes = [_logical_shape(ty)]
+            if isinstance(ty, ShapedType):
+                shapes.append(flat_input_shape(ty))
+            needed = max(math.prod(shape) for shape in shapes) * type_dtype(ty).itemsize
+            if needed > self.memory_limit:
+                raise self.error(
+                    f"@{name}'s {ty} needs {needed} bytes, over the memory limit of "
+                    f"{self.memory_limit}",
+                    function,
+                )
         args = [boundary_in(v, t) for v, t in zip(flat_inputs, in_types, strict=True)]
         results = self.call(name, args)
         try:
@@ -383,14 +449,18 @@ def bind_inputs(
 
 
 def run_module_text(
-    text: str, filename: str, entry: str | None, inputs: Mapping[str, np.ndarray]
+    text: str,
+    filename: str,
+    entry: str | None,
+    inputs: Mapping[str, np.ndarray],
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
 ) -> list[np.ndarray]:
     """Parse, verify and run one function (`entry`, default @main or the only one) on flat
     input buffers `arg0..argN`; returns its results as flat buffers."""
     from convcanon.migraphx.io import parse_file_text
 
     module = parse_file_text(text, filename)
-    interp = Interpreter(module, filename, _op_lines(module, text))
+    interp = Interpreter(module, filename, _op_lines(module, text), memory_limit)
     names = list(interp.functions)
     if entry is None:
         entry = "main" if "main" in names else (names[0] if len(names) == 1 else None)

@@ -11,13 +11,13 @@ import re
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Dialect, Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.diagnostics import ConvcanonError, SourceLoc, check_nesting, check_splats
 
 # Optional dialect providers: `module:attribute` naming a Dialect. A module that does not exist
 # (yet) is skipped, so half B works whichever of its parts are present.
@@ -63,19 +63,45 @@ def _parse_error(err: ParseError, filename: str) -> ConvcanonError:
 
 
 def _op_lines(text: str, op_name: str) -> list[int]:
-    """Lines on which `op_name` appears as an op (xDSL ops carry no location)."""
-    pattern = re.compile(rf"(^|[\s=\"]){re.escape(op_name)}[\s(\"<]")
+    """Lines on which `op_name` appears as an op (xDSL ops carry no location). Inside a function
+    body `func.` is the default dialect, so `return` names `func.return`."""
+    name = re.escape(op_name)
+    if op_name.startswith("func."):
+        name = rf"(?:func\.)?{re.escape(op_name.removeprefix('func.'))}"
+    pattern = re.compile(rf"(^|[\s=\"]){name}[\s(\"<]")
     return [n for n, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
 
 
 def parse_file_text(text: str, filename: str) -> ModuleOp:
     """Parse and verify a module; any failure is a ConvcanonError at its location."""
+    check_nesting(text, filename)  # xDSL's recursive descent would hit RecursionError
+    check_splats(text, filename)
     try:
         module = Parser(make_context(), text, filename).parse_module()
     except ParseError as err:
         raise _parse_error(err, filename) from None
+    attach_locations(module, text, filename)
     verify_module(module, filename, text)
     return module
+
+
+def attach_locations(module: ModuleOp, text: str, filename: str) -> None:
+    """Give every op without one a `FileLineColLoc` (MLIR's column: the op's first character,
+    results included), so later passes can report `file:line:col`. Printing ignores locations."""
+    rows = text.splitlines()
+    for op, line in op_lines(module, text).items():
+        if line and isinstance(op.location, UnknownLoc):
+            row = rows[line - 1]
+            col = len(row) - len(row.lstrip()) + 1
+            op.location = FileLineColLoc(StringAttr(filename), IntAttr(line), IntAttr(col))
+
+
+def op_location(op: Operation) -> SourceLoc | None:
+    """The op's source position when one was attached (`FileLineColLoc`)."""
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return SourceLoc(loc.filename.data, loc.line.data, loc.column.data)
+    return None
 
 
 def op_lines(module: ModuleOp, text: str) -> dict[Operation, int]:
@@ -104,8 +130,11 @@ def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:
             message = str(err).strip().splitlines()[0] if str(err).strip() else "invalid op"
             if not message.startswith(op.name):
                 message = f"'{op.name}' op {message}"
-            lines = lines if lines is not None else op_lines(module, text)
-            raise ConvcanonError(message, SourceLoc(filename, lines.get(op, 0))) from None
+            where = op_location(op)
+            if where is None:
+                lines = lines if lines is not None else op_lines(module, text)
+                where = SourceLoc(filename, lines.get(op, 0))
+            raise ConvcanonError(message, where) from None
 
 
 def print_file(module: ModuleOp) -> str:

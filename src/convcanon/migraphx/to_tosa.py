@@ -15,7 +15,6 @@ from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    FileLineColLoc,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -27,10 +26,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx import layout, tosa
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.io import op_location
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 from convcanon.migraphx.tosa_build import (
     Emitter,
@@ -48,14 +48,6 @@ from convcanon.migraphx.tosa_build import (
 from convcanon.pipeline import OptionValue, PassStats
 
 Lowering = Callable[["FunctionLowering", Operation, list[View]], View]
-
-
-def op_location(op: Operation) -> SourceLoc | None:
-    """The op's source position when the parser attached one (`FileLineColLoc`)."""
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return SourceLoc(loc.filename.data, loc.line.data, loc.column.data)
-    return None
 
 
 def lowering_error(op: Operation, message: str) -> ConvcanonError:
