@@ -119,3 +119,25 @@ def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
 
 def _int_attr(attrs: ir.OpAttributeMap, name: str) -> int:
     return ir.IntegerAttr(attrs[name]).value if name in attrs else 1
+
+
+_PARAM_ATTRS = (
+    "dimension_numbers",
+    "window_strides",
+    "padding",
+    "lhs_dilation",
+    "rhs_dilation",
+    "window_reversal",
+    "feature_group_count",
+    "batch_group_count",
+)
+
+ConvKey = tuple[ir.Type | ir.Attribute | None, ...]
+
+
+def conv_key(op: ir.Operation | ir.OpView, types: tuple[ir.Type, ir.Type, ir.Type]) -> ConvKey:
+    """Everything `read_conv_params` reads, as uniqued MLIR objects (equal keys, equal params).
+
+    `types` are the lhs, rhs and result types; attributes a conv lacks are None."""
+    attrs = op.attributes
+    return (*types, *(attrs.get(name) for name in _PARAM_ATTRS))

@@ -7,9 +7,10 @@ remarks (convs whose operand chain reaches another conv) and every rejection, ch
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from jaxlib.mlir import ir
 
@@ -19,7 +20,7 @@ from convcanon.hlo.context import source_loc
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.gate import ConvOptions, Decision, decide
 from convcanon.hlo.io import HloFile
-from convcanon.hlo.params import ConvParams, read_conv_params
+from convcanon.hlo.params import ConvKey, ConvParams, conv_key, read_conv_params
 from convcanon.hlo.rewrite_pad import euet001, explicit_pad, plan_pad
 from convcanon.hlo.rewrite_stride import explicit_stride, ops_added, phase_count, plan_stride
 from convcanon.pipeline import OptionValue, PassStats
@@ -27,30 +28,41 @@ from convcanon.pipeline import OptionValue, PassStats
 
 @dataclass
 class ConvRecord:
-    """What happened to one conv: what `explain` shows and the statistics count."""
+    """What happened to one conv: what `explain` shows and the statistics count.
 
-    loc: SourceLoc
+    The source location and type strings are derived on demand: only `explain`, remarks and
+    errors need them, and printing them costs more than the rest of a conv's bookkeeping."""
+
+    location: ir.Location
+    filename: str
     params: ConvParams
     decision: Decision
-    types: tuple[str, str, str] = ("", "", "")  # lhs, rhs, result as MLIR prints them
+    value_types: tuple[ir.Type, ir.Type, ir.Type]  # lhs, rhs, result
     phases: int = 0
     ops_added: list[str] = field(default_factory=list)
     macs_after: int = 0
 
+    @property
+    def loc(self) -> SourceLoc:
+        return source_loc(self.location, self.filename)
+
+    @property
+    def types(self) -> tuple[str, str, str]:
+        """lhs, rhs and result types as MLIR prints them."""
+        lhs, rhs, result = self.value_types
+        return str(lhs), str(rhs), str(result)
+
 
 def _walk(op: ir.Operation | ir.OpView) -> Iterator[ir.Operation]:
-    """Every op nested under `op`, in pre-order (iterative: no recursion limit on deep IR)."""
-    stack = [op.operation]
-    while stack:
-        current = stack.pop()
-        yield current
-        children = [
-            child.operation
-            for region in current.regions
-            for block in region.blocks
-            for child in block.operations
-        ]
-        stack.extend(reversed(children))
+    """Every op nested under `op`, in pre-order (MLIR's own walk: no Python per-op recursion)."""
+    ops: list[ir.Operation] = []
+
+    def visit(current: ir.Operation) -> ir.WalkResult:
+        ops.append(current)
+        return ir.WalkResult.ADVANCE
+
+    op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return iter(ops)
 
 
 def functions(module: ir.Module) -> list[ir.Operation]:
@@ -61,18 +73,47 @@ def convs_of(func: ir.Operation, dialect: Dialect) -> list[ir.Operation]:
     return [op for op in _walk(func) if op.name == dialect.conv]
 
 
-def plan_record(
-    p: ConvParams, decision: Decision, options: ConvOptions, loc: SourceLoc
-) -> ConvRecord:
-    """What the rewrite of one conv will emit, computed from its params alone (for `explain`)."""
-    record = ConvRecord(loc, p, decision, macs_after=0 if p.dynamic_reason else p.macs)
+def _convs_in_functions(module: ir.Module, dialect: Dialect) -> list[ir.Operation]:
+    """Every conv nested in a `func.func`, in pre-order: one walk of the module, in C++."""
+    name = dialect.conv
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == name:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return [conv for conv in found if _in_function(conv)]
+
+
+def _in_function(op: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent.name == "func.func":
+            return True
+        parent = parent.parent
+    return False
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the gate decides and the rewrite will emit for one conv configuration."""
+
+    decision: Decision
+    phases: int
+    ops_added: tuple[str, ...]
+
+
+def plan_conv(p: ConvParams, options: ConvOptions) -> _Plan:
+    """The gate's decision and the rewrite's output, computed from the params alone."""
+    decision = decide(p, options)
     if not decision.accepted:
-        return record
+        return _Plan(decision, 0, ())
     pad_ops = plan_pad(p, options.negative_padding).ops_added if p.needs_pad else []
     plans = plan_stride(p)
-    record.phases = phase_count(plans)
-    record.ops_added = pad_ops + (ops_added(plans, p) if p.needs_stride else ["convolution"])
-    return record
+    emitted = ops_added(plans, p) if p.needs_stride else ["convolution"]
+    return _Plan(decision, phase_count(plans), tuple(pad_ops + emitted))
 
 
 def _reaches_conv(conv: ir.Operation, dialect: Dialect) -> ir.Operation | None:
@@ -102,37 +143,49 @@ def _remark(loc: SourceLoc, message: str) -> None:
 def canonicalize(
     hlo_file: HloFile, options: Mapping[str, OptionValue], dialect: Dialect
 ) -> tuple[PassStats, list[ConvRecord]]:
-    """Run the pass over every function; returns statistics and one record per conv seen."""
+    """Run the pass over every function; returns statistics and one record per conv seen.
+
+    Every conv is collected (params, decision, EUET001) before any is rewritten. Params and plans
+    are memoized by the conv's uniqued attributes and types: models repeat a few configurations."""
     opts = ConvOptions.from_mapping(options)
     stats = PassStats()
     records: list[ConvRecord] = []
+    memo: dict[ConvKey, tuple[ConvParams, _Plan]] = {}
     module = hlo_file.module
     with module.context, ir.Location.unknown():
-        for func in functions(module):
-            todo: list[tuple[ir.Operation, ConvParams, ConvRecord]] = []
-            for conv in convs_of(func, dialect):
-                loc = source_loc(conv.location, hlo_file.filename)
+        todo: list[tuple[ir.Operation, ConvParams, ConvRecord]] = []
+        for conv in _convs_in_functions(module, dialect):
+            operands = conv.operands
+            types = (operands[0].type, operands[1].type, conv.results[0].type)
+            key = conv_key(conv, types)
+            known = memo.get(key)
+            if known is None:
                 p = read_conv_params(conv)
-                decision = decide(p, opts)
-                stats.bump("convs-seen")
-                record = plan_record(p, decision, opts, loc)
-                record.types = (
-                    str(conv.operands[0].type),
-                    str(conv.operands[1].type),
-                    str(conv.results[0].type),
-                )
-                records.append(record)
-                if opts.verbose:
-                    _verbose_remarks(conv, decision, dialect, hlo_file.filename, loc)
-                if not decision.accepted:
-                    stats.bump(f"skipped: {decision.reason}")
-                    continue
-                element = ir.ShapedType(conv.operands[0].type).element_type
-                if p.needs_pad and build.zero_attr(element) is None:
-                    raise euet001(p, loc)
-                todo.append((conv, p, record))
-            for conv, p, record in todo:
-                _rewrite(conv, p, record, dialect, opts, stats)
+                known = memo[key] = (p, plan_conv(p, opts))
+            p, plan = known
+            decision = plan.decision
+            stats.bump("convs-seen")
+            record = ConvRecord(
+                conv.location,
+                hlo_file.filename,
+                p,
+                decision,
+                types,
+                plan.phases,
+                list(plan.ops_added),
+                0 if p.dynamic_reason else p.macs,
+            )
+            records.append(record)
+            if opts.verbose:
+                _verbose_remarks(conv, decision, dialect, hlo_file.filename, record.loc)
+            if not decision.accepted:
+                stats.bump(f"skipped: {decision.reason}")
+                continue
+            if p.needs_pad and build.zero_attr(ir.ShapedType(types[0]).element_type) is None:
+                raise euet001(p, record.loc)
+            todo.append((conv, p, record))
+        for conv, p, record in todo:
+            _rewrite(conv, p, record, dialect, opts, stats)
         module.operation.verify()
     return stats, records
 
@@ -163,10 +216,26 @@ def _rewrite(
         stats.bump("rewritten-pad")
     partials = [current]
     if p.needs_stride:
-        partials = explicit_stride(current, read_conv_params(current), dialect)
+        partials = explicit_stride(current, padded_params(p), dialect)
         stats.bump("rewritten-stride")
     record.phases = len(partials)
-    record.macs_after = sum(read_conv_params(c).macs for c in partials)
+    record.macs_after = sum(_emitted_macs(c, p) for c in partials)
+
+
+def padded_params(p: ConvParams) -> ConvParams:
+    """The params of `p`'s conv after explicit pad: lhs padded, zero padding, no lhs dilation."""
+    lhs_shape = list(p.lhs_shape)
+    for axis, extent in zip(p.dims.lhs_spatial, p.padded_spatial, strict=True):
+        lhs_shape[axis] = extent
+    n = p.num_spatial
+    return replace(p, lhs_shape=tuple(lhs_shape), padding=((0, 0),) * n, lhs_dilation=(1,) * n)
+
+
+def _emitted_macs(conv: ir.Operation, p: ConvParams) -> int:
+    """Multiply-adds of an emitted conv, from its kernel and result types (dims as in `p`)."""
+    kernel = ir.ShapedType(conv.operands[1].type).shape
+    taps = math.prod(kernel[d] for d in p.dims.rhs_spatial) * kernel[p.dims.rhs_in_feature]
+    return math.prod(ir.ShapedType(conv.results[0].type).shape) * taps
 
 
 def canonicalize_conv_stablehlo(hlo_file: HloFile, options: Mapping[str, OptionValue]) -> PassStats:
