@@ -87,7 +87,7 @@ def _convert(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
 
 def _transpose(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-    return np.ascontiguousarray(np.transpose(args[0], mx.int_list(op, "permutation")))
+    return layout.c_order(np.transpose(args[0], mx.int_list(op, "permutation")))
 
 
 def _out_lens(op: Operation) -> tuple[int, ...]:
@@ -106,11 +106,11 @@ def _broadcast(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     axis = mx.int_value(op, "axis")
     shape = [1] * len(out)
     shape[axis : axis + x.ndim] = x.shape
-    return np.ascontiguousarray(np.broadcast_to(x.reshape(shape), out))
+    return layout.c_order(np.broadcast_to(x.reshape(shape), out))
 
 
 def _multibroadcast(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-    return np.ascontiguousarray(np.broadcast_to(args[0], mx.int_list(op, "out_lens")))
+    return layout.c_order(np.broadcast_to(args[0], mx.int_list(op, "out_lens")))
 
 
 def _slice(op: Operation, args: list[np.ndarray]) -> np.ndarray:
@@ -121,7 +121,7 @@ def _slice(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         a = rules.normalize_axis(axis, x.ndim)
         lo, hi = rules.slice_bounds(x.shape[a], start, end)
         index[a] = slice(lo, hi)
-    return np.ascontiguousarray(x[tuple(index)])
+    return layout.c_order(x[tuple(index)])
 
 
 def _reduction(fn: Callable[..., np.ndarray]) -> Kernel:
@@ -184,7 +184,7 @@ def _literal(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     lens = _out_lens(op)
     if value.shape != lens:
         value = np.broadcast_to(value.reshape(-1)[:1].reshape((1,) * len(lens)), lens)
-    return np.ascontiguousarray(value)
+    return layout.c_order(value)
 
 
 def _as_logical(op: Operation, args: list[np.ndarray]) -> np.ndarray:

@@ -114,6 +114,12 @@ def memory_layout(lens: Sequence[int], strides: Sequence[int]) -> MemoryLayout:
     return MemoryLayout(perm, mem_shape)
 
 
+def c_order(value: np.ndarray) -> np.ndarray:
+    """`value` in C order, copied only if needed. Unlike `np.ascontiguousarray` it keeps 0-d
+    arrays 0-d, so scalars (`<f32>`) stay scalars."""
+    return np.asarray(value, order="C")
+
+
 def inverse_permutation(perm: Sequence[int]) -> tuple[int, ...]:
     inverse = [0] * len(perm)
     for position, dim in enumerate(perm):
@@ -160,7 +166,7 @@ def read_buffer(flat: np.ndarray, lens: Sequence[int], strides: Sequence[int]) -
         raise LayoutError(f"expected a flat buffer of {size} elements, got shape {flat.shape}")
     memory = flat.reshape(layout.mem_shape)
     logical = memory.transpose(inverse_permutation(layout.perm))[_logical_slices(lens, layout)]
-    return np.ascontiguousarray(np.broadcast_to(logical, tuple(lens)))
+    return c_order(np.broadcast_to(logical, tuple(lens)))
 
 
 def write_buffer(value: np.ndarray, lens: Sequence[int], strides: Sequence[int]) -> np.ndarray:

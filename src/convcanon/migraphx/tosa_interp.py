@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 
+from convcanon.migraphx import layout
 from convcanon.migraphx.shaped_type import numpy_dtype
 from convcanon.migraphx.tosa import int_values
 from convcanon.reference.kernels import conv_general
@@ -126,7 +127,7 @@ def _matmul(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
 
 def _transpose(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-    return np.ascontiguousarray(np.transpose(args[0], _ints(op.properties["perms"])))
+    return layout.c_order(np.transpose(args[0], _ints(op.properties["perms"])))
 
 
 def _reshape(op: Operation, args: list[np.ndarray]) -> np.ndarray:
@@ -136,7 +137,7 @@ def _reshape(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 def _slice(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     x, start, size = args
     index = tuple(slice(int(b), int(b) + int(n)) for b, n in zip(start, size, strict=True))
-    return np.ascontiguousarray(x[index])
+    return layout.c_order(x[index])
 
 
 def _tile(op: Operation, args: list[np.ndarray]) -> np.ndarray:
