@@ -35,16 +35,16 @@ class Dialect:
 
     def i64_list(self, values: Sequence[int]) -> ir.Attribute:
         """A list of i64 in this dialect's kind (strides, dilations, pad/slice indices)."""
-        body = ", ".join(str(int(v)) for v in values)
         if self.list_kind == "array":
-            return ir.Attribute.parse(f"array<i64: {body}>" if values else "array<i64>")
+            return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+        body = ", ".join(str(int(v)) for v in values)
         return ir.Attribute.parse(f"dense<[{body}]> : tensor<{len(values)}xi64>")
 
     def bool_list(self, values: Sequence[bool]) -> ir.Attribute:
         """A list of booleans in this dialect's kind (window_reversal)."""
-        body = ", ".join("true" if v else "false" for v in values)
         if self.list_kind == "array":
-            return ir.Attribute.parse(f"array<i1: {body}>" if values else "array<i1>")
+            return ir.DenseBoolArrayAttr.get([bool(v) for v in values])
+        body = ", ".join("true" if v else "false" for v in values)
         return ir.Attribute.parse(f"dense<[{body}]> : tensor<{len(values)}xi1>")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
@@ -21,7 +21,7 @@ from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.gate import ConvOptions, Decision, decide
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.params import ConvKey, ConvParams, conv_key, read_conv_params
-from convcanon.hlo.rewrite_pad import euet001, explicit_pad, plan_pad
+from convcanon.hlo.rewrite_pad import euet001, explicit_pad, pad_overrides, plan_pad
 from convcanon.hlo.rewrite_stride import explicit_stride, ops_added, phase_count, plan_stride
 from convcanon.pipeline import OptionValue, PassStats
 
@@ -184,8 +184,9 @@ def canonicalize(
             if p.needs_pad and build.zero_attr(ir.ShapedType(types[0]).element_type) is None:
                 raise euet001(p, record.loc)
             todo.append((conv, p, record))
+        builder = build.Builder(dialect)
         for conv, p, record in todo:
-            _rewrite(conv, p, record, dialect, opts, stats)
+            _rewrite(builder, conv, p, record, opts, stats)
         module.operation.verify()
     return stats, records
 
@@ -202,33 +203,43 @@ def _verbose_remarks(
 
 
 def _rewrite(
+    b: build.Builder,
     conv: ir.Operation,
     p: ConvParams,
     record: ConvRecord,
-    dialect: Dialect,
     opts: ConvOptions,
     stats: PassStats,
 ) -> None:
-    """Pad first, then stride; records the phases and multiply-adds actually emitted."""
-    current: ir.Operation = conv
+    """Pad first, then stride, all emitted before `conv`, which the result replaces; records the
+    phases and multiply-adds actually emitted."""
+    ip, loc = ir.InsertionPoint(conv), record.location
+    lhs, rhs = conv.operands[0], conv.operands[1]
+    lhs_element = ir.ShapedType(record.value_types[0]).element_type
+    lhs_shape = p.lhs_shape
+    overrides: dict[str, ir.Attribute] = {}
     if p.needs_pad:
-        current = explicit_pad(current, p, dialect, opts.negative_padding, record.loc)
+
+        def zero() -> ir.Value:
+            value = build.zero_attr(lhs_element)
+            assert value is not None  # checked while collecting (EUET001)
+            return b.zero(lhs_element, value, ip, loc)
+
+        lhs, lhs_shape = explicit_pad(b, lhs, lhs_element, p, opts.negative_padding, zero, ip, loc)
+        overrides = pad_overrides(b, p, "lhs_dilation" in conv.attributes)
         stats.bump("rewritten-pad")
-    partials = [current]
     if p.needs_stride:
-        partials = explicit_stride(current, padded_params(p), dialect)
+        rhs_element = ir.ShapedType(record.value_types[1]).element_type
+        partials, total = explicit_stride(
+            b, conv, lhs, lhs_shape, (lhs_element, rhs_element), p, overrides, ip, loc
+        )
         stats.bump("rewritten-stride")
+    else:
+        partials = [b.rebuild_conv(conv, lhs, rhs, overrides, ip)]
+        total = partials[0].results[0]
+    conv.results[0].replace_all_uses_with(total)
+    conv.erase()
     record.phases = len(partials)
     record.macs_after = sum(_emitted_macs(c, p) for c in partials)
-
-
-def padded_params(p: ConvParams) -> ConvParams:
-    """The params of `p`'s conv after explicit pad: lhs padded, zero padding, no lhs dilation."""
-    lhs_shape = list(p.lhs_shape)
-    for axis, extent in zip(p.dims.lhs_spatial, p.padded_spatial, strict=True):
-        lhs_shape[axis] = extent
-    n = p.num_spatial
-    return replace(p, lhs_shape=tuple(lhs_shape), padding=((0, 0),) * n, lhs_dilation=(1,) * n)
 
 
 def _emitted_macs(conv: ir.Operation, p: ConvParams) -> int:

@@ -8,13 +8,13 @@ before edge padding, so this is exact, negative (cropping) padding included. Wit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.hlo import build
-from convcanon.hlo.dialects import Dialect, padding_attr
 from convcanon.hlo.gate import NegativePadding
 from convcanon.hlo.params import ConvParams
 
@@ -66,27 +66,32 @@ def euet001(p: ConvParams, loc: SourceLoc) -> ConvcanonError:
 
 
 def explicit_pad(
-    conv: build.AnyOp,
+    b: build.Builder,
+    lhs: ir.Value,
+    element: ir.Type,
     p: ConvParams,
-    dialect: Dialect,
     mode: NegativePadding,
-    loc: SourceLoc,
-) -> ir.Operation:
-    """Rewrite `conv`; returns the rebuilt conv (the old one is erased)."""
+    zero: Callable[[], ir.Value],
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> tuple[ir.Value, tuple[int, ...]]:
+    """Pad (and crop) the conv's lhs; returns it and its shape. `zero()` gives the pad value."""
     plan = plan_pad(p, mode)
-    lhs = conv.operands[0]
+    shape = p.lhs_shape
     if plan.has_pad:
-        element = ir.ShapedType(lhs.type).element_type
-        zero = build.zero_constant(dialect, element, conv, euet001(p, loc))
-        lhs = build.pad(dialect, lhs, zero, plan.low, plan.high, plan.interior, conv)
+        lhs, shape = b.pad(lhs, shape, element, zero(), plan.low, plan.high, plan.interior, ip, loc)
     if plan.crop is not None:
         start, limit = plan.crop
-        lhs = build.slice_(dialect, lhs, start, limit, (1,) * len(start), conv)
+        lhs, shape = b.slice_(lhs, element, start, limit, (1,) * len(start), ip, loc)
+    return lhs, shape
+
+
+def pad_overrides(
+    b: build.Builder, p: ConvParams, has_lhs_dilation: bool
+) -> dict[str, ir.Attribute]:
+    """The conv attributes explicit pad resets: zero padding and (if present) unit lhs dilation."""
     n = p.num_spatial
-    overrides = {"padding": padding_attr(((0, 0),) * n)}
-    if "lhs_dilation" in conv.attributes:
-        overrides["lhs_dilation"] = dialect.i64_list((1,) * n)
-    new = build.rebuild_conv(conv, lhs, conv.operands[1], overrides)
-    conv.results[0].replace_all_uses_with(new.results[0])
-    conv.erase()
-    return new
+    overrides = {"padding": b.padding(((0, 0),) * n)}
+    if has_lhs_dilation:
+        overrides["lhs_dilation"] = b.i64_list((1,) * n)
+    return overrides

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from convcanon.hlo import build
-from convcanon.hlo.dialects import Dialect
 from convcanon.hlo.params import ConvParams
 
 
@@ -108,47 +107,62 @@ def _identity(windows: list[tuple[int, int, int]], extents: tuple[int, ...]) -> 
 
 
 def _slice_spatial(
-    dialect: Dialect,
+    b: build.Builder,
     value: ir.Value,
+    shape: tuple[int, ...],
+    element: ir.Type,
     axes: tuple[int, ...],
     windows: list[tuple[int, int, int]],
-    before: build.AnyOp,
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
 ) -> ir.Value:
-    shape = list(ir.ShapedType(value.type).shape)
+    """`value` (of `shape`) sliced by `windows` on `axes`, or `value` if that is all of it."""
     if _identity(windows, tuple(shape[a] for a in axes)):
         return value
     start, limit, step = [0] * len(shape), list(shape), [1] * len(shape)
-    for axis, (b, s, n) in zip(axes, windows, strict=True):
-        start[axis], step[axis], limit[axis] = b, s, b + (n - 1) * s + 1
-    return build.slice_(dialect, value, start, limit, step, before)
+    for axis, (lo, s, n) in zip(axes, windows, strict=True):
+        start[axis], step[axis], limit[axis] = lo, s, lo + (n - 1) * s + 1
+    return b.slice_(value, element, start, limit, step, ip, loc)[0]
 
 
-def explicit_stride(conv: build.AnyOp, p: ConvParams, dialect: Dialect) -> list[ir.Operation]:
-    """Replace a zero-padded strided conv by the sum of its phases; returns the partial convs."""
+def explicit_stride(
+    b: build.Builder,
+    conv: build.AnyOp,
+    lhs: ir.Value,
+    lhs_shape: tuple[int, ...],
+    types: tuple[ir.Type, ir.Type],
+    p: ConvParams,
+    overrides: dict[str, ir.Attribute],
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> tuple[list[ir.Operation], ir.Value]:
+    """The phases of `conv` on its zero-padded `lhs` (of `lhs_shape`) and their sum.
+
+    `types` are the lhs and rhs element types; `overrides` are attributes every partial conv
+    resets besides stride and rhs dilation. Returns the partial convs and the sum's value."""
     plans = plan_stride(p)
     n = p.num_spatial
     overrides = {
-        "window_strides": dialect.i64_list((1,) * n),
-        "rhs_dilation": dialect.i64_list(tuple(d.rhs_dilation for d in plans)),
+        **overrides,
+        "window_strides": b.i64_list((1,) * n),
+        "rhs_dilation": b.i64_list(tuple(d.rhs_dilation for d in plans)),
     }
-    lhs, rhs = conv.operands[0], conv.operands[1]
+    rhs = conv.operands[1]
+    lhs_element, rhs_element = types
     partials: list[ir.Operation] = []
     total: ir.Value | None = None
     for combo in itertools.product(*(d.phases for d in plans)):
+        lhs_windows = [ph.lhs_window for ph in combo]
+        rhs_windows = [ph.rhs_window for ph in combo]
         lhs_slice = _slice_spatial(
-            dialect, lhs, p.dims.lhs_spatial, [ph.lhs_window for ph in combo], conv
+            b, lhs, lhs_shape, lhs_element, p.dims.lhs_spatial, lhs_windows, ip, loc
         )
         rhs_slice = _slice_spatial(
-            dialect, rhs, p.dims.rhs_spatial, [ph.rhs_window for ph in combo], conv
+            b, rhs, p.rhs_shape, rhs_element, p.dims.rhs_spatial, rhs_windows, ip, loc
         )
-        partial = build.rebuild_conv(conv, lhs_slice, rhs_slice, overrides)
+        partial = b.rebuild_conv(conv, lhs_slice, rhs_slice, overrides, ip)
         partials.append(partial)
-        total = (
-            partial.results[0]
-            if total is None
-            else build.add(dialect, total, partial.results[0], conv)
-        )
+        result = partial.results[0]
+        total = result if total is None else b.add(total, result, ip, loc)
     assert total is not None
-    conv.results[0].replace_all_uses_with(total)
-    conv.erase()
-    return partials
+    return partials, total
