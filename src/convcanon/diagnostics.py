@@ -8,6 +8,7 @@ exit 2. Anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,3 +132,25 @@ def check_output_path(input_path: str, output_path: str | None) -> None:
         same = False
     if same:
         raise UsageError(f"output path {output_path!r} is the input file; refusing to overwrite it")
+
+
+MAX_SPLAT_ELEMENTS = 1 << 22
+_SPLAT = re.compile(r"dense<\s*([^<>\[\]\"]+?)\s*>\s*:\s*tensor<((?:\d+x)+)")
+
+
+def check_splats(text: str, filename: str, limit: int = MAX_SPLAT_ELEMENTS) -> None:
+    """Refuse `dense<v> : tensor<NxT>` splats with more than `limit` elements before xDSL parses
+    them: its parser expands a splat into a Python list (~85 bytes an element), so a 40-byte
+    `dense<1.0> : tensor<99999999999xf32>` would take the machine's memory."""
+    for match in _SPLAT.finditer(text):
+        count = 1
+        for dim in match[2].rstrip("x").split("x"):
+            count *= int(dim)
+        if count > limit:
+            line = text.count("\n", 0, match.start()) + 1
+            col = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+            raise ConvcanonError(
+                f"dense splat of {count} elements is over the limit of {limit} elements for "
+                "migraphx/TOSA files",
+                SourceLoc(filename, line, col),
+            )

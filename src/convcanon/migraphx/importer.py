@@ -13,6 +13,7 @@ computed one, and every failure names its line.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -39,6 +40,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from convcanon.diagnostics import (
+    MAX_SPLAT_ELEMENTS,
     ConvcanonError,
     SourceLoc,
     check_output_path,
@@ -279,6 +281,11 @@ def _literal_attr(cur: _Cursor, values: list[float], ty: ShapedType) -> DenseInt
     """Literal values (memory order when they fill the buffer, or one splat value) -> dense
     attribute of the logical value in standard order."""
     tensor = TensorType(ty.element_type, ty.lens)
+    if math.prod(ty.lens) > MAX_SPLAT_ELEMENTS:  # the dense attribute holds every element
+        raise cur.error(
+            f"literal of {math.prod(ty.lens)} elements is over the limit of "
+            f"{MAX_SPLAT_ELEMENTS} (its dense attribute would hold every element)"
+        )
     buffer = np.asarray(values, dtype=np.float64)
     if len(values) != 1:
         if len(values) != ty.flat_size():
