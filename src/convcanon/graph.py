@@ -13,7 +13,13 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, read_input, write_atomically
+from convcanon.diagnostics import (
+    ConvcanonError,
+    SourceLoc,
+    check_output_path,
+    read_input,
+    write_atomically,
+)
 
 
 @dataclass(frozen=True)
@@ -163,6 +169,7 @@ def graph_command(input_path: str, pipeline: str, fmt: str, output: str) -> int:
     from convcanon.pipeline import parse_pipeline
 
     passes = parse_pipeline(pipeline)
+    check_output_path(input_path, output)
     filename, text = read_input(input_path)
     framework = choose_framework(passes, text)
     adapter = FRAMEWORKS[framework]

@@ -20,6 +20,7 @@ from convcanon.diagnostics import (
     ConvcanonError,
     SourceLoc,
     UsageError,
+    check_output_path,
     read_input,
     write_atomically,
 )
@@ -190,12 +191,15 @@ def run_command(
 ) -> int:
     """Run every entry function; exit 0 only if every check held."""
     limit = parse_memory_limit(memory_limit)
+    check_output_path(input, output)
+    if inputs:
+        check_output_path(inputs, output)
     filename, text = read_input(input)
     feed = load_inputs(inputs) if inputs else {}
     from convcanon.driver import sniff_framework
 
     if sniff_framework(text) == "xdsl":
-        return _run_xdsl(text, filename, entry, feed, output)
+        return _run_xdsl(text, filename, entry, feed, output, limit)
     from convcanon.hlo.context import split_input_file as split
 
     chunks = split(text) if split_input_file else [(0, text)]
@@ -226,7 +230,12 @@ def run_command(
 
 
 def _run_xdsl(
-    text: str, filename: str, entry: str | None, feed: dict[str, np.ndarray], output: str | None
+    text: str,
+    filename: str,
+    entry: str | None,
+    feed: dict[str, np.ndarray],
+    output: str | None,
+    limit: int,
 ) -> int:
     try:
         module = importlib.import_module("convcanon.migraphx.interpret")
@@ -235,7 +244,7 @@ def _run_xdsl(
             "this file has migraphx/TOSA ops, and the migraphx interpreter is not installed",
             SourceLoc(filename),
         ) from None
-    results = module.run_module_text(text, filename, entry, feed)
+    results = module.run_module_text(text, filename, entry, feed, limit)
     print(f"{entry or 'main'}: ok ({len(results)} result(s))")
     if output:
         save_outputs(output, {f"result{i}": r for i, r in enumerate(results)})
