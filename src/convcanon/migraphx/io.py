@@ -62,6 +62,11 @@ def _parse_error(err: ParseError, filename: str) -> ConvcanonError:
     return ConvcanonError(message, SourceLoc(filename, line, col))
 
 
+def _offset_loc(text: str, offset: int, filename: str) -> SourceLoc:
+    line = text.count("\n", 0, offset) + 1
+    return SourceLoc(filename, line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
+
+
 def _op_lines(text: str, op_name: str) -> list[int]:
     """Lines on which `op_name` appears as an op (xDSL ops carry no location). Inside a function
     body `func.` is the default dialect, so `return` names `func.return`."""
@@ -76,10 +81,15 @@ def parse_file_text(text: str, filename: str) -> ModuleOp:
     """Parse and verify a module; any failure is a ConvcanonError at its location."""
     check_nesting(text, filename)  # xDSL's recursive descent would hit RecursionError
     check_splats(text, filename)
+    parser = Parser(make_context(), text, filename)
     try:
-        module = Parser(make_context(), text, filename).parse_module()
+        module = parser.parse_module()
     except ParseError as err:
         raise _parse_error(err, filename) from None
+    except (VerifyException, DiagnosticException) as err:
+        # attribute checks run while parsing (`2 : i1`): report where the parser stopped
+        message = str(err).strip().splitlines()[0] if str(err).strip() else "invalid input"
+        raise ConvcanonError(message, _offset_loc(text, parser.pos, filename)) from None
     attach_locations(module, text, filename)
     verify_module(module, filename, text)
     return module
