@@ -46,6 +46,13 @@ def module_signature(text: str, filename: str, entry: str | None) -> Signature:
         raise ConvcanonError(f"no entry function @{entry or 'main'}", SourceLoc(filename))
     block = interp.functions[entry].regions[0].blocks[0]
     args = [hlo_interp.tensor_type(a.type, SourceLoc(filename)) for a in block.arguments]
+    for index, arg in enumerate(args):  # random inputs are allocated before any interpreter runs
+        if arg.nbytes > hlo_interp.DEFAULT_MEMORY_LIMIT:
+            raise ConvcanonError(
+                f"@{entry} argument {index} ({arg.element}{list(arg.shape)}) needs {arg.nbytes} "
+                f"bytes, over the memory limit of {hlo_interp.DEFAULT_MEMORY_LIMIT}",
+                interp.loc(interp.functions[entry]),
+            )
     return Signature(entry, args, _longest_reduction(module))
 
 
