@@ -9,11 +9,16 @@ rewrite passes and a wrong one fails.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, read_input
+
+if TYPE_CHECKING:
+    from convcanon.verify.engines import Engine
 
 
 @dataclass(frozen=True)
@@ -91,21 +96,20 @@ def random_inputs(args: list, rng: np.random.Generator) -> list[np.ndarray]:
     """Small ints (-4..4, unsigned 0..8), standard-normal floats, fair bools."""
     from convcanon.reference.hlo_interp import normalize
 
-    values = []
-    for tt in args:
-        dtype = tt.dtype
-        if dtype == np.bool_:
-            value = rng.random(tt.shape) < 0.5
-        elif dtype.kind == "u":
-            value = rng.integers(0, 9, tt.shape)
-        elif dtype.kind == "i":
-            value = rng.integers(-4, 5, tt.shape)
-        elif dtype.kind == "c":
-            value = rng.standard_normal(tt.shape) + 1j * rng.standard_normal(tt.shape)
-        else:
-            value = rng.standard_normal(tt.shape)
-        values.append(normalize(value, tt))
-    return values
+    return [normalize(random_array(tt.dtype, tt.shape, rng), tt) for tt in args]
+
+
+def random_array(dtype: np.dtype, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """One random value of `shape`, in a range suited to `dtype` (not yet cast to it)."""
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind == "u":
+        return rng.integers(0, 9, shape)
+    if dtype.kind == "i":
+        return rng.integers(-4, 5, shape)
+    if dtype.kind == "c":
+        return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    return rng.standard_normal(shape)
 
 
 def tolerance(dtype: np.dtype, reduction: int) -> float:
@@ -168,6 +172,18 @@ def compare_outputs(
     return Comparison(True, max_abs, max_rel)
 
 
+@dataclass(frozen=True)
+class Plan:
+    """Both modules ready to run on the same inputs: entry, argument spec, reduction length."""
+
+    entry: str
+    args: list  # hlo_interp.TensorType (HLO) or half_b.FlatArg (migraphx/TOSA)
+    make_inputs: Callable[[np.random.Generator], list[np.ndarray]]
+    reduction: int
+    run_before: Engine
+    run_after: Engine
+
+
 def verify_command(
     before: str,
     after: str,
@@ -187,33 +203,28 @@ def verify_command(
     after_name, after_text = read_input(after)
     from convcanon.driver import sniff_framework
 
-    for name, text in ((before_name, before_text), (after_name, after_text)):
-        if sniff_framework(text) != "hlo":
-            raise ConvcanonError(
-                "verify compares StableHLO/MHLO modules; this file has migraphx/TOSA ops",
-                SourceLoc(name),
-            )
-    sig_before = module_signature(before_text, before_name, entry)
-    sig_after = module_signature(after_text, after_name, sig_before.entry)
-    if sig_before.args != sig_after.args:
+    kinds = {sniff_framework(before_text), sniff_framework(after_text)}
+    if len(kinds) > 1:
         raise ConvcanonError(
-            f"@{sig_before.entry} takes different arguments in the two modules: "
-            f"{_describe(sig_before.args)} vs {_describe(sig_after.args)}",
+            "cannot compare a StableHLO/MHLO module with a migraphx/TOSA module",
             SourceLoc(after_name),
         )
-    run = ENGINES[engine]
-    reduction = max(sig_before.reduction, sig_after.reduction)
+    files = (before_text, before_name, after_text, after_name)
+    if kinds == {"xdsl"}:
+        plan = _half_b_plan(*files, entry, engine)
+    else:
+        plan = _hlo_plan(*files, entry, ENGINES[engine])
     rng = np.random.default_rng(seed)
     worst_abs = worst_rel = 0.0
     for trial in range(trials):
-        inputs = random_inputs(sig_before.args, rng)
-        out_before = run(before_text, before_name, sig_before.entry, inputs)
-        out_after = run(after_text, after_name, sig_before.entry, inputs)
+        inputs = plan.make_inputs(rng)
+        out_before = plan.run_before(before_text, before_name, plan.entry, inputs)
+        out_after = plan.run_after(after_text, after_name, plan.entry, inputs)
         if len(out_before) != len(out_after):
             print(f"mismatch: {len(out_before)} results before, {len(out_after)} after")
             return 1
         for i, (b, a) in enumerate(zip(out_before, out_after, strict=True)):
-            result = compare_outputs(i, np.asarray(b), np.asarray(a), reduction)
+            result = compare_outputs(i, np.asarray(b), np.asarray(a), plan.reduction)
             worst_abs, worst_rel = max(worst_abs, result.max_abs), max(worst_rel, result.max_rel)
             if not result.ok:
                 print(f"mismatch (engine {engine}, trial {trial}, seed {seed}): {result.message}")
@@ -224,6 +235,85 @@ def verify_command(
         f"max abs error {worst_abs:.3g}, max rel error {worst_rel:.3g}"
     )
     return 0
+
+
+def _same_args(entry: str, before: list, after: list, after_name: str) -> None:
+    if before != after:
+        raise ConvcanonError(
+            f"@{entry} takes different arguments in the two modules: "
+            f"{_describe(before)} vs {_describe(after)}",
+            SourceLoc(after_name),
+        )
+
+
+def _hlo_plan(
+    before_text: str,
+    before_name: str,
+    after_text: str,
+    after_name: str,
+    entry: str | None,
+    run: Engine,
+) -> Plan:
+    sig_before = module_signature(before_text, before_name, entry)
+    sig_after = module_signature(after_text, after_name, sig_before.entry)
+    _same_args(sig_before.entry, sig_before.args, sig_after.args, after_name)
+    return Plan(
+        sig_before.entry,
+        sig_before.args,
+        lambda rng: random_inputs(sig_before.args, rng),
+        max(sig_before.reduction, sig_after.reduction),
+        run,
+        run,
+    )
+
+
+def _half_b_plan(
+    before_text: str,
+    before_name: str,
+    after_text: str,
+    after_name: str,
+    entry: str | None,
+    engine: str,
+) -> Plan:
+    """migraphx/TOSA modules: flat buffers sized from the entry's signature (DESIGN 3.2).
+
+    Under `iree` a TOSA module runs on IREE and a migraphx module runs lowered by
+    migraphx-to-tosa, except opposite a TOSA module: there the migraphx side is the expected
+    result, so it runs on the migraphx reference (lowering it would compare IREE with itself).
+    """
+    from convcanon.verify import half_b
+    from convcanon.verify.engines import HALF_B_ENGINES
+
+    if engine not in HALF_B_ENGINES:
+        raise ConvcanonError(
+            f"engine '{engine}' runs StableHLO; migraphx/TOSA modules run on "
+            f"{' or '.join(HALF_B_ENGINES)}",
+            SourceLoc(before_name),
+        )
+
+    before_module = half_b.parse(before_text, before_name)
+    after_module = half_b.parse(after_text, after_name)
+    name = half_b.entry_function(before_module, before_name, entry).sym_name.data
+    args = half_b.flat_args(half_b.entry_function(before_module, before_name, name))
+    after_args = half_b.flat_args(half_b.entry_function(after_module, after_name, name))
+    _same_args(name, args, after_args, after_name)
+
+    def make_inputs(rng: np.random.Generator) -> list[np.ndarray]:
+        return [random_array(a.dtype, a.shape, rng).astype(a.dtype) for a in args]
+
+    reduction = max(half_b.longest_reduction(m) for m in (before_module, after_module))
+    run_before = run_after = HALF_B_ENGINES[engine]
+    is_migraphx = [half_b.has_migraphx_ops(m) for m in (before_module, after_module)]
+    if engine == "iree" and is_migraphx[0] != is_migraphx[1]:
+        reference = HALF_B_ENGINES["reference"]
+        run_before, run_after = (
+            (reference, run_after) if is_migraphx[0] else (run_before, reference)
+        )
+        side = "before" if is_migraphx[0] else "after"
+        print(
+            f"{side} is a migraphx module: it runs on the reference interpreter, the TOSA on IREE"
+        )
+    return Plan(name, args, make_inputs, reduction, run_before, run_after)
 
 
 def _describe(args: list) -> str:

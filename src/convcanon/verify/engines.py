@@ -96,6 +96,39 @@ def _iree_compile(text: str, filename: str) -> bytes:
     return vmfb
 
 
+def migraphx_reference_engine(
+    text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """Half B's numpy interpreter (migraphx and TOSA ops), flat buffers in and out."""
+    from convcanon.migraphx.interpret import run_module_text
+
+    return run_module_text(text, filename, entry, {f"arg{i}": x for i, x in enumerate(inputs)})
+
+
+def tosa_iree_engine(
+    text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """IREE (llvm-cpu) on a TOSA module; a migraphx module is lowered by migraphx-to-tosa first."""
+    _require("iree.compiler", "iree", "iree-base-compiler")
+    _require("iree.runtime", "iree", "iree-base-runtime")
+    from convcanon.verify.iree_tosa import compile_tosa_text, run_vmfb
+
+    return run_vmfb(compile_tosa_text(_tosa_text(text, filename), filename), entry, inputs)
+
+
+@lru_cache(maxsize=8)
+def _tosa_text(text: str, filename: str) -> str:
+    from convcanon.verify.half_b import has_migraphx_ops, lowered_text, parse
+
+    module = parse(text, filename)
+    return lowered_text(module) if has_migraphx_ops(module) else text
+
+
+HALF_B_ENGINES: dict[str, Engine] = {
+    "reference": migraphx_reference_engine,
+    "iree": tosa_iree_engine,
+}
+
 ENGINES: dict[str, Engine] = {
     "reference": reference_engine,
     "xla": xla_engine,

@@ -1,0 +1,102 @@
+"""What `convcanon verify` needs from a migraphx or TOSA module (half B, xDSL).
+
+Both kinds of module take and return flat buffers at the boundary (a shaped argument is its
+`flat_size()` elements, a TOSA argument its tensor shape), so a migraphx program and its TOSA
+lowering take the same random inputs and their outputs compare element for element.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute
+
+from convcanon.diagnostics import ConvcanonError, SourceLoc
+
+
+@dataclass(frozen=True)
+class FlatArg:
+    """One flat argument buffer: its numpy shape and dtype (`element` names the dtype)."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    element: str
+
+
+def parse(text: str, filename: str) -> ModuleOp:
+    from convcanon.migraphx.io import parse_file_text
+
+    return parse_file_text(text, filename)
+
+
+def entry_function(module: ModuleOp, filename: str, entry: str | None) -> func.FuncOp:
+    """`entry`, else @main, else the first public function."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    by_name = {f.sym_name.data: f for f in functions}
+    if entry is None:
+        public = [
+            f for f in functions if f.sym_visibility is None or f.sym_visibility.data == "public"
+        ]
+        chosen = by_name.get("main") or (public[0] if public else None)
+    else:
+        chosen = by_name.get(entry)
+    if chosen is None:
+        known = ", ".join(by_name) or "none"
+        raise ConvcanonError(
+            f"no entry function @{entry or 'main'} (functions: {known})", SourceLoc(filename)
+        )
+    return chosen
+
+
+def flat_args(function: func.FuncOp) -> list[FlatArg]:
+    from convcanon.migraphx.interpret import flat_input_shape, type_dtype
+
+    return [
+        FlatArg(flat_input_shape(ty), type_dtype(ty), type_dtype(ty).name)
+        for ty in function.function_type.inputs.data
+    ]
+
+
+def _elements(ty: Attribute) -> int:
+    from convcanon.migraphx.shaped_type import ShapedType
+
+    if isinstance(ty, ShapedType):
+        return math.prod(ty.lens)
+    if isinstance(ty, TensorType):
+        return math.prod(ty.get_shape())
+    return 1
+
+
+_CONTRACTIONS = ("convolution", "dot", "conv2d", "conv3d", "depthwise_conv2d", "matmul")
+_REDUCTIONS = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "softmax")
+
+
+def longest_reduction(module: ModuleOp) -> int:
+    """Max number of terms summed into one output element (bounds the float tolerance): the
+    whole rhs for a contraction (an over-estimate), input/output size for a reduction."""
+    longest = 1
+    for op in module.walk():
+        kind = op.name.split(".", 1)[-1]
+        if kind in _CONTRACTIONS and len(op.operands) > 1:
+            longest = max(longest, _elements(op.operands[1].type))
+        elif kind in _REDUCTIONS and op.operands and op.results:
+            inputs, outputs = _elements(op.operands[0].type), _elements(op.results[0].type)
+            longest = max(longest, inputs // max(1, outputs))
+    return longest
+
+
+def has_migraphx_ops(module: ModuleOp) -> bool:
+    return any(op.name.startswith("migraphx.") for op in module.walk())
+
+
+def lowered_text(module: ModuleOp) -> str:
+    """The module lowered by `migraphx-to-tosa` (in place: callers pass a module of their own)."""
+    from convcanon.migraphx.io import print_file
+    from convcanon.migraphx.to_tosa import migraphx_to_tosa
+
+    migraphx_to_tosa(module, {})
+    return print_file(module)
