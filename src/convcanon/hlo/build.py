@@ -42,6 +42,7 @@ class Builder:
         self._lists: dict[tuple[int, ...], ir.Attribute] = {}
         self._paddings: dict[tuple[tuple[int, int], ...], ir.Attribute] = {}
         self._types: dict[tuple[tuple[int, ...], ir.Type], ir.Type] = {}
+        self._zeros: dict[tuple[ir.Block, ir.Type], ir.Value] = {}
 
     def i64_list(self, values: Sequence[int]) -> ir.Attribute:
         key = tuple(values)
@@ -64,11 +65,18 @@ class Builder:
         return ty
 
     def zero(
-        self, element: ir.Type, value: ir.Attribute, ip: ir.InsertionPoint, loc: ir.Location
+        self, element: ir.Type, value: ir.Attribute, block: ir.Block, loc: ir.Location
     ) -> ir.Value:
-        """A scalar zero constant of `element` (`value` is its `zero_attr`)."""
-        scalar = self.tensor((), element)
-        return _create(self._constant_name, scalar, [], {"value": value}, ip, loc)
+        """The scalar zero constant of `element` for pads in `block` (`value` is its `zero_attr`):
+        one per block and element type, first in the block so that it dominates every use."""
+        key = (block, element)
+        zero = self._zeros.get(key)
+        if zero is None:
+            scalar = self.tensor((), element)
+            ip = ir.InsertionPoint.at_block_begin(block)
+            zero = _create(self._constant_name, scalar, [], {"value": value}, ip, loc)
+            self._zeros[key] = zero
+        return zero
 
     def pad(
         self,

@@ -97,6 +97,15 @@ def _in_function(op: ir.Operation) -> bool:
 
 
 @dataclass(frozen=True)
+class _Zero:
+    """Where a padded conv gets its pad value: the zero of `element` shared in `block`."""
+
+    element: ir.Type
+    value: ir.Attribute
+    block: ir.Block
+
+
+@dataclass(frozen=True)
 class _Plan:
     """What the gate decides and the rewrite will emit for one conv configuration."""
 
@@ -153,7 +162,9 @@ def canonicalize(
     memo: dict[ConvKey, tuple[ConvParams, _Plan]] = {}
     module = hlo_file.module
     with module.context, ir.Location.unknown():
-        todo: list[tuple[ir.Operation, ConvParams, ConvRecord]] = []
+        todo: list[tuple[ir.Operation, ConvParams, ConvRecord, _Zero | None]] = []
+        zero_attrs: dict[ir.Type, ir.Attribute | None] = {}
+        zero_sites: set[tuple[ir.Block, ir.Type]] = set()
         for conv in _convs_in_functions(module, dialect):
             operands = conv.operands
             types = (operands[0].type, operands[1].type, conv.results[0].type)
@@ -181,12 +192,23 @@ def canonicalize(
             if not decision.accepted:
                 stats.bump(f"skipped: {decision.reason}")
                 continue
-            if p.needs_pad and build.zero_attr(ir.ShapedType(types[0]).element_type) is None:
-                raise euet001(p, record.loc)
-            todo.append((conv, p, record))
+            zero: _Zero | None = None
+            if p.needs_pad:
+                element = ir.ShapedType(types[0]).element_type
+                if element not in zero_attrs:
+                    zero_attrs[element] = build.zero_attr(element)
+                value = zero_attrs[element]
+                if value is None:
+                    raise euet001(p, record.loc)
+                zero = _Zero(element, value, conv.block)
+                if "constant" in record.ops_added:  # the pad's zero: one per block and type
+                    if (zero.block, element) in zero_sites:
+                        record.ops_added.remove("constant")
+                    zero_sites.add((zero.block, element))
+            todo.append((conv, p, record, zero))
         builder = build.Builder(dialect)
-        for conv, p, record in todo:
-            _rewrite(builder, conv, p, record, opts, stats)
+        for conv, p, record, zero in todo:
+            _rewrite(builder, conv, p, record, zero, opts, stats)
         module.operation.verify()
     return stats, records
 
@@ -207,6 +229,7 @@ def _rewrite(
     conv: ir.Operation,
     p: ConvParams,
     record: ConvRecord,
+    zero: _Zero | None,
     opts: ConvOptions,
     stats: PassStats,
 ) -> None:
@@ -217,14 +240,14 @@ def _rewrite(
     lhs_element = ir.ShapedType(record.value_types[0]).element_type
     lhs_shape = p.lhs_shape
     overrides: dict[str, ir.Attribute] = {}
-    if p.needs_pad:
+    if zero is not None:
 
-        def zero() -> ir.Value:
-            value = build.zero_attr(lhs_element)
-            assert value is not None  # checked while collecting (EUET001)
-            return b.zero(lhs_element, value, ip, loc)
+        def zero_value() -> ir.Value:
+            return b.zero(zero.element, zero.value, zero.block, loc)
 
-        lhs, lhs_shape = explicit_pad(b, lhs, lhs_element, p, opts.negative_padding, zero, ip, loc)
+        lhs, lhs_shape = explicit_pad(
+            b, lhs, lhs_element, p, opts.negative_padding, zero_value, ip, loc
+        )
         overrides = pad_overrides(b, p, "lhs_dilation" in conv.attributes)
         stats.bump("rewritten-pad")
     if p.needs_stride:
