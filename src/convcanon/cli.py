@@ -7,10 +7,14 @@ diagnostic and an exit code. Heavy imports happen inside the command that needs 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
 from convcanon.diagnostics import ConvcanonError, UsageError
+
+# XLA's C++ logging reads this when jaxlib loads: keep stderr for our diagnostics.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 
 class _ArgumentParser(argparse.ArgumentParser):

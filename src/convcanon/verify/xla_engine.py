@@ -7,7 +7,6 @@ engines and tests import it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -18,7 +17,6 @@ import numpy as np
 @cache
 def _cpu_client() -> tuple[Any, Any]:
     """JAX's CPU client and its first device (x64 on: f64/i64 inputs must stay 64-bit)."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")  # no PjRt info lines on stderr
     import jax
     import jax.extend.backend
 
