@@ -41,34 +41,30 @@ def _hlo_nodes(parsed: object) -> list[Node]:
 
     assert isinstance(parsed, HloFile)
     nodes: list[Node] = []
-    keys: dict[object, str] = {}
+    keys: dict[ir.Operation, str] = {}
+    for index, func in enumerate(parsed.module.body.operations):
+        if func.operation.name != "func.func" or not func.operation.regions[0].blocks:
+            continue
+        entry = func.operation.regions[0].blocks[0]
+        arg_keys = []
+        for arg in entry.arguments:
+            k = f"f{index}_arg{arg.arg_number}"
+            arg_keys.append(k)
+            nodes.append(Node(k, f"arg{arg.arg_number}", _short_type(str(arg.type)), ()))
 
-    def key_of(value: ir.Value) -> str:
-        owner = value.owner
-        if isinstance(owner, ir.Block):
-            index = ir.BlockArgument(value).arg_number
-            k = f"{id(owner)}_arg{index}"
-            if k not in keys.values():
-                keys[k] = k
-                nodes.append(Node(k, f"arg{index}", _short_type(str(value.type)), ()))
-            return k
-        return keys.get(owner.operation, "?")  # type: ignore[union-attr]
+        def key_of(value: ir.Value, arg_keys: list[str] = arg_keys) -> str:
+            owner = value.owner
+            if isinstance(owner, ir.Block):
+                return arg_keys[ir.BlockArgument(value).arg_number]
+            return keys.get(owner.operation, "?")  # type: ignore[union-attr]
 
-    def visit(block: ir.Block) -> None:
-        for op in block.operations:
+        for op in entry.operations:
             operation = op.operation
-            if operation.name == "func.func":
-                for region in operation.regions:
-                    for inner in region.blocks:
-                        visit(inner)
-                continue
             inputs = tuple(key_of(v) for v in operation.operands)
             k = f"n{len(nodes)}"
             keys[operation] = k
             result_type = str(operation.results[0].type) if len(operation.results) else ""
             nodes.append(Node(k, operation.name, _short_type(result_type), inputs))
-
-    visit(parsed.module.body)
     return nodes
 
 

@@ -47,6 +47,9 @@ def test_dot_output_has_both_panels_and_highlights(tmp_path: Path):
     assert dot.count("#f8b26a") > 6  # the 6 input convs plus the partial convs after
     assert "#9be39b" in dot  # pads, slices and adds the rewrite added
     assert 'label="after stablehlo-canonicalize-conv{gate=general}"' in dot
+    for panel in ("p0", "p1"):  # each function argument is drawn once per panel
+        assert dot.count(f'{panel}_f0_arg1 [label="arg1') == 1
+    assert '_arg1 [label="arg1\\ntensor<7x7x3x8xf32>", style=filled' not in dot
 
 
 def test_hlo_graph_renders_valid_svg(tmp_path: Path):
