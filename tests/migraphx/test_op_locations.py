@@ -7,10 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from xdsl.dialects.builtin import FileLineColLoc
+import pytest
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 
+from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx.importer import import_program
 from convcanon.migraphx.io import parse_file_text, print_file
+from convcanon.migraphx.to_tosa import migraphx_to_tosa
 
 OPT = Path(sys.executable).with_name("convcanon-opt")
 SEED_FIXED = Path(__file__).parent / "fixtures" / "seed003_nhwc_conv.txt"
@@ -83,3 +86,18 @@ def test_locations_do_not_change_printing_of_imported_modules() -> None:
     assert any(isinstance(op.location, FileLineColLoc) for op in reparsed.walk())
     assert print_file(reparsed) == printed
     assert "loc(" not in printed
+
+
+def test_imported_ops_point_into_the_program() -> None:
+    program = (
+        "v = @param:v -> float_type, {3}, {1}\n"
+        "@1 = multibroadcast[out_lens={4, 3},out_dyn_dims={}](v) -> float_type, {4, 3}, {0, 1}\n"
+        "  @2 = @return(@1)\n"
+    )
+    module = import_program(program, "prog.txt")
+    with pytest.raises(ConvcanonError) as caught:
+        migraphx_to_tosa(module, {})
+    rendered = caught.value.render()
+    assert rendered.startswith("prog.txt:3:8: error: 'func.return' writes a result of broadcast")
+    located = [op.location for op in module.walk() if op.name == "migraphx.multibroadcast"]
+    assert located == [FileLineColLoc(StringAttr("prog.txt"), IntAttr(2), IntAttr(6))]

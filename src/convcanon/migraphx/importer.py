@@ -24,6 +24,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
+    FileLineColLoc,
     Float8E4M3FNType,
     Float8E4M3FNUZType,
     Float8E5M2FNUZType,
@@ -31,9 +32,11 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IntAttr,
     IntegerType,
     ModuleOp,
     Signedness,
+    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
@@ -112,6 +115,11 @@ class _Cursor:
     def error(self, message: str, pos: int | None = None) -> ConvcanonError:
         col = (self.pos if pos is None else pos) + 1
         return ConvcanonError(message, SourceLoc(self.filename, self.line, col))
+
+    def location(self, pos: int) -> FileLineColLoc:
+        """Where an op came from, so later errors (verifier, migraphx-to-tosa) point into the
+        program; locations are never printed."""
+        return FileLineColLoc(StringAttr(self.filename), IntAttr(self.line), IntAttr(pos + 1))
 
     def skip_ws(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos] in " \t":
@@ -250,6 +258,7 @@ class _Program:
     values: dict[str, SSAValue] = field(default_factory=lambda: {})
     block: Block = field(default_factory=Block)
     returned: list[SSAValue] | None = None
+    return_loc: FileLineColLoc | None = None
 
     def lookup(self, cur: _Cursor, name: str, pos: int) -> SSAValue:
         value = self.values.get(name)
@@ -349,6 +358,7 @@ def _instruction(program: _Program, cur: _Cursor) -> None:
         args = _args(cur)
         _target_id(cur)
         program.returned = [program.lookup(cur, a, p) for a, p in args]
+        program.return_loc = cur.location(op_pos)
         return
     if cur.optional("@literal"):
         values = _literal_values(cur)
@@ -366,6 +376,7 @@ def _instruction(program: _Program, cur: _Cursor) -> None:
         ty = _shaped(cur, _shape(cur))
         cls, _ = OP_FIELDS[op_name]
         op = cls(operands, ty, _attributes(cur, op_name, fields))
+    op.location = cur.location(op_pos)
     try:
         op.verify()
     except VerifyException as err:
@@ -385,7 +396,10 @@ def import_program(text: str, filename: str, name: str = "main") -> ModuleOp:
     if program.returned is None:
         raise ConvcanonError("the program has no @return", SourceLoc(filename))
     results = program.returned
-    program.block.add_op(func.ReturnOp(*results))
+    returned = func.ReturnOp(*results)
+    if program.return_loc is not None:
+        returned.location = program.return_loc
+    program.block.add_op(returned)
     function = func.FuncOp(
         name,
         ([t for _, t in program.params], [r.type for r in results]),
