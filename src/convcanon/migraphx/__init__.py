@@ -1,0 +1,22 @@
+"""Half B: the `migraphx` dialect on xDSL, MIGraphX program import, lowering to TOSA.
+
+The API (`import_program`, `lower_to_tosa`, `print_module`, `parse_module`) is loaded on first
+use, so `import convcanon.migraphx` stays light (no xDSL until a function is called).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from convcanon.migraphx.api import import_program, lower_to_tosa, parse_module, print_module
+
+__all__ = ["import_program", "lower_to_tosa", "parse_module", "print_module"]
+
+
+def __getattr__(name: str) -> object:
+    if name in __all__:
+        from convcanon.migraphx import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,55 @@
+"""Python API of half B: import a MIGraphX program, lower it to TOSA, print either module.
+
+The same code paths as `convcanon import-migraphx` and `convcanon-opt -p migraphx-to-tosa`, for
+callers who already hold the program text: errors are `ConvcanonError`s carrying
+`file:line:col`, never tracebacks from inside xDSL.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+
+from convcanon.pipeline import PassStats
+
+
+def import_program(text: str, *, filename: str = "<program>", name: str = "main") -> ModuleOp:
+    """A printed MIGraphX program (DESIGN 3.3) as a module with one `func.func @name` whose
+    arguments and results are `!migraphx.shaped` flat buffers, params in order of appearance.
+
+    Raises ConvcanonError naming `filename`, the program line and column on bad input.
+    """
+    from convcanon.migraphx.importer import import_program as translate
+
+    return translate(text, filename, name)
+
+
+def lower_to_tosa(module: ModuleOp, *, stats: PassStats | None = None) -> ModuleOp:
+    """`module` lowered by `migraphx-to-tosa` (flat `tensor<NxT>` boundary, TOSA 1.0 inside).
+
+    `module` itself is left untouched (a clone is lowered), so it can still be run or printed.
+    Pass `stats` to collect the pass's counters (ops lowered, TOSA ops emitted). Raises
+    ConvcanonError, located at the op when its source location is known, if any op cannot lower.
+    """
+    from convcanon.migraphx.to_tosa import migraphx_to_tosa
+
+    lowered = module.clone()
+    counters = migraphx_to_tosa(lowered, {})
+    if stats is not None:
+        for key, value in counters.counters.items():
+            stats.bump(key, value)
+    return lowered
+
+
+def print_module(module: ModuleOp) -> str:
+    """The module as MLIR text, exactly as `convcanon-opt` prints it (parses back identically;
+    TOSA output is accepted by iree-opt and IREE's compiler)."""
+    from convcanon.migraphx.io import print_file
+
+    return print_file(module)
+
+
+def parse_module(text: str, *, filename: str = "<module>") -> ModuleOp:
+    """Parse and verify migraphx/TOSA MLIR text (ConvcanonError at `file:line:col` if bad)."""
+    from convcanon.migraphx.io import parse_file_text
+
+    return parse_file_text(text, filename)
