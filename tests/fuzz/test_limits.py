@@ -177,3 +177,11 @@ def test_large_file_fails_fast(tmp_path, capsys):
     assert time.monotonic() - start < 60
     assert outcome.code == 1 and f"{path}:" in outcome.stderr, outcome
     np.testing.assert_equal(path.stat().st_size, len(sources.migraphx_text()) + 20 * 10 * (1 << 20))
+
+
+def test_bad_first_character_is_a_located_error(tmp_path, capsys):
+    """xDSL's Parser lexes the first token in its constructor: a NUL there is a ParseError too."""
+    path = _write(tmp_path, "m.mlir", b"\x00" + sources.migraphx_text().encode()[1:])
+    outcome = run_cli(opt_main, [str(path)], capsys)
+    assert outcome.code == 1 and "Traceback" not in outcome.stderr
+    assert f"{path}:1:1: error: Unexpected character" in outcome.stderr, outcome

@@ -81,15 +81,17 @@ def parse_file_text(text: str, filename: str) -> ModuleOp:
     """Parse and verify a module; any failure is a ConvcanonError at its location."""
     check_nesting(text, filename)  # xDSL's recursive descent would hit RecursionError
     check_splats(text, filename)
-    parser = Parser(make_context(), text, filename)
+    parser: Parser | None = None
     try:
+        parser = Parser(make_context(), text, filename)  # lexes the first token: may raise
         module = parser.parse_module()
     except ParseError as err:
         raise _parse_error(err, filename) from None
     except (VerifyException, DiagnosticException) as err:
         # attribute checks run while parsing (`2 : i1`): report where the parser stopped
         message = str(err).strip().splitlines()[0] if str(err).strip() else "invalid input"
-        raise ConvcanonError(message, _offset_loc(text, parser.pos, filename)) from None
+        where = parser.pos if parser is not None else 0
+        raise ConvcanonError(message, _offset_loc(text, where, filename)) from None
     attach_locations(module, text, filename)
     verify_module(module, filename, text)
     return module
