@@ -8,13 +8,25 @@ Contexts are per call (never global), so two threads can work on two modules at 
 from __future__ import annotations
 
 import re
+import sys
 from functools import cache
 
-from jaxlib.mlir import ir
-from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-from jaxlib.mlir.dialects import chlo, mhlo, stablehlo
+# `jaxlib.mlir.ir` imports numpy only to register attribute builders for the Python op classes,
+# which nothing here uses; numpy is ~40% of convcanon-opt's start-up. Import it without numpy
+# unless numpy is loaded already (then the builders cost nothing). The native dialect modules
+# give the register functions and attribute classes without the generated op classes (~0.08 s).
+# `convcanon.hlo.io`, the first HLO module the CLI loads, takes `ir` from here.
+_BLOCK_NUMPY = "numpy" not in sys.modules
+if _BLOCK_NUMPY:
+    sys.modules["numpy"] = None  # pyright: ignore[reportArgumentType]
+try:
+    from jaxlib.mlir import ir
+    from jaxlib.mlir._mlir_libs import _chlo, _jax_mlir_ext, _mlirHlo, _stablehlo
+finally:
+    if _BLOCK_NUMPY and sys.modules.get("numpy", False) is None:
+        del sys.modules["numpy"]  # a later `import numpy` works as usual
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, check_nesting
+from convcanon.diagnostics import MAX_NESTING, ConvcanonError, SourceLoc, check_nesting  # noqa: E402
 
 
 class _PlainContext(ir.Context):
@@ -36,9 +48,9 @@ def make_context(allow_unregistered: bool = False) -> ir.Context:
     context = _PlainContext()
     context.append_dialect_registry(_registry())
     context.load_all_available_dialects()
-    mhlo.register_mhlo_dialect(context)
-    chlo.register_dialect(context)
-    stablehlo.register_dialect(context)
+    _mlirHlo.register_mhlo_dialect(context)
+    _chlo.register_dialect(context)
+    _stablehlo.register_dialect(context)
     context.allow_unregistered_dialects = allow_unregistered
     return context
 
@@ -112,7 +124,8 @@ def desugar_check_ops(text: str) -> str:
 
 def parse_module(text: str, filename: str, context: ir.Context | None = None) -> ir.Module:
     """Parse (which verifies) MLIR text; errors become `ConvcanonError` at `file:line:col`."""
-    check_nesting(text, filename)
+    if _nesting_bound(text) > MAX_NESTING:
+        check_nesting(text, filename)  # the exact check, with the location
     has_check_ops = "check.expect_" in text
     if context is None:
         context = make_context(allow_unregistered=has_check_ops)
@@ -124,6 +137,27 @@ def parse_module(text: str, filename: str, context: ir.Context | None = None) ->
     except ir.MLIRError as err:
         raise _error_from_mlir(err, filename, "cannot parse") from None
     return module  # parsing verifies (MLIR's verifyAfterParse); no second walk
+
+
+_OPENERS, _CLOSERS = b"[{(", b"]})"
+_BRACKETS = bytes.maketrans(_OPENERS + _CLOSERS, b"(((" + b")))")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in _OPENERS + _CLOSERS)
+
+
+def _nesting_bound(text: str) -> int:
+    """An upper bound of the bracket depth `check_nesting` computes, without numpy.
+
+    Keep only the brackets, then peel adjacent `()` pairs: each pass removes one level of the
+    matched pairs, and unmatched openers can add at most their count. Real modules need ~10
+    passes over a string a fraction of the text's size."""
+    rest = text.encode().translate(_BRACKETS, _NOT_BRACKETS)
+    passes = 0
+    while passes <= MAX_NESTING:
+        peeled = rest.replace(b"()", b"")
+        if len(peeled) == len(rest):
+            return passes + rest.count(b"(")
+        rest, passes = peeled, passes + 1
+    return passes
 
 
 def _error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonError:

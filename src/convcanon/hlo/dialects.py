@@ -99,9 +99,9 @@ class DimensionNumbers:
 
 def read_dimension_numbers(attr: ir.Attribute) -> DimensionNumbers:
     """`#stablehlo.conv<...>` or `#mhlo.conv<...>` as plain integers."""
-    from jaxlib.mlir.dialects import mhlo, stablehlo
+    from jaxlib.mlir._mlir_libs import _mlirHlo, _stablehlo
 
-    for cls in (stablehlo.ConvDimensionNumbers, mhlo.ConvDimensionNumbers):
+    for cls in (_stablehlo.ConvDimensionNumbers, _mlirHlo.ConvDimensionNumbers):
         if cls.isinstance(attr):
             d = cls(attr)
             return DimensionNumbers(

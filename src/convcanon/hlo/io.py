@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jaxlib.mlir import ir
-
-from convcanon.hlo.context import parse_module, print_module
+from convcanon.hlo.context import ir, parse_module, print_module
 
 
 @dataclass
