@@ -1,18 +1,26 @@
-"""Generate a synthetic, conv-heavy StableHLO module of exactly N ops (1k..100k) for the benchmarks.
+"""Generate synthetic StableHLO modules of exactly N ops (1k..100k) for the benchmarks.
 
 Real exports top out at a few thousand ops; the compile-time target is about scaling, so we need
-modules of 100k ops that still look like what JAX prints: residual blocks of convolutions with
-strides, asymmetric padding, rhs dilation and transposed (lhs-dilated) convs, bias adds
-(broadcast_in_dim + add) and relus (`maximum` with a broadcast zero constant), all in one
-`func.func`, weights as function arguments shared across blocks.
+modules of 100k ops that still look like what JAX prints. Two kinds:
 
-Run: python bench/synthetic.py N [OUT] [--seed S]   (prints to stdout without OUT)
+- `conv-dense` (`synthetic_module`): a conv stress test, ~22% convolutions (89% of them padded, a
+  third strided): residual blocks of convolutions with strides, asymmetric padding, rhs dilation
+  and transposed (lhs-dilated) convs, bias adds (broadcast_in_dim + add) and relus (`maximum` with
+  a broadcast zero constant), all in one `func.func`, weights as function arguments shared across
+  blocks. 4x denser in convs than ResNet-50, so the rewrite's output dominates.
+- `resnet-mix` (`resnet_mix_module`): the flax ResNet-50 export's `main` body (53 convs in 975
+  ops, 17 padded, 7 strided) repeated with renamed values until N ops, the copies' logits summed:
+  ResNet-50's exact op mix and conv configurations at any size.
+
+Run: python bench/synthetic.py N [OUT] [--seed S] [--kind conv-dense|resnet-mix]
+(prints to stdout without OUT)
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -167,9 +175,69 @@ def synthetic_module(n_ops: int, seed: int = 0) -> str:
     return f"{header}{body}\n    return {x} : {act(H)}\n  }}\n}}\n"
 
 
-def write_synthetic(n_ops: int, path: Path, seed: int = 0) -> Path:
+RESNET = Path(__file__).resolve().parent / "models" / "resnet50.stablehlo.mlir"
+_VALUE = re.compile(r"%([A-Za-z_][\w$.]*|\d+)")
+
+
+def _split_main(text: str) -> tuple[str, list[str], str, str, list[str]]:
+    """(module header through `@main`'s signature, main's body lines without `return`, the
+    returned value, its type, the lines after main: the private helper functions and closers)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "func.func public @main(" in line)
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].strip().startswith("return "))
+    ret = lines[end].strip().removeprefix("return ")
+    value, _, ty = ret.partition(" : ")
+    header = "\n".join(lines[: start + 1])
+    return header, lines[start + 1 : end], value, ty, lines[end + 1 :]
+
+
+def resnet_mix_module(n_ops: int, resnet_text: str | None = None) -> str:
+    """ResNet-50's `main` repeated to exactly `n_ops` ops in function bodies (helpers included).
+
+    Copy k renames every value of main's body except main's arguments to `%r{k}_name`; each copy's
+    result is added to a running sum (one `add` per copy); `maximum` ops on the sum top up."""
+    text = RESNET.read_text() if resnet_text is None else resnet_text
+    header, body, result, ty, tail = _split_main(text)
+    n_args = len(re.findall(r"%arg\d+:", header.splitlines()[-1]))
+    main_args = {f"arg{i}" for i in range(n_args)}
+    helper_ops = sum(
+        1 for line in tail if line.lstrip().startswith(("%", "return", "stablehlo.return"))
+    )
+    body_ops = sum(
+        1 for line in body if line.lstrip().startswith(("%", "return", "stablehlo.return"))
+    )
+    per_copy = body_ops + 1  # the copy's ops and its `add` into the sum (the first has none)
+    budget = n_ops - helper_ops - 1  # main's `return`
+    if budget < body_ops:
+        raise ValueError(f"n_ops must be at least {body_ops + helper_ops + 1}")
+    copies = 1 + (budget - body_ops) // per_copy
+    out = [header]
+    total = ""
+    for k in range(copies):
+
+        def rename(m: re.Match[str], k: int = k) -> str:
+            name = m.group(1)
+            return m.group(0) if name in main_args else f"%r{k}_{name}"
+
+        out += [_VALUE.sub(rename, line) for line in body]
+        value = _VALUE.sub(rename, result)
+        if k == 0:
+            total = value
+        else:
+            out.append(f"    %sum{k} = stablehlo.add {total}, {value} : {ty}")
+            total = f"%sum{k}"
+    emitted = body_ops * copies + (copies - 1)
+    for i in range(budget - emitted):  # top up: exact op count
+        out.append(f"    %top{i} = stablehlo.maximum {total}, {total} : {ty}")
+        total = f"%top{i}"
+    out.append(f"    return {total} : {ty}")
+    out += tail
+    return "\n".join(out) + "\n"
+
+
+def write_synthetic(n_ops: int, path: Path, seed: int = 0, kind: str = "conv-dense") -> Path:
     """Write the module unless an identical one is there already (generation is cached by name)."""
-    text = synthetic_module(n_ops, seed)
+    text = synthetic_module(n_ops, seed) if kind == "conv-dense" else resnet_mix_module(n_ops)
     if not path.exists() or path.read_text() != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -181,11 +249,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("n_ops", type=int)
     parser.add_argument("out", nargs="?", type=Path)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kind", choices=("conv-dense", "resnet-mix"), default="conv-dense")
     args = parser.parse_args(argv)
     if args.out is None:
-        sys.stdout.write(synthetic_module(args.n_ops, args.seed))
+        dense = args.kind == "conv-dense"
+        text = synthetic_module(args.n_ops, args.seed) if dense else resnet_mix_module(args.n_ops)
+        sys.stdout.write(text)
     else:
-        write_synthetic(args.n_ops, args.out, args.seed)
+        write_synthetic(args.n_ops, args.out, args.seed, args.kind)
     return 0
 
 
