@@ -185,3 +185,13 @@ def test_bad_first_character_is_a_located_error(tmp_path, capsys):
     outcome = run_cli(opt_main, [str(path)], capsys)
     assert outcome.code == 1 and "Traceback" not in outcome.stderr
     assert f"{path}:1:1: error: Unexpected character" in outcome.stderr, outcome
+
+
+def test_unterminated_string_fails_fast(tmp_path, capsys):
+    """xDSL's string regex backtracked exponentially on an unterminated string (minutes)."""
+    text = sources.tosa_text().replace('"tosa.reshape"', '"tosa.reshape', 1)
+    path = _write(tmp_path, "t.mlir", text)
+    start = time.monotonic()
+    outcome = run_cli(opt_main, [str(path)], capsys)
+    assert time.monotonic() - start < 10
+    assert outcome.code == 1 and "before closing string literal" in outcome.stderr, outcome

@@ -16,8 +16,16 @@ from xdsl.ir import Dialect, Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, check_nesting, check_splats
+
+# xDSL 0.75's string-literal regex nests quantifiers, `"(?:[^"\\\n\v\f]+|...)*"`: an
+# unterminated string backtracks exponentially (a 60-character line took minutes). The same
+# language, one character per step, matches in linear time.
+MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportAttributeAccessIssue]
+    r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
+)
 
 # Optional dialect providers: `module:attribute` naming a Dialect. A module that does not exist
 # (yet) is skipped, so half B works whichever of its parts are present.
