@@ -832,8 +832,8 @@ def _check(
         first = np.argwhere(~mask)[0]
         index = tuple(int(i) for i in first)
         detail = (
-            f"{kind} failed at index {list(index)}: got {actual[index]!r}, "
-            f"expected {np.broadcast_to(expected, actual.shape)[index]!r} "
+            f"{kind} failed at index {list(index)}: got {actual[index]}, "
+            f"expected {np.broadcast_to(expected, actual.shape)[index]} "
             f"({int((~mask).sum())} of {mask.size} elements differ)"
         )
     it.env.checks.append(CheckResult(it.loc(op), kind, ok, detail))

@@ -189,7 +189,7 @@ def run_command(
     split_input_file: bool = False,
     memory_limit: str | int = "4GiB",
 ) -> int:
-    """Run every entry function; exit 0 only if every check held."""
+    """Run every entry function; exit 0 only if every check held (only then write outputs)."""
     limit = parse_memory_limit(memory_limit)
     check_output_path(input, output)
     if inputs:
@@ -224,9 +224,14 @@ def run_command(
             prefix = "" if len(reports) == 1 and not several else f"{report.name}."
             for i, value in enumerate(report.results):
                 outputs[f"{prefix}result{i}"] = value
+    if failed:
+        if output:
+            print(f"results not written to {output}: a check failed", file=sys.stderr)
+        print(f"{filename}: error: {failed} function(s) failed a check", file=sys.stderr)
+        return 1
     if output:
         save_outputs(output, outputs)
-    return 1 if failed else 0
+    return 0
 
 
 def _run_xdsl(

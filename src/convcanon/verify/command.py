@@ -165,8 +165,8 @@ def compare_outputs(
             False,
             max_abs,
             max_rel,
-            f"output {index} differs at index {list(where)}: before {before[where]!r}, "
-            f"after {after[where]!r} ({int(bad.sum())} of {bad.size} elements; "
+            f"output {index} differs at index {list(where)}: before {before[where]}, "
+            f"after {after[where]} ({int(bad.sum())} of {bad.size} elements; "
             f"tolerance {rtol * scale:.3g})",
         )
     return Comparison(True, max_abs, max_rel)
@@ -192,7 +192,7 @@ def verify_command(
     seed: int = 0,
     entry: str | None = None,
 ) -> int:
-    """Run both modules on `trials` random input sets; exit 1 at the first mismatch."""
+    """Run both modules on `trials` random input sets; a mismatch is an error (exit 1) at AFTER."""
     from convcanon.verify.engines import ENGINES
 
     if engine not in ENGINES:
@@ -221,15 +221,19 @@ def verify_command(
         out_before = plan.run_before(before_text, before_name, plan.entry, inputs)
         out_after = plan.run_after(after_text, after_name, plan.entry, inputs)
         if len(out_before) != len(out_after):
-            print(f"mismatch: {len(out_before)} results before, {len(out_after)} after")
-            return 1
+            raise ConvcanonError(
+                f"mismatch: {len(out_before)} results before, {len(out_after)} after",
+                SourceLoc(after_name),
+            )
         for i, (b, a) in enumerate(zip(out_before, out_after, strict=True)):
             result = compare_outputs(i, np.asarray(b), np.asarray(a), plan.reduction)
             worst_abs, worst_rel = max(worst_abs, result.max_abs), max(worst_rel, result.max_rel)
             if not result.ok:
-                print(f"mismatch (engine {engine}, trial {trial}, seed {seed}): {result.message}")
                 print(f"max abs error {result.max_abs:.3g}, max rel error {result.max_rel:.3g}")
-                return 1
+                raise ConvcanonError(
+                    f"mismatch (engine {engine}, trial {trial}, seed {seed}): {result.message}",
+                    SourceLoc(after_name),
+                )
     print(
         f"ok: {trials} trial(s) on engine {engine}, "
         f"max abs error {worst_abs:.3g}, max rel error {worst_rel:.3g}"
