@@ -195,3 +195,12 @@ def test_unterminated_string_fails_fast(tmp_path, capsys):
     outcome = run_cli(opt_main, [str(path)], capsys)
     assert time.monotonic() - start < 10
     assert outcome.code == 1 and "before closing string literal" in outcome.stderr, outcome
+
+
+def test_empty_literal_value_is_a_located_error(tmp_path, capsys):
+    """`dense<0.5> : tensor<0x6x3x2xf32>` made the literal verifier index an empty attribute."""
+    text = sources.migraphx_text().replace(": tensor<1x6x3x2xf32>)", ": tensor<0x6x3x2xf32>)")
+    path = _write(tmp_path, "m.mlir", text)
+    outcome = run_cli(opt_main, [str(path)], capsys)
+    assert outcome.code == 1 and f"{path}:4:" in outcome.stderr, outcome
+    assert "has no elements" in outcome.stderr

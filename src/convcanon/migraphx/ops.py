@@ -569,6 +569,11 @@ class LiteralOp(IRDLOperation):
                 f"from the result's {out.element_type}"
             )
         shape = tuple(value_type.get_shape())
+        if shape != out.lens and len(self.value) == 0:  # is_splat() would index element 0
+            raise VerifyException(
+                f"migraphx.literal: value shape {list(shape)} has no elements, the result lens "
+                f"{list(out.lens)} need some"
+            )
         if shape != out.lens and len(self.value) != 1 and not self.value.is_splat():
             raise VerifyException(
                 f"migraphx.literal: value shape {list(shape)} differs from the result lens "
