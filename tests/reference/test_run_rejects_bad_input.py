@@ -165,10 +165,13 @@ def test_failing_check_prints_location_and_index(tmp_path: Path, capsys) -> None
 }
 """
     path = _write(tmp_path, "wrong.mlir", text)
-    code, out, err = _run([path], capsys)
+    out_file = tmp_path / "out.npz"
+    code, out, err = _run([path, "--output", str(out_file)], capsys)
     assert code == 1
     assert "wrong: FAILED" in out
     assert f"{path}:3:3: error: expect_eq_const failed at index [2]" in err, err
+    assert err.splitlines()[-1].startswith(f"{path}: error:")
+    assert not out_file.exists()  # a failed run writes nothing
 
 
 def test_cli_subprocess_gives_one_line_and_exit_1(tmp_path: Path) -> None:
