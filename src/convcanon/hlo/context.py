@@ -136,6 +136,9 @@ def parse_module(text: str, filename: str, context: ir.Context | None = None) ->
         module = ir.Module.parse(source, context)
     except ir.MLIRError as err:
         raise _error_from_mlir(err, filename, "cannot parse") from None
+    except ValueError as err:  # LLVM limits, e.g. a shape whose size overflows a SmallVector
+        first = str(err).strip().splitlines()[0] if str(err).strip() else "invalid input"
+        raise ConvcanonError(f"cannot parse: {first}", SourceLoc(filename)) from None
     return module  # parsing verifies (MLIR's verifyAfterParse); no second walk
 
 
