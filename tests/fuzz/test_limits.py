@@ -204,3 +204,27 @@ def test_empty_literal_value_is_a_located_error(tmp_path, capsys):
     outcome = run_cli(opt_main, [str(path)], capsys)
     assert outcome.code == 1 and f"{path}:4:" in outcome.stderr, outcome
     assert "has no elements" in outcome.stderr
+
+
+def test_inconsistent_tosa_conv_is_a_located_error(tmp_path, capsys):
+    """A TOSA conv whose pad crops more than its input holds reached numpy (ValueError)."""
+    text = sources.tosa_text()
+    start = text.index("pad = array<i64: ")
+    end = text.index(">", start)
+    path = _write(tmp_path, "t.mlir", text[:start] + "pad = array<i64: -9, 0, 0, 0" + text[end:])
+    feed = _write(tmp_path, "in.npz", sources.migraphx_inputs())
+    outcome = run_cli(main, ["run", str(path), "--inputs", str(feed)], capsys)
+    assert outcome.code == 1 and "Traceback" not in outcome.stderr, outcome
+    assert f"{path}:" in outcome.stderr and "error: " in outcome.stderr
+
+
+def test_llvm_size_overflow_is_an_error(tmp_path, capsys):
+    """A huge spatial dim number in dim_numbers made MLIR's parser raise ValueError (SmallVector
+    unable to grow) out of Module.parse."""
+    text = sources.mhlo_text().replace(
+        "dim_numbers = [b, 0, 1, f]", "dim_numbers = [b, 9223372036854775807, 1, f]", 1
+    )
+    path = _write(tmp_path, "h.mlir", text)
+    outcome = run_cli(opt_main, [str(path)], capsys)
+    assert outcome.code == 1 and "Traceback" not in outcome.stderr, outcome
+    assert f"{path}: error: cannot parse: SmallVector unable to grow" in outcome.stderr, outcome

@@ -367,6 +367,8 @@ class Interpreter:
                     results = [kernel(op, operands)]
                 except (layout.LayoutError, rules.ShapeError) as err:
                     raise self.error(f"'{op.name}': {err}", op) from None
+                except ValueError as err:  # operand shapes the op's verifier let through
+                    raise self.error(f"'{op.name}' cannot be evaluated: {err}", op) from None
             env.update(zip(op.results, results, strict=True))
         raise self.error(f"@{name} has no func.return")
 
