@@ -1,0 +1,455 @@
+"""Bad input -> what you get: one table of cases, checked here and printed for the README.
+
+Each case is (what, command, files, expected exit, message fragment). `files` maps a file name to
+its text or bytes; `{name}` in the command is that file's path. tools/bad_input_table.py runs
+these same cases and prints the markdown table (docs/bad_input.md).
+"""
+# ruff: noqa: E501  (MLIR fixtures are one op per line)
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from convcanon.cli import main, opt_main
+
+from . import sources
+
+
+def _npz(**arrays: object) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # pyright: ignore[reportArgumentType]
+    return buffer.getvalue()
+
+
+def _pickled_npz() -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, arg0=np.array([{"evil": 1}], dtype=object))
+    return buffer.getvalue()
+
+
+def _conv_hlo(window: str, dn: str = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", groups: int = 1,
+              out: str = "1x6x6x4") -> str:  # fmt: skip
+    return (
+        f"func.func @main(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x4xf32>) -> tensor<{out}xf32> {{\n"
+        f"  %0 = stablehlo.convolution(%x, %w) dim_numbers = {dn}, window = {{{window}}} "
+        f"{{batch_group_count = 1 : i64, feature_group_count = {groups} : i64}} : "
+        f"(tensor<1x8x8x4xf32>, tensor<3x3x4x4xf32>) -> tensor<{out}xf32>\n"
+        f"  return %0 : tensor<{out}xf32>\n}}\n"
+    )
+
+
+def _conv_mx(stride: str = "1", dilation: str = "1", group: str = "1") -> str:
+    x, w, y = "<1x4x6x6xf32, 144x36x6x1>", "<4x4x3x3xf32, 36x9x3x1>", "<1x4x4x4xf32, 64x16x4x1>"
+    return (
+        f"func.func @main(%x: !migraphx.shaped{x}, %w: !migraphx.shaped{w}) -> "
+        f"!migraphx.shaped{y} {{\n"
+        f"  %0 = migraphx.convolution %x, %w {{dilation = [{dilation}, 1], group = {group} : i64, "
+        f"padding = [0, 0, 0, 0], padding_mode = 0 : i64, stride = [{stride}, 1]}} : {x}, {w} -> {y}\n"
+        f"  func.return %0 : !migraphx.shaped{y}\n}}\n"
+    )
+
+
+def _shaped_arg(lens: str, strides: str) -> str:
+    t = f"!migraphx.shaped<{lens}xf32, {strides}>"
+    return f"func.func @main(%x: {t}) -> {t} {{\n  func.return %x : {t}\n}}\n"
+
+
+def _program_conv(fields: str) -> str:
+    return (
+        "x = @param:x -> float_type, {1, 4, 6, 6}, {144, 36, 6, 1}\n"
+        "w = @param:w -> float_type, {4, 4, 3, 3}, {36, 9, 3, 1}\n"
+        f"@2 = convolution[{fields},padding_mode=0](x,w) -> float_type, {{1, 4, 4, 4}}, "
+        "{64, 16, 4, 1}\n@3 = @return(@2)\n"
+    )
+
+
+HUGE = "99999999999x4"
+CANON = "stablehlo-canonicalize-conv{gate=general}"
+
+
+@dataclass(frozen=True)
+class Case:
+    what: str
+    command: list[str]  # argv after the program name; {name} = path of files[name]
+    files: dict[str, Callable[[], str | bytes]] = field(default_factory=dict)
+    exit: int = 1
+    fragment: str = ""
+    program: str = "convcanon"  # or convcanon-opt
+
+
+def _f(value: str | bytes) -> Callable[[], str | bytes]:
+    return lambda: value
+
+
+MX = {"m.mlir": sources.migraphx_text, "in.npz": sources.migraphx_inputs}
+CASES: list[Case] = [
+    # -- readers: damaged or foreign files
+    Case("missing file", ["{m.mlir}"], {}, 1, "no such file", "convcanon-opt"),
+    Case(
+        "binary junk",
+        ["{m.mlir}"],
+        {"m.mlir": _f(b"\x7fELF\x02\x01\xff\xfe")},
+        1,
+        "not UTF-8 text",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "truncated StableHLO",
+        ["{m.mlir}"],
+        {"m.mlir": lambda: sources.STABLEHLO.read_text()[:700]},
+        1,
+        "error: expected",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "unknown op",
+        ["{m.mlir}"],
+        {"m.mlir": _f("func.func @f() {\n  stablehlo.bogus\n  return\n}\n")},
+        1,
+        "m.mlir:2:3: error:",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "brackets nested 100k deep (StableHLO)",
+        ["{m.mlir}"],
+        {"m.mlir": _f("func.func @f() {\n" + "[" * 100000 + "\n}\n")},
+        1,
+        "nests deeper than 256 levels",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "brackets nested 100k deep (migraphx)",
+        ["{m.mlir}", "-p", "migraphx-to-tosa"],
+        {"m.mlir": _f("func.func @f() {\n %0 = migraphx.literal(dense<" + "[" * 100000 + "\n}\n")},
+        1,
+        "nests deeper than 256 levels",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "unterminated string (xDSL regex backtracking)",
+        ["{m.mlir}"],
+        {"m.mlir": lambda: sources.tosa_text().replace('"tosa.reshape"', '"tosa.reshape', 1)},
+        1,
+        "before closing string literal",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "attribute out of range while parsing",
+        ["{m.mlir}"],
+        {"m.mlir": lambda: sources.migraphx_text().replace("group = 2 : i64", "group = 2 : i1")},
+        1,
+        "out of range for type i1",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "unknown pass",
+        ["{m.mlir}", "-p", "no-such-pass"],
+        {"m.mlir": sources.migraphx_text},
+        2,
+        "no-such-pass",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "-o is the input",
+        ["{m.mlir}", "-o", "{m.mlir}"],
+        {"m.mlir": sources.migraphx_text},
+        2,
+        "is the input file",
+        "convcanon-opt",
+    ),  # fmt: skip
+    # -- limits
+    Case(
+        "splat constant tensor<99999999999x4xf32> (run)",
+        ["run", "{m.mlir}"],
+        {
+            "m.mlir": _f(
+                f"func.func @main() -> tensor<{HUGE}xf32> {{\n  %0 = stablehlo.constant "
+                f"dense<1.0> : tensor<{HUGE}xf32>\n  return %0 : tensor<{HUGE}xf32>\n}}\n"
+            )
+        },
+        1,
+        "over the memory limit",
+    ),  # fmt: skip
+    Case(
+        "huge argument (verify's random inputs)",
+        ["verify", "{m.mlir}", "{m.mlir}"],
+        {
+            "m.mlir": _f(
+                f"func.func @main(%a: tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32> {{\n"
+                f"  return %a : tensor<{HUGE}xf32>\n}}\n"
+            )
+        },
+        1,
+        "over the memory limit",
+    ),  # fmt: skip
+    Case(
+        "splat of 4e11 elements (migraphx)",
+        ["run", "{m.mlir}"],
+        {
+            "m.mlir": _f(
+                f"func.func @main() -> !migraphx.shaped<{HUGE}xf32, 4x1> {{\n  %0 = "
+                f"migraphx.literal(dense<1.0> : tensor<{HUGE}xf32>) : <{HUGE}xf32, 4x1>\n"
+                f"  func.return %0 : !migraphx.shaped<{HUGE}xf32, 4x1>\n}}\n"
+            )
+        },
+        1,
+        "dense splat of 399999999996 elements is over the limit",
+    ),  # fmt: skip
+    Case(
+        "literal of 4e8 elements (program text)",
+        ["import-migraphx", "{p.txt}"],
+        {
+            "p.txt": _f(
+                "x = @param:x -> float_type, {4}, {1}\n@1 = @literal{1} -> float_type, "
+                "{99999999, 4}, {0, 0}\n@2 = @return(@1)\n"
+            )
+        },
+        1,
+        "is over the limit of 4194304",
+    ),  # fmt: skip
+    Case(
+        "conv im2col over --memory-limit (TOSA)",
+        ["run", "{t.mlir}", "--inputs", "{in.npz}", "--memory-limit", "600"],
+        {"t.mlir": sources.tosa_text, "in.npz": sources.migraphx_inputs},
+        1,
+        "im2col buffer needs",
+    ),  # fmt: skip
+    Case(
+        "bad --memory-limit",
+        ["run", "{m.mlir}", "--memory-limit", "lots"],
+        MX,
+        2,
+        "bad memory limit",
+    ),  # fmt: skip
+    Case(
+        "run --output is the module",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}", "--output", "{m.mlir}"],
+        MX,
+        2,
+        "is the input file",
+    ),  # fmt: skip
+    Case(
+        "graph -o is the module",
+        ["graph", "{m.mlir}", "--format", "dot", "-o", "{m.mlir}"],
+        MX,
+        2,
+        "is the input file",
+    ),  # fmt: skip
+    Case(
+        "import-migraphx -o is the program",
+        ["import-migraphx", "{p.txt}", "-o", "{p.txt}"],
+        {"p.txt": lambda: sources.PROGRAM.read_text()},
+        2,
+        "is the input file",
+    ),  # fmt: skip
+    # -- npz inputs
+    Case(
+        "inputs not an npz",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {"m.mlir": sources.migraphx_text, "in.npz": _f(b"hello")},
+        1,
+        "not an .npz archive",
+    ),  # fmt: skip
+    Case(
+        "truncated npz",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {"m.mlir": sources.migraphx_text, "in.npz": lambda: sources.migraphx_inputs()[:300]},
+        1,
+        "cannot read inputs as .npz",
+    ),  # fmt: skip
+    Case(
+        "npz with a pickled object array",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {"m.mlir": sources.migraphx_text, "in.npz": _pickled_npz},
+        1,
+        "allow_pickle=False",
+    ),  # fmt: skip
+    Case(
+        "npz with wrong names",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {
+            "m.mlir": sources.migraphx_text,
+            "in.npz": lambda: _npz(x=np.zeros(144, np.float32), y=np.zeros(108, np.float32)),
+        },
+        1,
+        "missing arg0, arg1",
+    ),  # fmt: skip
+    Case(
+        "npz with a wrong shape",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {
+            "m.mlir": sources.migraphx_text,
+            "in.npz": lambda: _npz(arg0=np.zeros(143, np.float32), arg1=np.zeros(108, np.float32)),
+        },
+        1,
+        "input arg0 is float32[143]",
+    ),  # fmt: skip
+    Case(
+        "npz with a wrong dtype (StableHLO)",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {
+            "m.mlir": _f(
+                "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                "  return %a : tensor<2xf32>\n}\n"
+            ),
+            "in.npz": lambda: _npz(arg0=np.zeros(2, np.int64)),
+        },
+        1,
+        "input arg0 is int64[2] but @main expects f32[2]",
+    ),  # fmt: skip
+    # -- semantic hazards, StableHLO (the verifier catches them at parse time)
+    Case(
+        "conv stride 0",
+        ["{m.mlir}", "-p", CANON],
+        {"m.mlir": _f(_conv_hlo("stride = [0, 1]"))},
+        1,
+        "positive stride",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "conv rhs dilation 0",
+        ["run", "{m.mlir}"],
+        {"m.mlir": _f(_conv_hlo("rhs_dilate = [0, 1]"))},
+        1,
+        "positive window dilation",
+    ),  # fmt: skip
+    Case(
+        "conv lhs dilation 0",
+        ["explain", "{m.mlir}"],
+        {"m.mlir": _f(_conv_hlo("lhs_dilate = [0, 1]"))},
+        1,
+        "positive base dilation",
+    ),  # fmt: skip
+    Case(
+        "dimension numbers repeat a dim",
+        ["{m.mlir}", "-p", CANON],
+        {"m.mlir": _f(_conv_hlo("stride = [1, 1]", dn="[b, 0, 0, f]x[0, 1, i, o]->[b, 0, 1, f]"))},
+        1,
+        "Duplicate entries for spatial dimension 0",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "feature groups do not divide the features",
+        ["run", "{m.mlir}"],
+        {"m.mlir": _f(_conv_hlo("stride = [1, 1]", groups=3))},
+        1,
+        "multiple of feature_group_count",
+    ),  # fmt: skip
+    Case(
+        "padding crops past the input (declared result kept)",
+        ["{m.mlir}", "-p", CANON],
+        {"m.mlir": _f(_conv_hlo("pad = [[-9, 0], [0, 0]]", out="1x1x6x4"))},
+        1,
+        "inferred shape '[1, 0, 6, 4]' is incompatible",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "padding crops past the input (interpreter)",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {
+            "m.mlir": _f(_conv_hlo("pad = [[-9, 0], [0, 0]]", out="1x0x6x4")),
+            "in.npz": lambda: _npz(
+                arg0=np.ones((1, 8, 8, 4), np.float32), arg1=np.ones((3, 3, 4, 4), np.float32)
+            ),
+        },
+        1,
+        "negative padding crops more than the dimension holds",
+    ),  # fmt: skip
+    # -- semantic hazards, migraphx
+    Case(
+        "migraphx conv stride 0",
+        ["{m.mlir}", "-p", "migraphx-to-tosa"],
+        {"m.mlir": _f(_conv_mx(stride="0"))},
+        1,
+        "stride and dilation must be >= 1",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "migraphx conv dilation 0",
+        ["run", "{m.mlir}"],
+        {"m.mlir": _f(_conv_mx(dilation="0"))},
+        1,
+        "stride and dilation must be >= 1",
+    ),  # fmt: skip
+    Case(
+        "migraphx group does not divide channels",
+        ["{m.mlir}", "-p", "migraphx-to-tosa"],
+        {"m.mlir": _f(_conv_mx(group="3"))},
+        1,
+        "with group=3: input has 4 channels",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "program conv stride 0",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f(_program_conv("padding={0, 0, 0, 0},stride={0, 1},dilation={1, 1},group=1"))},
+        1,
+        "p.txt:3:6: error: migraphx.convolution: convolution stride and dilation must be >= 1",
+    ),  # fmt: skip
+    Case(
+        "program group does not divide channels",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f(_program_conv("padding={0, 0, 0, 0},stride={1, 1},dilation={1, 1},group=3"))},
+        1,
+        "convolution with group=3",
+    ),  # fmt: skip
+    Case(
+        "shaped strides overlap <2x2xf32, 1x1>",
+        ["{m.mlir}", "-p", "migraphx-to-tosa"],
+        {"m.mlir": _f(_shaped_arg("2x2", "1x1"))},
+        1,
+        "dims 0 and 1 overlap in memory",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "shaped strides cannot be laid out <2x3xf32, 4x3>",
+        ["run", "{m.mlir}"],
+        {"m.mlir": _f(_shaped_arg("2x3", "4x3"))},
+        1,
+        "smallest non-zero stride is 3",
+    ),  # fmt: skip
+    Case(
+        "program shape strides overlap",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f("x = @param:x -> float_type, {2, 2}, {1, 1}\n@1 = @return(x)\n")},
+        1,
+        "dims 0 and 1 overlap in memory",
+    ),  # fmt: skip
+]
+
+
+def run_case(case: Case, work: Path) -> tuple[int, str]:
+    """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
+    paths = {name: work / name for name in case.files}
+    for name, make in case.files.items():
+        data = make()
+        paths[name].write_bytes(data.encode() if isinstance(data, str) else data)
+    argv = [re.sub(r"\{([\w-]+\.\w+)\}", lambda m: str(work / m[1]), a) for a in case.command]
+    entry = opt_main if case.program == "convcanon-opt" else main
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        code = entry(argv)
+    return code, err.getvalue()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.what for c in CASES])
+def test_bad_input_gives_its_diagnostic(case: Case, tmp_path: Path):
+    before = {name: make() for name, make in case.files.items()}
+    code, stderr = run_case(case, tmp_path)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert code == case.exit, stderr
+    assert "Traceback" not in stderr and len(lines) == 1, stderr
+    assert "error: " in lines[0] and case.fragment in lines[0], stderr
+    for name, data in before.items():  # inputs untouched
+        raw = data.encode() if isinstance(data, str) else data
+        assert (tmp_path / name).read_bytes() == raw
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name not in case.files]
+    assert not leftovers, leftovers
