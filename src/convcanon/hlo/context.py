@@ -177,8 +177,10 @@ def _error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonEr
 
 def print_module(module: ir.Module, debug_info: bool = False) -> str:
     """Print like `mlir-opt`: pretty form, debug locations only if the input had them."""
-    # Parsing and every pass verify, so the printer need not verify again.
-    text = str(module.operation.get_asm(enable_debug_info=debug_info, assume_verified=True))
+    # Parsing and every pass verify, so the printer need not verify again. The printer hands
+    # Python one chunk per token; bytes chunks cost ~20% less than str chunks, then one decode.
+    asm = module.operation.get_asm(binary=True, enable_debug_info=debug_info, assume_verified=True)
+    text = asm.decode() if isinstance(asm, bytes) else str(asm)
     return text if text.endswith("\n") else text + "\n"
 
 
