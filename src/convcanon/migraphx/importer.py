@@ -329,12 +329,12 @@ def _attributes(
         if key not in wanted:
             expected = ", ".join(wanted) or "none"
             raise cur.error(f"unknown field `{key}` for `{op_name}` (fields: {expected})", pos)
-        if isinstance(value, list):
-            attributes[key] = mx.i64_array(value)
-        elif isinstance(value, int):
-            attributes[key] = mx.i64(value)
-        else:
+        if not isinstance(value, list | int):
             raise cur.error(f"field `{key}` of `{op_name}` must be an integer or {{list}}", pos)
+        try:
+            attributes[key] = mx.i64_array(value) if isinstance(value, list) else mx.i64(value)
+        except VerifyException as err:  # e.g. an integer beyond i64
+            raise cur.error(f"field `{key}`: {str(err).splitlines()[0]}", pos) from None
     return attributes
 
 
