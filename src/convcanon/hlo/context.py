@@ -168,8 +168,15 @@ def _error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonEr
     if not diagnostics:
         return ConvcanonError(f"{what}: {err}", SourceLoc(filename))
     first = diagnostics[0]
-    message = first.message
-    notes = [str(n.message) for n in first.notes if "for more info on dialect" not in n.message]
+    # verifier messages may end in a dump of the whole op ("(see current operation: ...)")
+    message = first.message.split(" (see current operation:", 1)[0].strip().splitlines()[0]
+    notes = [
+        str(n.message).splitlines()[0]
+        for n in first.notes
+        if str(n.message).strip()
+        and "for more info on dialect" not in n.message
+        and not n.message.startswith("see current operation")
+    ]
     if notes:
         message += " (" + "; ".join(notes) + ")"
     return ConvcanonError(message, source_loc(first.location, filename))
