@@ -8,6 +8,7 @@ no output file and no temporary left behind on failure. CONVCANON_FUZZ_EXAMPLES 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -30,6 +31,14 @@ FUZZ = settings(
 Entry = Callable[[Sequence[str]], int]
 
 
+def _log(work: Path, code: int) -> None:
+    """For a campaign (CONVCANON_FUZZ_LOG=file): one line per input tried, reader and exit code."""
+    log = os.environ.get("CONVCANON_FUZZ_LOG")
+    if log:
+        with open(log, "a") as handle:
+            handle.write(f"{work.name.rstrip('0123456789')}\t{code}\n")
+
+
 def _attack(
     entry: Entry,
     argv: Callable[[Path, Path], list[str]],
@@ -49,6 +58,7 @@ def _attack(
     before = digest(input_file)
     outcome = run_cli(entry, argv(input_file, output_file or work / "-"), capsys)
     assert_no_harm(outcome, input_file, before, output_file)
+    _log(work, outcome.code)
     if outcome.code == 0 and output_file is not None:
         assert output_file.stat().st_size > 0, "success must produce output"
     return outcome.code
@@ -189,6 +199,7 @@ def test_damaged_module_to_verify(data: st.DataObject, tmp_path_factory, capsys)
     capsys.readouterr()
     code = main(["verify", str(work / "before.mlir"), str(after), "--trials", "1"])
     captured = capsys.readouterr()
+    _log(work, code)
     if code == 1 and not captured.err.strip():
         assert captured.out.startswith("mismatch"), captured
         assert digest(after) == before

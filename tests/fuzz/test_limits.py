@@ -228,3 +228,24 @@ def test_llvm_size_overflow_is_an_error(tmp_path, capsys):
     outcome = run_cli(opt_main, [str(path)], capsys)
     assert outcome.code == 1 and "Traceback" not in outcome.stderr, outcome
     assert f"{path}: error: cannot parse: SmallVector unable to grow" in outcome.stderr, outcome
+
+
+def test_program_field_beyond_i64_is_a_located_error(tmp_path, capsys):
+    text = sources.PROGRAM.read_text().replace("stride={2, 2}", "stride={99999999999999999999, 2}")
+    path = _write(tmp_path, "p.txt", text)
+    outcome = run_cli(main, ["import-migraphx", str(path)], capsys)
+    assert outcome.code == 1 and "Traceback" not in outcome.stderr, outcome
+    assert f"{path}:4:" in outcome.stderr and "field `stride`: Integer value" in outcome.stderr
+
+
+def test_mlir_verifier_message_is_one_line(tmp_path, capsys):
+    """MLIR appends a dump of the failing op to some verifier messages; keep one line."""
+    text = sources.STABLEHLO.read_text().replace(
+        "attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}",
+        "attributes {num_replicas = 1 : i32}",
+    )
+    path = _write(tmp_path, "m.mlir", text)
+    outcome = run_cli(main, ["explain", str(path)], capsys)
+    assert outcome.code == 1
+    lines = outcome.stderr.strip().splitlines()
+    assert len(lines) == 1 and "dialect-prefixed names" in lines[0], outcome
