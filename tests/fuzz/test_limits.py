@@ -249,3 +249,13 @@ def test_mlir_verifier_message_is_one_line(tmp_path, capsys):
     assert outcome.code == 1
     lines = outcome.stderr.strip().splitlines()
     assert len(lines) == 1 and "dialect-prefixed names" in lines[0], outcome
+
+
+@pytest.mark.parametrize("number", ["99999999999999999999", "9" * 5000])
+def test_integer_overflow_in_tosa_is_a_located_error(tmp_path, capsys, number):
+    """An index beyond int64 raised OverflowError out of xDSL's parser (found by the campaign)."""
+    text = sources.tosa_text().replace("dense<[1, 6, 6, 4]>", f"dense<[{number}, 6, 6, 4]>", 1)
+    path = _write(tmp_path, "t.mlir", text)
+    outcome = run_cli(opt_main, [str(path)], capsys)
+    assert outcome.code == 1 and "Traceback" not in outcome.stderr, outcome
+    assert f"{path}:3:" in outcome.stderr, outcome

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import struct
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func
@@ -95,8 +96,9 @@ def parse_file_text(text: str, filename: str) -> ModuleOp:
         module = parser.parse_module()
     except ParseError as err:
         raise _parse_error(err, filename) from None
-    except (VerifyException, DiagnosticException) as err:
-        # attribute checks run while parsing (`2 : i1`): report where the parser stopped
+    except (VerifyException, DiagnosticException, OverflowError, ValueError, struct.error) as err:
+        # attribute checks run while parsing (`2 : i1`, an index beyond int64 packed by struct,
+        # Python's 4300-digit limit): report where the parser stopped
         message = str(err).strip().splitlines()[0] if str(err).strip() else "invalid input"
         where = parser.pos if parser is not None else 0
         raise ConvcanonError(message, _offset_loc(text, where, filename)) from None
