@@ -1,6 +1,6 @@
 """convcanon: exact conv canonicalization (StableHLO/MHLO) and stride-faithful MIGraphX lowering.
 
-The public API (`canonicalize_conv`, `from_jax`, `migraphx.import_program`, `migraphx.lower_to_tosa`)
+The public API (`canonicalize_conv`, `from_jax`; `migraphx.import_program`, `lower_to_tosa`)
 is imported lazily so that `import convcanon` stays cheap for the CLI.
 """
 
