@@ -86,10 +86,29 @@ def _op_lines(text: str, op_name: str) -> list[int]:
     return [n for n, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
 
 
+# `dense<[0xFC00, ...]> : tensor<...xf16>`: xDSL 0.75 reads a per-element hex float as the integer
+# 64512 and converts it (64500.0), where MLIR reads the bit pattern (-inf). The string form
+# `dense<"0x...">` is read correctly. Refuse the element form instead of computing a wrong value.
+_HEX_FLOAT_DENSE = re.compile(
+    r"dense<(?P<body>[^\"<>]*\b0[xX][0-9A-Fa-f]+[^\"<>]*)>\s*:\s*tensor<[^>]*?(?:bf16|f16|f32|f64|f8\w*)>"
+)
+
+
+def check_hex_float_elements(text: str, filename: str) -> None:
+    match = _HEX_FLOAT_DENSE.search(text)
+    if match is not None:
+        raise ConvcanonError(
+            "hexadecimal float elements in dense<...> are not supported in migraphx/TOSA files "
+            '(xDSL reads them as integers); write decimal values or the dense<"0x..."> form',
+            _offset_loc(text, match.start(), filename),
+        )
+
+
 def parse_file_text(text: str, filename: str) -> ModuleOp:
     """Parse and verify a module; any failure is a ConvcanonError at its location."""
     check_nesting(text, filename)  # xDSL's recursive descent would hit RecursionError
     check_splats(text, filename)
+    check_hex_float_elements(text, filename)
     parser: Parser | None = None
     try:
         parser = Parser(make_context(), text, filename)  # lexes the first token: may raise
