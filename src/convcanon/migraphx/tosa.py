@@ -37,15 +37,18 @@ attribute forms (`new_shape`, `start`/`size` attributes, `quantization_info`), a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    FloatAttr,
     IndexType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     TensorType,
     i32,
     i64,
@@ -62,6 +65,9 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+
+from convcanon.migraphx import tosa_rules as rules
+from convcanon.migraphx.shape_rules import ShapeError, transpose_lens
 
 
 @irdl_attr_definition
@@ -105,6 +111,77 @@ class TosaOp(IRDLOperation):
             raise VerifyException(
                 f"'{self.name}' takes {self.ARITY} operands, got {len(self.args)}"
             )
+        try:
+            self.verify_shapes()
+        except ShapeError as err:
+            raise VerifyException(str(err)) from None
+
+    def verify_shapes(self) -> None:
+        """Operand and result types/shapes as upstream's verifier checks them (ShapeError or
+        VerifyException); the default: elementwise, result shape = broadcast operand shapes."""
+        shapes = [_shape(v, f"operand {i}") for i, v in enumerate(self.args)]
+        rules.check_result(rules.elementwise_output(shapes), _shape(self.output, "result"))
+        _same_elements(self, [*self.args, self.output])
+
+
+# -- shared checks ---------------------------------------------------------------------------------
+
+
+def _tensor(value: SSAValue, what: str) -> TensorType[Attribute]:
+    ty = value.type
+    if not isinstance(ty, TensorType):
+        raise VerifyException(f"expects a ranked tensor for {what}, got {ty}")
+    if any(d < 0 for d in ty.get_shape()):
+        raise VerifyException(
+            f"{what} {ty} has a dynamic dimension; convcanon's TOSA shapes are static"
+        )
+    return ty
+
+
+def _shape(value: SSAValue, what: str) -> rules.Shape:
+    return tuple(_tensor(value, what).get_shape())
+
+
+def _element(value: SSAValue) -> Attribute:
+    return _tensor(value, "operand").element_type
+
+
+def _same_elements(op: TosaOp, values: Sequence[SSAValue]) -> None:
+    """Upstream's SameOperandsAndResultElementType (zero points and shifts excluded)."""
+    types = [_element(v) for v in values]
+    if any(t != types[0] for t in types):
+        raise VerifyException(
+            f"expects one element type for operands and result, got {', '.join(map(str, types))}"
+        )
+
+
+def _is_int(ty: Attribute) -> bool:
+    return isinstance(ty, IntegerType)
+
+
+def _check_zero_point(value: SSAValue, of: SSAValue, what: str) -> None:
+    if _element(value) != _element(of):
+        raise VerifyException(
+            f"{what} zero point element type {_element(value)} differs from the {what}'s "
+            f"{_element(of)}"
+        )
+
+
+def shape_values(value: SSAValue, what: str) -> list[int]:
+    """The integers of a `!tosa.shape` operand (it must come from `tosa.const_shape`)."""
+    ty = value.type
+    if not isinstance(ty, ShapeType):
+        raise VerifyException(f"expects !tosa.shape for {what}, got {ty}")
+    owner = value.owner
+    if not isinstance(owner, ConstShapeOp):
+        raise VerifyException(f"{what} must be a tosa.const_shape value")
+    values = [int(v) for v in _dense_values(owner.values)]
+    return values * ty.rank.data if len(values) == 1 else values
+
+
+def _dense_values(attr: DenseIntOrFPElementsAttr) -> list[int | float]:
+    values: Any = attr.get_values()
+    return list(values)
 
 
 # -- constants -------------------------------------------------------------------------------------
@@ -116,12 +193,34 @@ class ConstOp(TosaOp):
     ARITY: ClassVar[int | None] = 0
     values = prop_def(DenseIntOrFPElementsAttr)
 
+    def verify_shapes(self) -> None:
+        out = _tensor(self.output, "result")
+        value_type = self.values.get_type()
+        if value_type != out:
+            raise VerifyException(f"value type {value_type} differs from the result type {out}")
+
 
 @irdl_op_definition
 class ConstShapeOp(TosaOp):
     name = "tosa.const_shape"
     ARITY: ClassVar[int | None] = 0
     values = prop_def(DenseIntOrFPElementsAttr)
+
+    def verify_shapes(self) -> None:
+        out = self.output.type
+        if not isinstance(out, ShapeType):
+            raise VerifyException(f"expects a !tosa.shape result, got {out}")
+        value_type = self.values.get_type()
+        fits = (
+            isinstance(value_type, TensorType)
+            and math.prod(value_type.get_shape()) == out.rank.data
+            and isinstance(value_type.element_type, IndexType)
+        )
+        if not fits:
+            raise VerifyException(
+                f"value of type {value_type} does not hold the {out.rank.data} index values of "
+                f"{out}"
+            )
 
 
 def dense(
@@ -150,10 +249,34 @@ class ConvOp(TosaOp):
     """input, weight, bias, input zero point, weight zero point."""
 
     ARITY: ClassVar[int | None] = 5
+    DEPTHWISE: ClassVar[bool] = False
     pad = prop_def(DenseArrayBase)
     stride = prop_def(DenseArrayBase)
     dilation = prop_def(DenseArrayBase)
     acc_type = prop_def(Attribute)
+
+    def verify_shapes(self) -> None:
+        x, w, bias, x_zp, w_zp = self.args
+        expected = rules.conv_output(
+            _shape(x, "input"),
+            _shape(w, "weight"),
+            int_values(self.pad),
+            int_values(self.stride),
+            int_values(self.dilation),
+            self.DEPTHWISE,
+        )
+        rules.check_bias(_shape(bias, "bias"), expected[-1])
+        rules.check_result(expected, _shape(self.output, "result"))
+        if _is_int(_element(x)) != _is_int(_element(w)):
+            raise VerifyException(
+                f"expects input and weight both float or both integer, got {_element(x)} and "
+                f"{_element(w)}"
+            )
+        _check_zero_point(x_zp, x, "input")
+        _check_zero_point(w_zp, w, "weight")
+        result, bias_type = _element(self.output), _element(bias)
+        if not _is_int(result) and not _is_int(bias_type) and result != bias_type:
+            raise VerifyException(f"bias element type {bias_type} differs from result {result}")
 
 
 @irdl_op_definition
@@ -164,6 +287,7 @@ class Conv2DOp(ConvOp):
 @irdl_op_definition
 class DepthwiseConv2DOp(ConvOp):
     name = "tosa.depthwise_conv2d"
+    DEPTHWISE: ClassVar[bool] = True
 
 
 @irdl_op_definition
@@ -187,6 +311,17 @@ class MatMulOp(TosaOp):
     name = "tosa.matmul"
     ARITY: ClassVar[int | None] = 4
 
+    def verify_shapes(self) -> None:
+        a, b, a_zp, b_zp = self.args
+        expected = rules.matmul_output(_shape(a, "input a"), _shape(b, "input b"))
+        rules.check_result(expected, _shape(self.output, "result"))
+        if _element(a) != _element(b):
+            raise VerifyException(
+                f"expects one element type for a and b, got {_element(a)} and {_element(b)}"
+            )
+        _check_zero_point(a_zp, a, "a")
+        _check_zero_point(b_zp, b, "b")
+
 
 # -- data movement ---------------------------------------------------------------------------------
 
@@ -195,6 +330,11 @@ class MatMulOp(TosaOp):
 class TransposeOp(TosaOp):
     name = "tosa.transpose"
     perms = prop_def(DenseArrayBase)
+
+    def verify_shapes(self) -> None:
+        expected = transpose_lens(_shape(self.args[0], "input"), int_values(self.perms))
+        rules.check_result(expected, _shape(self.output, "result"))
+        _same_elements(self, [self.args[0], self.output])
 
 
 def perms_attr(perms: Sequence[int]) -> DenseArrayBase:
@@ -206,11 +346,28 @@ class ReshapeOp(TosaOp):
     name = "tosa.reshape"
     ARITY: ClassVar[int | None] = 2
 
+    def verify_shapes(self) -> None:
+        x, new_shape = self.args
+        out = _shape(self.output, "result")
+        values = shape_values(new_shape, "shape")
+        if len(values) != len(out):
+            raise VerifyException(f"new shape {values} does not have the result's rank {len(out)}")
+        rules.check_result(rules.reshape_output(_shape(x, "input"), values), out)
+        _same_elements(self, [x, self.output])
+
 
 @irdl_op_definition
 class SliceOp(TosaOp):
     name = "tosa.slice"
     ARITY: ClassVar[int | None] = 3
+
+    def verify_shapes(self) -> None:
+        x, start, size = self.args
+        expected = rules.slice_output(
+            _shape(x, "input"), shape_values(start, "start"), shape_values(size, "size")
+        )
+        rules.check_result(expected, _shape(self.output, "result"))
+        _same_elements(self, [x, self.output])
 
 
 @irdl_op_definition
@@ -218,15 +375,36 @@ class TileOp(TosaOp):
     name = "tosa.tile"
     ARITY: ClassVar[int | None] = 2
 
+    def verify_shapes(self) -> None:
+        x, multiples = self.args
+        expected = rules.tile_output(_shape(x, "input"), shape_values(multiples, "multiples"))
+        rules.check_result(expected, _shape(self.output, "result"))
+        _same_elements(self, [x, self.output])
+
 
 @irdl_op_definition
 class PadOp(TosaOp):
     name = "tosa.pad"
     ARITY: ClassVar[int | None] = 3
 
+    def verify_shapes(self) -> None:
+        x, padding, value = self.args
+        expected = rules.pad_output(_shape(x, "input"), shape_values(padding, "padding"))
+        rules.check_result(expected, _shape(self.output, "result"))
+        if math.prod(_shape(value, "pad value")) != 1:
+            raise VerifyException(f"expects a one-element pad value, got {value.type}")
+        _same_elements(self, [x, value, self.output])
+
 
 class AxisOp(TosaOp):
     axis = prop_def(IntegerAttr)
+
+    def verify_shapes(self) -> None:
+        """Reductions (concat overrides): the reduced dim is kept, as size 1."""
+        x = self.args[0]
+        expected = rules.reduce_output(_shape(x, "input"), self.axis.value.data)
+        rules.check_result(expected, _shape(self.output, "result"))
+        _same_elements(self, [x, self.output])
 
 
 def axis_attr(axis: int) -> dict[str, Attribute]:
@@ -237,6 +415,12 @@ def axis_attr(axis: int) -> dict[str, Attribute]:
 class ConcatOp(AxisOp):
     name = "tosa.concat"
     ARITY: ClassVar[int | None] = None
+
+    def verify_shapes(self) -> None:
+        shapes = [_shape(v, f"operand {i}") for i, v in enumerate(self.args)]
+        expected = rules.concat_output(shapes, self.axis.value.data)
+        rules.check_result(expected, _shape(self.output, "result"))
+        _same_elements(self, [*self.args, self.output])
 
 
 @irdl_op_definition
@@ -298,6 +482,20 @@ class MulOp(TosaOp):
     name = "tosa.mul"
     ARITY: ClassVar[int | None] = 3
 
+    def verify_shapes(self) -> None:
+        a, b, shift = self.args
+        expected = rules.elementwise_output([_shape(a, "input a"), _shape(b, "input b")])
+        rules.check_result(expected, _shape(self.output, "result"))
+        if _shape(shift, "shift") != (1,) or _element(shift) != IntegerType(8):
+            raise VerifyException(f"expects shift of type tensor<1xi8>, got {shift.type}")
+        if _element(a) != _element(b):
+            raise VerifyException(
+                f"expects one element type for a and b, got {_element(a)} and {_element(b)}"
+            )
+        result = _element(self.output)
+        if not (_is_int(result) and _is_int(_element(a))) and result != _element(a):
+            raise VerifyException(f"result element type {result} differs from {_element(a)}")
+
 
 @irdl_op_definition
 class ExpOp(TosaOp):
@@ -353,6 +551,9 @@ class ErfOp(TosaOp):
 class CastOp(TosaOp):
     name = "tosa.cast"
 
+    def verify_shapes(self) -> None:
+        rules.check_result(_shape(self.args[0], "input"), _shape(self.output, "result"))
+
 
 @irdl_op_definition
 class NegateOp(TosaOp):
@@ -361,6 +562,13 @@ class NegateOp(TosaOp):
     name = "tosa.negate"
     ARITY: ClassVar[int | None] = 3
 
+    def verify_shapes(self) -> None:
+        x, x_zp, out_zp = self.args
+        rules.check_result(_shape(x, "input"), _shape(self.output, "result"))
+        _same_elements(self, [x, self.output])
+        _check_zero_point(x_zp, x, "input")
+        _check_zero_point(out_zp, self.output, "output")
+
 
 @irdl_op_definition
 class ClampOp(TosaOp):
@@ -368,16 +576,42 @@ class ClampOp(TosaOp):
     min_val = prop_def(Attribute)
     max_val = prop_def(Attribute)
 
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        element = _element(self.output)
+        bounds: list[float] = []
+        for bound in (self.min_val, self.max_val):
+            if not isinstance(bound, IntegerAttr | FloatAttr) or bound.type != element:
+                raise VerifyException(f"clamp bound {bound} is not of the element type {element}")
+            bounds.append(float(bound.value.data))
+        if any(math.isnan(b) for b in bounds) or bounds[0] > bounds[1]:
+            raise VerifyException(f"expects min_val <= max_val (not NaN), got {bounds}")
+
 
 @irdl_op_definition
 class SelectOp(TosaOp):
     name = "tosa.select"
     ARITY: ClassVar[int | None] = 3
 
+    def verify_shapes(self) -> None:
+        condition, a, b = self.args
+        shapes = [_shape(v, f"operand {i}") for i, v in enumerate(self.args)]
+        rules.check_result(rules.elementwise_output(shapes), _shape(self.output, "result"))
+        if _element(condition) != IntegerType(1):
+            raise VerifyException(f"expects an i1 condition, got {condition.type}")
+        _same_elements(self, [a, b, self.output])
+
 
 @irdl_op_definition
 class GreaterOp(BinaryOp):
     name = "tosa.greater"
+
+    def verify_shapes(self) -> None:
+        shapes = [_shape(v, f"operand {i}") for i, v in enumerate(self.args)]
+        rules.check_result(rules.elementwise_output(shapes), _shape(self.output, "result"))
+        _same_elements(self, self.args)
+        if _element(self.output) != IntegerType(1):
+            raise VerifyException(f"expects an i1 result, got {self.output.type}")
 
 
 TOSA_OPS: tuple[type[TosaOp], ...] = (
