@@ -40,6 +40,17 @@ ARG_HLO = f"""func.func @main(%a: tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32> {{
 }}
 """
 
+SHAPED = f"!migraphx.shaped<{HUGE}xf32, 4x1>"
+ARG_MIGRAPHX = f"""func.func @main(%x: {SHAPED}) -> {SHAPED} {{
+  func.return %x : {SHAPED}
+}}
+"""
+ARG_TOSA = f"""func.func @main(%a: tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32> {{
+  %0 = "tosa.abs"(%a) : (tensor<{HUGE}xf32>) -> tensor<{HUGE}xf32>
+  func.return %0 : tensor<{HUGE}xf32>
+}}
+"""
+
 
 def _write(tmp_path: Path, name: str, text: str | bytes) -> Path:
     path = tmp_path / name
@@ -56,6 +67,8 @@ def _write(tmp_path: Path, name: str, text: str | bytes) -> Path:
         (SPLAT_HLO, ["run"], "over the memory limit"),
         (SPLAT_HLO, ["verify", "SELF"], "over the memory limit"),
         (ARG_HLO, ["verify", "SELF"], "over the memory limit"),
+        (ARG_MIGRAPHX, ["verify", "SELF"], "argument 0 (flat buffer float32[399999999996])"),
+        (ARG_TOSA, ["verify", "SELF"], "needs 1599999999984 bytes, over the memory limit"),
     ],
 )
 def test_huge_declared_shape_fails_fast(tmp_path, capsys, text, argv, fragment):

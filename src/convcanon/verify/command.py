@@ -297,8 +297,10 @@ def _half_b_plan(
 
     before_module = half_b.parse(before_text, before_name)
     after_module = half_b.parse(after_text, after_name)
-    name = half_b.entry_function(before_module, before_name, entry).sym_name.data
-    args = half_b.flat_args(half_b.entry_function(before_module, before_name, name))
+    function = half_b.entry_function(before_module, before_name, entry)
+    name = function.sym_name.data
+    args = half_b.flat_args(function)
+    half_b.check_memory(function, args, before_name)  # random inputs are allocated below
     after_args = half_b.flat_args(half_b.entry_function(after_module, after_name, name))
     _same_args(name, args, after_args, after_name)
 

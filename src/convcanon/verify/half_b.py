@@ -61,6 +61,23 @@ def flat_args(function: func.FuncOp) -> list[FlatArg]:
     ]
 
 
+def check_memory(function: func.FuncOp, args: list[FlatArg], filename: str) -> None:
+    """Refuse, before verify allocates its random input buffers, an argument over the
+    interpreter's memory limit (a hostile `tensor<99999999999x4xf32>` must not eat the machine)."""
+    from convcanon.migraphx.interpret import DEFAULT_MEMORY_LIMIT
+    from convcanon.migraphx.io import op_location
+
+    for index, arg in enumerate(args):
+        needed = math.prod(arg.shape) * arg.dtype.itemsize
+        if needed > DEFAULT_MEMORY_LIMIT:
+            raise ConvcanonError(
+                f"@{function.sym_name.data} argument {index} (flat buffer {arg.element}"
+                f"{list(arg.shape)}) needs {needed} bytes, over the memory limit of "
+                f"{DEFAULT_MEMORY_LIMIT}",
+                op_location(function) or SourceLoc(filename),
+            )
+
+
 def _elements(ty: Attribute) -> int:
     from convcanon.migraphx.shaped_type import ShapedType
 
