@@ -71,6 +71,17 @@ def _program_conv(fields: str) -> str:
     )
 
 
+def _tosa_edit(old: str, new: str) -> Callable[[], str]:
+    """The fixture program lowered to TOSA, with `old` (which must occur) edited to `new`."""
+
+    def make() -> str:
+        text = sources.tosa_text()
+        assert old in text, old
+        return text.replace(old, new, 1)
+
+    return make
+
+
 HUGE = "99999999999x4"
 CANON = "stablehlo-canonicalize-conv{gate=general}"
 
@@ -189,6 +200,19 @@ CASES: list[Case] = [
         },
         1,
         "over the memory limit",
+    ),  # fmt: skip
+    Case(
+        "huge argument, migraphx (verify's random inputs)",
+        ["verify", "{m.mlir}", "{m.mlir}"],
+        {
+            "m.mlir": _f(
+                f"func.func @main(%x: !migraphx.shaped<{HUGE}xf32, 4x1>) -> "
+                f"!migraphx.shaped<{HUGE}xf32, 4x1> {{\n"
+                f"  func.return %x : !migraphx.shaped<{HUGE}xf32, 4x1>\n}}\n"
+            )
+        },
+        1,
+        "m.mlir:1:1: error: @main argument 0 (flat buffer float32[399999999996]) needs",
     ),  # fmt: skip
     Case(
         "splat of 4e11 elements (migraphx)",
@@ -423,6 +447,42 @@ CASES: list[Case] = [
         1,
         "dims 0 and 1 overlap in memory",
     ),  # fmt: skip
+    # -- inconsistent TOSA (a hand-edited lowering): the op verifiers reject it at parse time
+    *[
+        Case(what, ["{t.mlir}"], {"t.mlir": _tosa_edit(old, new)}, 1, fragment, "convcanon-opt")
+        for what, old, new, fragment in [
+            (
+                "TOSA conv2d result disagrees with its stride",
+                "stride = array<i64: 2, 2>",
+                "stride = array<i64: 1, 2>",
+                "t.mlir:16:5: error: 'tosa.conv2d' op result shape [1, 3, 2, 3] does not match the inferred [1, 5, 2, 3]",
+            ),
+            (
+                "TOSA transpose perms not a permutation",
+                "perms = array<i32: 0, 2, 3, 1>",
+                "perms = array<i32: 0, 2, 3, 3>",
+                "t.mlir:7:5: error: 'tosa.transpose' op permutation [0, 2, 3, 3] is not a permutation",
+            ),
+            (
+                "TOSA reshape element counts differ",
+                "dense<[1, 6, 6, 4]>",
+                "dense<[1, 6, 6, 5]>",
+                "t.mlir:4:5: error: 'tosa.reshape' op reshape from [144] (144 elements) to [1, 6, 6, 5]",
+            ),
+            (
+                "TOSA slice out of bounds",
+                "dense<[0, 0, 0, 2]>",
+                "dense<[0, 0, 0, 3]>",
+                "t.mlir:18:5: error: 'tosa.slice' op slice start [0, 0, 0, 3] size [1, 6, 5, 2] is out of bounds",
+            ),
+            (
+                "TOSA concat result disagrees with its axis",
+                "axis = 3 : i32",
+                "axis = 2 : i32",
+                "t.mlir:22:5: error: 'tosa.concat' op result shape [1, 3, 2, 6] does not match the inferred [1, 3, 4, 3]",
+            ),
+        ]
+    ],  # fmt: skip
 ]
 
 
