@@ -4,12 +4,11 @@ Inside a function every `!migraphx.shaped` value is its *logical* numpy array (s
 matter in memory); a function's shaped arguments arrive as flat buffers and are read through
 their layout, its shaped results are written back into flat buffers (DESIGN 3.2). The op table
 maps op names to `kernel(op, args) -> ndarray`; other modules extend it (TOSA's kernels register
-through `EXTENSIONS`), so this file stays free of TOSA.
+in `op_table`), so this file stays free of TOSA.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 
@@ -28,7 +27,6 @@ from convcanon.reference.kernels import conv_general
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
 
 # `module:function` entries called as `function(table)` to add kernels; missing modules are skipped.
-EXTENSIONS: list[str] = ["convcanon.migraphx.tosa_interp:register"]
 
 
 def type_dtype(ty: Attribute) -> np.dtype:
@@ -259,16 +257,10 @@ def op_table() -> dict[str, Kernel]:
     """OP_TABLE plus every available extension's kernels (loaded once)."""
     global _loaded_table
     if _loaded_table is None:
+        from convcanon.migraphx import tosa_interp  # registers into the table; imports this file
+
         table = dict(OP_TABLE)
-        for entry in EXTENSIONS:
-            module_name, _, attr = entry.partition(":")
-            try:
-                module = importlib.import_module(module_name)
-            except ModuleNotFoundError as err:
-                if err.name != module_name:
-                    raise
-                continue
-            getattr(module, attr)(table)
+        tosa_interp.register(table)
         _loaded_table = table
     return _loaded_table
 

@@ -6,14 +6,13 @@
 
 from __future__ import annotations
 
-import importlib
 import re
 import struct
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Dialect, Operation
+from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -28,33 +27,14 @@ MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportAtt
     r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
 )
 
-# Optional dialect providers: `module:attribute` naming a Dialect. A module that does not exist
-# (yet) is skipped, so half B works whichever of its parts are present.
-OPTIONAL_DIALECTS: list[str] = ["convcanon.migraphx.tosa:TOSA"]
-
-
-def _optional_dialects() -> list[Dialect]:
-    found: list[Dialect] = []
-    for entry in OPTIONAL_DIALECTS:
-        module_name, _, attr = entry.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as err:
-            if err.name != module_name:
-                raise
-            continue
-        dialect = getattr(module, attr, None)
-        if isinstance(dialect, Dialect):
-            found.append(dialect)
-    return found
-
 
 def make_context() -> Context:
-    """builtin, func, arith, migraphx and (when present) our TOSA ops."""
+    """builtin, func, arith, migraphx and the TOSA ops we emit."""
     from convcanon.migraphx.dialect import Migraphx
+    from convcanon.migraphx.tosa import TOSA
 
     ctx = Context()
-    for dialect in (builtin.Builtin, func.Func, arith.Arith, Migraphx, *_optional_dialects()):
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, Migraphx, TOSA):
         ctx.load_dialect(dialect)
     return ctx
 
