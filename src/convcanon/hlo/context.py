@@ -182,11 +182,16 @@ def _error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonEr
     return ConvcanonError(message, source_loc(first.location, filename))
 
 
-def print_module(module: ir.Module, debug_info: bool = False) -> str:
-    """Print like `mlir-opt`: pretty form, debug locations only if the input had them."""
+def print_module(module: ir.Module, debug_info: bool = False, generic: bool = False) -> str:
+    """Print like `mlir-opt`: pretty (or generic) form, debug locations only if asked."""
     # Parsing and every pass verify, so the printer need not verify again. The printer hands
     # Python one chunk per token; bytes chunks cost ~20% less than str chunks, then one decode.
-    asm = module.operation.get_asm(binary=True, enable_debug_info=debug_info, assume_verified=True)
+    asm = module.operation.get_asm(
+        binary=True,
+        enable_debug_info=debug_info,
+        print_generic_op_form=generic,
+        assume_verified=True,
+    )
     text = asm.decode() if isinstance(asm, bytes) else str(asm)
     return text if text.endswith("\n") else text + "\n"
 
