@@ -26,7 +26,7 @@ DIALECTS = [pytest.param(STABLEHLO, id="stablehlo"), pytest.param(MHLO, id="mhlo
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=conv_cases())
 def test_general_gate_is_canonical_exact_and_costs_no_macs(
     case: ConvCase, dialect: Dialect
@@ -83,7 +83,7 @@ def test_reference_reverses_windows_by_the_spec_where_xla_does_not(out: int) -> 
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(case=conv_cases())
 def test_default_gate_leaves_rejected_convs_untouched(case: ConvCase, dialect: Dialect) -> None:
     before = parse(case.text, dialect)

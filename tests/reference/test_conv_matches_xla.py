@@ -13,7 +13,7 @@ from convcanon.reference.hlo_interp import tensor_type
 from .xla_compare import assert_matches_xla
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv_cases())
 def test_random_conv_matches_xla(case: ConvCase) -> None:
     assert_matches_xla(case.text, case.inputs())

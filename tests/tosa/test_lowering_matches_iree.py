@@ -14,7 +14,7 @@ from .cases import HAND_WRITTEN
 from .harness import check_with_iree
 from .programs import conv_programs, dot_programs, elementwise_programs, reduction_programs
 
-_FEW = settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+_FEW = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @pytest.mark.parametrize("name", sorted(HAND_WRITTEN))

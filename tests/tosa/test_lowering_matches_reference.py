@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from .harness import check_with_interpreter
 from .programs import conv_programs, dot_programs, elementwise_programs, reduction_programs
 
-_MANY = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+_MANY = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @_MANY
