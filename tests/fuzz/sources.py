@@ -13,8 +13,9 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
+from _shared import SHARED  # pyright: ignore[reportMissingImports]
 
-from .conftest import REPO, SHARED
+from .conftest import REPO
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 STABLEHLO = REPO / "examples" / "small_cnn.stablehlo.mlir"

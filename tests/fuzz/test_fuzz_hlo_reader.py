@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _shared import SHARED  # pyright: ignore[reportMissingImports]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convcanon.cli import opt_main
 
-from .conftest import REPO, SHARED, assert_no_harm, digest, run_cli
+from .conftest import REPO, assert_no_harm, digest, run_cli
 from .mutations import mutated
 
 SOURCES = [

@@ -23,7 +23,6 @@ from convcanon.pipeline import PassStats
 from convcanon.verify.xla_engine import run_stablehlo_text
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
 EXAMPLES = REPO / "examples"
 
 # A conv with a dynamic batch: skipped with a reason.

@@ -6,11 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
+from _shared import SHARED  # pyright: ignore[reportMissingImports]
 
 from convcanon.hlo.context import split_input_file
 from convcanon.hlo.dialects import MHLO, STABLEHLO
 
-from .cases import SHARED, all_conv_params, assert_canonical, assert_same_results, run_pass, xla
+from .cases import all_conv_params, assert_canonical, assert_same_results, run_pass, xla
 
 CORPUS = SHARED / "corpus" / "stablehlo"
 FILES = sorted(CORPUS.glob("conv_general_dilated_*.mlir")) + [CORPUS / "convolution.mlir"]

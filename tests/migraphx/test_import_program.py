@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _shared import SHARED  # pyright: ignore[reportMissingImports]
 from xdsl.dialects import func
 
 from convcanon.cli import main
@@ -16,7 +17,7 @@ from convcanon.migraphx.shaped_type import ShapedType
 
 HERE = Path(__file__).parent
 SEED_FIXED = HERE / "fixtures" / "seed003_nhwc_conv.txt"
-SEED = HERE.parents[1].parent / "shared" / "seeds" / "003_a19ad531297014fe.txt"
+SEED = SHARED / "seeds" / "003_a19ad531297014fe.txt"
 
 
 def _import(text: str) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from _shared import SHARED  # pyright: ignore[reportMissingImports]
+
 from convcanon.hlo.context import split_input_file
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = REPO.parent / "shared" / "corpus" / "stablehlo"
+CORPUS = SHARED / "corpus" / "stablehlo"
 
 
 def corpus_chunks() -> list[tuple[str, int, str]]:
@@ -18,4 +20,5 @@ def corpus_chunks() -> list[tuple[str, int, str]]:
         for offset, chunk in split_input_file(text):
             if "func.func" in chunk:
                 cases.append((f"{path.name}:{offset + 1}", offset, chunk))
+    assert cases, f"no corpus cases under {CORPUS}"
     return cases
