@@ -126,7 +126,7 @@ PASSES: dict[str, PassInfo] = {
             "migraphx-to-tosa",
             "xdsl",
             "lower migraphx (strided values) to TOSA 1.0, keeping every layout",
-            "convcanon.migraphx.to_tosa:migraphx_to_tosa",
+            "convcanon.conversion.migraphx_to_tosa:migraphx_to_tosa",
         ),
     )
 }

@@ -15,8 +15,8 @@ from xdsl.dialects import func
 import convcanon.migraphx as cm
 from convcanon.cli import main, opt_main
 from convcanon.diagnostics import ConvcanonError
-from convcanon.migraphx.interpret import Interpreter, flat_input_shape
 from convcanon.pipeline import PassStats
+from convcanon.reference.migraphx_interp import Interpreter, flat_input_shape
 
 SEED = Path(__file__).parents[1] / "migraphx" / "fixtures" / "seed003_nhwc_conv.txt"
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from convcanon.diagnostics import ConvcanonError
-from convcanon.migraphx.interpret import run_module_text
+from convcanon.reference.migraphx_interp import run_module_text
 
 MODULE = """func.func @main() -> tensor<2x{t}> {{
   %0 = "tosa.const"() <{{values = {value} : tensor<2x{t}>}}> : () -> tensor<2x{t}>

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 
+from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx.importer import import_program
 from convcanon.migraphx.io import parse_file_text, print_file
-from convcanon.migraphx.to_tosa import migraphx_to_tosa
 
 OPT = Path(sys.executable).with_name("convcanon-opt")
 SEED_FIXED = Path(__file__).parent / "fixtures" / "seed003_nhwc_conv.txt"

@@ -30,7 +30,7 @@ def lower_to_tosa(module: ModuleOp, *, stats: PassStats | None = None) -> Module
     Pass `stats` to collect the pass's counters (ops lowered, TOSA ops emitted). Raises
     ConvcanonError, located at the op when its source location is known, if any op cannot lower.
     """
-    from convcanon.migraphx.to_tosa import migraphx_to_tosa
+    from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 
     lowered = module.clone()
     counters = migraphx_to_tosa(lowered, {})

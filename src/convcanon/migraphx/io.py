@@ -31,7 +31,7 @@ MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportAtt
 def make_context() -> Context:
     """builtin, func, arith, migraphx and the TOSA ops we emit."""
     from convcanon.migraphx.dialect import Migraphx
-    from convcanon.migraphx.tosa import TOSA
+    from convcanon.tosa.ops import TOSA
 
     ctx = Context()
     for dialect in (builtin.Builtin, func.Func, arith.Arith, Migraphx, TOSA):

@@ -1,7 +1,7 @@
 """`convcanon run`: interpret a module with numpy, check its `check` ops, write its results.
 
 HLO files go to `hlo_interp`; files with migraphx/TOSA ops go to half B's interpreter
-(`convcanon.migraphx.interpret:run_module_text`), imported only when needed.
+(`convcanon.reference.migraphx_interp:run_module_text`), imported only when needed.
 """
 
 from __future__ import annotations
@@ -243,7 +243,7 @@ def _run_xdsl(
     limit: int,
 ) -> int:
     try:
-        module = importlib.import_module("convcanon.migraphx.interpret")
+        module = importlib.import_module("convcanon.reference.migraphx_interp")
     except ModuleNotFoundError:
         raise ConvcanonError(
             "this file has migraphx/TOSA ops, and the migraphx interpreter is not installed",

@@ -100,7 +100,7 @@ def migraphx_reference_engine(
     text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
 ) -> list[np.ndarray]:
     """Half B's numpy interpreter (migraphx and TOSA ops), flat buffers in and out."""
-    from convcanon.migraphx.interpret import run_module_text
+    from convcanon.reference.migraphx_interp import run_module_text
 
     return run_module_text(text, filename, entry, {f"arg{i}": x for i, x in enumerate(inputs)})
 

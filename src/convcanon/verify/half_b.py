@@ -53,7 +53,7 @@ def entry_function(module: ModuleOp, filename: str, entry: str | None) -> func.F
 
 
 def flat_args(function: func.FuncOp) -> list[FlatArg]:
-    from convcanon.migraphx.interpret import flat_input_shape, type_dtype
+    from convcanon.reference.migraphx_interp import flat_input_shape, type_dtype
 
     return [
         FlatArg(flat_input_shape(ty), type_dtype(ty), type_dtype(ty).name)
@@ -64,8 +64,8 @@ def flat_args(function: func.FuncOp) -> list[FlatArg]:
 def check_memory(function: func.FuncOp, args: list[FlatArg], filename: str) -> None:
     """Refuse, before verify allocates its random input buffers, an argument over the
     interpreter's memory limit (a hostile `tensor<99999999999x4xf32>` must not eat the machine)."""
-    from convcanon.migraphx.interpret import DEFAULT_MEMORY_LIMIT
     from convcanon.migraphx.io import op_location
+    from convcanon.reference.migraphx_interp import DEFAULT_MEMORY_LIMIT
 
     for index, arg in enumerate(args):
         needed = math.prod(arg.shape) * arg.dtype.itemsize
@@ -112,8 +112,8 @@ def has_migraphx_ops(module: ModuleOp) -> bool:
 
 def lowered_text(module: ModuleOp) -> str:
     """The module lowered by `migraphx-to-tosa` (in place: callers pass a module of their own)."""
+    from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
     from convcanon.migraphx.io import print_file
-    from convcanon.migraphx.to_tosa import migraphx_to_tosa
 
     migraphx_to_tosa(module, {})
     return print_file(module)

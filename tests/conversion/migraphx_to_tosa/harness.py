@@ -11,10 +11,10 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
-from convcanon.migraphx.interpret import Interpreter, type_dtype
+from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 from convcanon.migraphx.io import parse_file_text, print_file
 from convcanon.migraphx.shaped_type import ShapedType
-from convcanon.migraphx.to_tosa import migraphx_to_tosa
+from convcanon.reference.migraphx_interp import Interpreter, type_dtype
 
 IREE_OPT = Path(sys.executable).with_name("iree-opt")
 

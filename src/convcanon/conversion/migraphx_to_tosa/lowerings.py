@@ -1,38 +1,27 @@
-"""`migraphx-to-tosa`: lower stride-faithful migraphx functions to TOSA 1.0 (DESIGN 3.4).
+"""One lowering per migraphx op: `(lowering, op, operand views) -> result view`.
 
-Each function is rebuilt: shaped arguments and results become flat `tensor<NxT>` (their memory),
-read and written through their layouts (3.2); inside, every migraphx value is a `View` (see
-tosa_build) so layouts flow through the graph without transposes until an op needs a dim order.
-Nothing is changed unless the whole module lowers: an op without a lowering is a ConvcanonError
-naming the op and its location.
+Inside a function every migraphx value is a `View` (see the emitter), so layouts flow through the
+graph without transposes until an op needs a dim order.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    ModuleOp,
     TensorType,
     f32,
     i1,
     i32,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
-from convcanon.diagnostics import ConvcanonError
-from convcanon.migraphx import layout, tosa
-from convcanon.migraphx import ops as mx
-from convcanon.migraphx import shape_rules as rules
-from convcanon.migraphx.io import op_location
-from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
-from convcanon.migraphx.tosa_build import (
+from convcanon.conversion.migraphx_to_tosa.emitter import (
     Emitter,
     View,
     element_type_of,
@@ -45,48 +34,17 @@ from convcanon.migraphx.tosa_build import (
     shape_of,
     unary_view,
 )
-from convcanon.pipeline import OptionValue, PassStats
+from convcanon.conversion.migraphx_to_tosa.type_conversion import lowering_error, result_type
+from convcanon.migraphx import layout
+from convcanon.migraphx import ops as mx
+from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.shaped_type import numpy_dtype
+from convcanon.tosa import ops as tosa
+
+if TYPE_CHECKING:
+    from convcanon.conversion.migraphx_to_tosa.function_lowering import FunctionLowering
 
 Lowering = Callable[["FunctionLowering", Operation, list[View]], View]
-
-
-def lowering_error(op: Operation, message: str) -> ConvcanonError:
-    return ConvcanonError(f"'{op.name}' {message}", op_location(op))
-
-
-def result_type(op: Operation) -> ShapedType:
-    ty = op.results[0].type
-    assert isinstance(ty, ShapedType)
-    return ty
-
-
-# -- boundary views (DESIGN 3.2) -------------------------------------------------------------------
-
-
-def read_flat(em: Emitter, flat: SSAValue, ty: ShapedType) -> View:
-    """Reading: reshape to the memory layout, slice off gaps; the transpose and the broadcasts
-    stay pending in the View."""
-    mem = ty.memory_layout()
-    base = em.reshape(flat, mem.mem_shape)
-    size = [min(ty.lens[d], n) for d, n in zip(mem.perm, mem.mem_shape, strict=True)]
-    base = em.slice(base, [0] * len(size), size)
-    return View(base, layout.inverse_permutation(mem.perm), ty.lens)
-
-
-def write_flat(em: Emitter, view: View, ty: ShapedType, op: Operation) -> SSAValue:
-    """Writing: transpose to memory order, zero-fill gaps (pad), reshape flat."""
-    bcast = layout.broadcast_dims(ty.lens, ty.stride_values)
-    if bcast:
-        raise lowering_error(
-            op,
-            f"writes a result of broadcast layout {ty} (stride 0 on dims {list(bcast)}): "
-            "the write is ambiguous",
-        )
-    mem = ty.memory_layout()
-    t = materialize(em, view, layout.inverse_permutation(mem.perm))
-    high = [m - n for m, n in zip(mem.mem_shape, shape_of(t), strict=True)]
-    t = em.pad_zero(t, [0] * len(high), high)
-    return em.reshape(t, [ty.flat_size()])
 
 
 # -- elementwise -----------------------------------------------------------------------------------
@@ -502,109 +460,3 @@ LOWERINGS: dict[str, Lowering] = {
     "migraphx.convolution": _conv,
     "migraphx.literal": _literal,
 }
-
-
-# -- functions -------------------------------------------------------------------------------------
-
-
-class FunctionLowering:
-    """Lowers one func.func into a new block of TOSA ops with flat boundary types."""
-
-    def __init__(self, function: func.FuncOp, stats: PassStats):
-        self.function = function
-        old_block = function.body.blocks[0]
-        in_types = [self.flat_type(a.type) for a in old_block.args]
-        self.block = Block(arg_types=in_types)
-        self.em = Emitter(self.block, stats)
-        self.views: dict[SSAValue, View] = {}
-        self.tensors: dict[SSAValue, SSAValue] = {}
-        for old, new in zip(old_block.args, self.block.args, strict=True):
-            if isinstance(old.type, ShapedType):
-                self.views[old] = read_flat(self.em, new, old.type)
-            else:
-                self.tensors[old] = new
-
-    @staticmethod
-    def flat_type(ty: Attribute) -> Attribute:
-        return ty.flat_tensor_type() if isinstance(ty, ShapedType) else ty
-
-    def view(self, value: SSAValue, user: Operation) -> View:
-        if value in self.views:
-            return self.views[value]
-        raise lowering_error(user, f"operand {value.type} is not a migraphx value")
-
-    def tensor(self, value: SSAValue, user: Operation) -> SSAValue:
-        if value in self.tensors:
-            return self.tensors[value]
-        if value in self.views and isinstance(value.type, ShapedType):
-            return write_flat(self.em, self.views[value], value.type, user)
-        raise lowering_error(user, f"operand {value.type} has no lowering")
-
-    def lower_op(self, op: Operation) -> None:
-        if isinstance(op, mx.AsLogicalShapeOp):
-            ty = result_type(op)
-            self.views[op.output] = read_flat(self.em, self.tensor(op.args[0], op), ty)
-            return
-        if isinstance(op, mx.AsUnderlyingShapeOp):
-            ty = op.args[0].type
-            assert isinstance(ty, ShapedType)
-            flat = write_flat(self.em, self.view(op.args[0], op), ty, op)
-            self.tensors[op.output] = flat
-            return
-        lowering = LOWERINGS.get(op.name)
-        if lowering is None:
-            raise lowering_error(op, "has no lowering to TOSA")
-        args = [self.view(v, op) for v in op.operands]
-        self.views[op.results[0]] = lowering(self, op, args)
-        self.em.stats.bump("migraphx ops lowered")
-
-    def run(self) -> func.FuncOp:
-        old_block = self.function.body.blocks[0]
-        returned: list[SSAValue] = []
-        for op in old_block.ops:
-            if isinstance(op, func.ReturnOp):
-                returned = [self.tensor(v, op) for v in op.operands]
-                break
-            self.lower_op(op)
-        self.block.add_op(func.ReturnOp(*returned))
-        remove_dead_ops(self.block)
-        out_types = [v.type for v in returned]
-        lowered = func.FuncOp(
-            self.function.sym_name.data,
-            (list(self.block.arg_types), out_types),
-            Region(self.block),
-            self.function.sym_visibility,
-        )
-        return lowered
-
-
-def remove_dead_ops(block: Block) -> None:
-    """Drop TOSA ops whose results are unused (folded reshapes/transposes, unused constants)."""
-    for op in reversed(list(block.ops)):
-        if isinstance(op, tosa.TosaOp) and not any(r.uses for r in op.results):
-            op.detach()
-            op.erase()
-
-
-def count_ops(module: ModuleOp) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for op in module.walk():
-        if op.name.startswith("tosa."):
-            counts[op.name] = counts.get(op.name, 0) + 1
-    return counts
-
-
-def migraphx_to_tosa(parsed: object, options: Mapping[str, OptionValue] | None = None) -> PassStats:
-    """The pass: every func.func of the module lowered to TOSA, in place, or nothing changes."""
-    module = getattr(parsed, "module", parsed)
-    assert isinstance(module, ModuleOp)
-    stats = PassStats()
-    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    lowered = [FunctionLowering(f, stats).run() for f in functions]
-    for old, new in zip(functions, lowered, strict=True):
-        module.body.block.insert_op_before(new, old)
-        old.detach()
-        old.erase()
-    for name, count in count_ops(module).items():
-        stats.bump(f"{name} emitted", count)
-    return stats

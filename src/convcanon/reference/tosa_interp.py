@@ -21,8 +21,8 @@ from xdsl.ir import Attribute, Operation
 
 from convcanon.migraphx import layout
 from convcanon.migraphx.shaped_type import numpy_dtype
-from convcanon.migraphx.tosa import int_values
 from convcanon.reference.kernels import conv_general
+from convcanon.tosa.ops import int_values
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
 

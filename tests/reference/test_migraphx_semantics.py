@@ -12,8 +12,8 @@ import pytest
 
 from convcanon.migraphx import layout
 from convcanon.migraphx.importer import import_program
-from convcanon.migraphx.interpret import run_module_text
 from convcanon.migraphx.io import print_file
+from convcanon.reference.migraphx_interp import run_module_text
 
 jax.config.update("jax_enable_x64", True)
 
@@ -131,7 +131,7 @@ def test_convolution_padding_modes_match_jax(mode: int, jax_padding: str) -> Non
 def test_seed_program_nhwc_conv_exp_matches_jax() -> None:
     from pathlib import Path
 
-    fixture = Path(__file__).parent / "fixtures" / "seed003_nhwc_conv.txt"
+    fixture = Path(__file__).parents[1] / "migraphx" / "fixtures" / "seed003_nhwc_conv.txt"
     text = print_file(import_program(fixture.read_text(), str(fixture)))
     rng = np.random.default_rng(3)
     x = rng.standard_normal((1, 16, 4, 4)).astype(np.float32) * 0.2

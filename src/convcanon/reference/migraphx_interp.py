@@ -257,7 +257,7 @@ def op_table() -> dict[str, Kernel]:
     """OP_TABLE plus every available extension's kernels (loaded once)."""
     global _loaded_table
     if _loaded_table is None:
-        from convcanon.migraphx import tosa_interp  # registers into the table; imports this file
+        from convcanon.reference import tosa_interp  # registers into the table; imports this file
 
         table = dict(OP_TABLE)
         tosa_interp.register(table)

@@ -66,8 +66,8 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from convcanon.migraphx import tosa_rules as rules
 from convcanon.migraphx.shape_rules import ShapeError, transpose_lens
+from convcanon.tosa import shape_rules as rules
 
 
 @irdl_attr_definition

@@ -1,0 +1,1 @@
+"""Conversions between dialects, one package per source-to-target pair."""

@@ -1,0 +1,52 @@
+"""The boundary of `migraphx-to-tosa`: shaped values <-> the flat buffers their strides describe.
+
+Reading reshapes a flat buffer to its memory layout and slices off long-stride gaps, leaving
+the transpose and broadcasts pending in a `View`; writing transposes to memory order, zero-fills
+the gaps and reshapes flat. A broadcast result cannot be written: the write is ambiguous.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View, materialize, shape_of
+from convcanon.diagnostics import ConvcanonError
+from convcanon.migraphx import layout
+from convcanon.migraphx.io import op_location
+from convcanon.migraphx.shaped_type import ShapedType
+
+
+def lowering_error(op: Operation, message: str) -> ConvcanonError:
+    return ConvcanonError(f"'{op.name}' {message}", op_location(op))
+
+
+def result_type(op: Operation) -> ShapedType:
+    ty = op.results[0].type
+    assert isinstance(ty, ShapedType)
+    return ty
+
+
+def read_flat(em: Emitter, flat: SSAValue, ty: ShapedType) -> View:
+    """Reading: reshape to the memory layout, slice off gaps; the transpose and the broadcasts
+    stay pending in the View."""
+    mem = ty.memory_layout()
+    base = em.reshape(flat, mem.mem_shape)
+    size = [min(ty.lens[d], n) for d, n in zip(mem.perm, mem.mem_shape, strict=True)]
+    base = em.slice(base, [0] * len(size), size)
+    return View(base, layout.inverse_permutation(mem.perm), ty.lens)
+
+
+def write_flat(em: Emitter, view: View, ty: ShapedType, op: Operation) -> SSAValue:
+    """Writing: transpose to memory order, zero-fill gaps (pad), reshape flat."""
+    bcast = layout.broadcast_dims(ty.lens, ty.stride_values)
+    if bcast:
+        raise lowering_error(
+            op,
+            f"writes a result of broadcast layout {ty} (stride 0 on dims {list(bcast)}): "
+            "the write is ambiguous",
+        )
+    mem = ty.memory_layout()
+    t = materialize(em, view, layout.inverse_permutation(mem.perm))
+    high = [m - n for m, n in zip(mem.mem_shape, shape_of(t), strict=True)]
+    t = em.pad_zero(t, [0] * len(high), high)
+    return em.reshape(t, [ty.flat_size()])
