@@ -19,6 +19,7 @@ from convcanon.diagnostics import (
     read_input,
     write_atomically,
 )
+from convcanon.ir_kind import sniff_framework
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
 
 
@@ -46,13 +47,6 @@ FRAMEWORKS: Mapping[str, FrameworkAdapter] = {
         "convcanon.migraphx.io:parse_file_text", "convcanon.migraphx.io:print_file"
     ),
 }
-
-
-def sniff_framework(text: str) -> str:
-    """A file with migraphx or tosa ops is half B's; everything else is HLO."""
-    if "migraphx." in text or "tosa." in text or "!migraphx" in text:
-        return "xdsl"
-    return "hlo"
 
 
 def choose_framework(passes: list[PassInvocation], text: str) -> str:

@@ -196,7 +196,7 @@ def run_command(
         check_output_path(inputs, output)
     filename, text = read_input(input)
     feed = load_inputs(inputs) if inputs else {}
-    from convcanon.driver import sniff_framework
+    from convcanon.ir_kind import sniff_framework
 
     if sniff_framework(text) == "xdsl":
         return _run_xdsl(text, filename, entry, feed, output, limit)

@@ -201,7 +201,7 @@ def verify_command(
         raise UsageError("--trials must be at least 1")
     before_name, before_text = read_input(before)
     after_name, after_text = read_input(after)
-    from convcanon.driver import sniff_framework
+    from convcanon.ir_kind import sniff_framework
 
     kinds = {sniff_framework(before_text), sniff_framework(after_text)}
     if len(kinds) > 1:
