@@ -6,13 +6,14 @@ import re
 from pathlib import Path
 
 import pytest
-from _shared import SHARED  # pyright: ignore[reportMissingImports]
+from _shared import SHARED, skip_module_without_shared  # pyright: ignore[reportMissingImports]
 
 from convcanon.hlo.context import split_input_file
 from convcanon.hlo.dialects import MHLO, STABLEHLO
 
 from .cases import all_conv_params, assert_canonical, assert_same_results, run_pass, xla
 
+skip_module_without_shared()
 CORPUS = SHARED / "corpus" / "stablehlo"
 FILES = sorted(CORPUS.glob("conv_general_dilated_*.mlir")) + [CORPUS / "convolution.mlir"]
 CHUNKS = [

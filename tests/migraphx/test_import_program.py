@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _shared import SHARED  # pyright: ignore[reportMissingImports]
+from _shared import SHARED, requires_shared  # pyright: ignore[reportMissingImports]
 from xdsl.dialects import func
 
 from convcanon.cli import main
@@ -42,6 +42,7 @@ def test_seed_program_with_input_first_imports_nhwc() -> None:
     assert names == ["migraphx.convolution", "migraphx.exp", "func.return"]
 
 
+@requires_shared
 def test_seed_text_as_filed_names_its_dangling_reference(tmp_path: Path) -> None:
     lines = [ln for ln in SEED.read_text().splitlines() if ln.startswith("mlir_main:")]
     program = tmp_path / "seed.txt"

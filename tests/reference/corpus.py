@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _shared import SHARED  # pyright: ignore[reportMissingImports]
+from _shared import SHARED, skip_module_without_shared  # pyright: ignore[reportMissingImports]
 
 from convcanon.hlo.context import split_input_file
 
@@ -13,7 +13,12 @@ CORPUS = SHARED / "corpus" / "stablehlo"
 
 
 def corpus_chunks() -> list[tuple[str, int, str]]:
-    """(case id, line offset, text) for every `// -----` chunk of every corpus file."""
+    """(case id, line offset, text) for every `// -----` chunk of every corpus file.
+
+    Called while a test module is collected: without the corpus that module is skipped (one line
+    saying what is missing), and an empty corpus directory is an error, never zero tests.
+    """
+    skip_module_without_shared()
     cases = []
     for path in sorted(CORPUS.glob("*.mlir")):
         text = path.read_text()
