@@ -1,7 +1,19 @@
 """convcanon: exact conv canonicalization (StableHLO/MHLO) and stride-faithful MIGraphX lowering.
 
-The public API (`canonicalize_conv`, `from_jax`; `migraphx.import_program`, `lower_to_tosa`)
-is imported lazily so that `import convcanon` stays cheap for the CLI.
+Functions (the CLI's jobs, for code that already works in Python):
+
+- `canonicalize_conv(module_or_text, dialect="stablehlo", **options)`: make every eligible
+  convolution zero-padding and unit-stride (explicit `pad`, exact polyphase `slice`s); text in
+  gives a `CanonicalizeResult` (`.text`, `.stats`), an `ir.Module` in is rewritten in place.
+  Options are the pass options with `_` for `-` (`gate="general"`, `negative_padding="slice"`).
+- `from_jax(fn, *example_args, compare=False, **options)`: lower `fn` with JAX and canonicalize
+  it; `compare=True` also runs both modules on XLA (`JaxCanonicalizeResult.max_abs_error`).
+  Needs `pip install 'convcanon[xla]'`.
+- `convcanon.migraphx.import_program(text)`, `convcanon.migraphx.lower_to_tosa(module)`: MIGraphX
+  printed programs to the migraphx dialect, and that to TOSA.
+- `convcanon.examples.small_cnn`: the README's flax CNN (needs `convcanon[examples]`).
+
+Everything is imported on first use, so `import convcanon` stays cheap for the CLI.
 """
 
 from __future__ import annotations
@@ -16,8 +28,14 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    """Load the API on first use (`convcanon.api` imports jaxlib's MLIR)."""
     if name in __all__:
         from convcanon import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'convcanon' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The lazy API names too, so `dir()`, completion and `help()` list them."""
+    return sorted({*globals(), *__all__})

@@ -5,7 +5,8 @@ Every call builds its own MLIR context, so two threads can canonicalize differen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
@@ -70,7 +71,7 @@ def canonicalize_conv(
 def canonicalize_conv(
     module_or_text: str | ir.Module, dialect: Dialect = "stablehlo", **options: Any
 ) -> CanonicalizeResult | tuple[ir.Module, dict[str, int]]:
-    """Canonicalize every eligible convolution (DESIGN §2).
+    """Canonicalize every eligible convolution: explicit zero `pad`s and unit-stride partial convs.
 
     Text in: returns a `CanonicalizeResult` (text + statistics). An `ir.Module` in: it is rewritten
     in place and returned with the statistics. Options are the pass options with `_` for `-`,
@@ -93,28 +94,78 @@ def from_jax(
 ) -> JaxCanonicalizeResult:
     """Lower `fn` with JAX, canonicalize its convolutions, optionally check the result on XLA.
 
-    With `compare=True` both modules run on XLA's CPU backend with `example_args`; a mismatch beyond
-    float tolerance raises `AssertionError` with the largest difference.
+    `example_args` are what `jax.jit(fn)` takes (pytrees of arrays). With `compare=True` both
+    modules run on XLA's CPU backend with `example_args`; a mismatch beyond float tolerance raises
+    `AssertionError` with the largest difference. JAX's configuration is left as it was found.
+    Needs JAX: `pip install 'convcanon[xla]'`.
+    """
+    try:
+        import jax
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "convcanon.from_jax needs JAX, which is not installed: pip install 'convcanon[xla]'",
+            name="jax",
+        ) from None
+
+    lowered = jax.jit(fn).lower(*example_args)
+    original = lowered.as_text()
+    result = canonicalize_conv(original, "stablehlo", **options)
+    out = JaxCanonicalizeResult(result.text, result.stats, original_text=original)
+    if compare:
+        inputs = _module_inputs(lowered, example_args)
+        with _jax_config_restored():
+            out.max_abs_error = _max_error_on_xla(original, result.text, inputs)
+    return out
+
+
+def _module_inputs(lowered: Any, example_args: tuple[Any, ...]) -> list[Any]:
+    """The arguments the lowered module takes, as numpy arrays of the dtypes it was lowered to.
+
+    `jax.jit` drops unused arguments from the module (its `kept_var_idx`); feeding them anyway
+    makes XLA refuse the call. The dtype is the one JAX lowered to (float32 for a float64 numpy
+    array while x64 is off), which is what the module expects.
     """
     import jax
     import numpy as np
 
-    original = jax.jit(fn).lower(*example_args).as_text()
-    result = canonicalize_conv(original, "stablehlo", **options)
-    out = JaxCanonicalizeResult(result.text, result.stats, original_text=original)
-    if compare:
-        from convcanon.verify.xla_engine import run_stablehlo_text
+    leaves = jax.tree_util.tree_leaves(example_args)
+    avals = [info._aval for info in jax.tree_util.tree_leaves(lowered.args_info)]
+    kept = lowered._lowering.compile_args.get("kept_var_idx")  # private: fall back to all
+    return [
+        np.asarray(leaf, dtype=aval.dtype)
+        for index, (leaf, aval) in enumerate(zip(leaves, avals, strict=True))
+        if kept is None or index in kept
+    ]
 
-        leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(example_args)]
-        expected = run_stablehlo_text(original, leaves)
-        actual = run_stablehlo_text(result.text, leaves)
-        worst = 0.0
-        for want, got in zip(expected, actual, strict=True):
-            want64, got64 = np.asarray(want, np.float64), np.asarray(got, np.float64)
-            if want64.size:
-                worst = max(worst, float(np.max(np.abs(want64 - got64))))
-            scale = float(np.max(np.abs(want64))) if want64.size else 0.0
-            if not np.allclose(got64, want64, rtol=1e-4, atol=1e-4 * max(scale, 1.0)):
-                raise AssertionError(f"canonicalized module differs on XLA (max abs error {worst})")
-        out.max_abs_error = worst
-    return out
+
+@contextmanager
+def _jax_config_restored() -> Iterator[None]:
+    """Undo every JAX configuration change made inside (the XLA engine turns on x64 globally)."""
+    import jax
+
+    before = dict(jax.config.values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if jax.config.values.get(name) != value:
+                jax.config.update(name, value)
+
+
+def _max_error_on_xla(original: str, rewritten: str, inputs: list[Any]) -> float:
+    """Run both modules on XLA CPU; raise `AssertionError` past float tolerance."""
+    import numpy as np
+
+    from convcanon.verify.xla_engine import run_stablehlo_text
+
+    expected = run_stablehlo_text(original, inputs)
+    actual = run_stablehlo_text(rewritten, inputs)
+    worst = 0.0
+    for want, got in zip(expected, actual, strict=True):
+        want64, got64 = np.asarray(want, np.float64), np.asarray(got, np.float64)
+        if want64.size:
+            worst = max(worst, float(np.max(np.abs(want64 - got64))))
+        scale = float(np.max(np.abs(want64))) if want64.size else 0.0
+        if not np.allclose(got64, want64, rtol=1e-4, atol=1e-4 * max(scale, 1.0)):
+            raise AssertionError(f"canonicalized module differs on XLA (max abs error {worst})")
+    return worst
