@@ -31,20 +31,18 @@ def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 def test_unsupported_op_is_named_with_its_location(tmp_path: Path, capsys) -> None:
-    text = """func.func @main() -> tensor<4xf32> {
-  %0 = stablehlo.constant dense<[3.0, 1.0, 2.0, 0.0]> : tensor<4xf32>
-  %1 = "stablehlo.sort"(%0) ({
-  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
-    %c = stablehlo.compare LT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
-    stablehlo.return %c : tensor<i1>
-  }) {dimension = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
-  return %1 : tensor<4xf32>
+    text = """func.func @main() -> tensor<4xui32> {
+  %0 = stablehlo.constant dense<[3, 1]> : tensor<2xui64>
+  %1:2 = "stablehlo.rng_bit_generator"(%0) <{rng_algorithm = #stablehlo<rng_algorithm DEFAULT>}>
+    : (tensor<2xui64>) -> (tensor<2xui64>, tensor<4xui32>)
+  return %1#1 : tensor<4xui32>
 }
 """
-    path = _write(tmp_path, "sort.mlir", text)
+    path = _write(tmp_path, "rng.mlir", text)
     code, _, err = _run([path], capsys)
     assert code == 1
-    assert err.strip() == f"{path}:3:8: error: the interpreter does not support op 'stablehlo.sort'"
+    expected = f"{path}:3:10: error: the interpreter does not support op 'stablehlo.rng_bit_generator'"
+    assert err.strip() == expected, err
 
 
 def test_location_counts_lines_of_earlier_chunks(tmp_path: Path, capsys) -> None:

@@ -1,7 +1,8 @@
 """Convert a module between StableHLO and MHLO in place, with the passes that ship in jaxlib.
 
 MHLO inputs for the `canonicalize-conv` twin come from `stablehlo-legalize-to-hlo`; XLA runs an MHLO
-module after `hlo-legalize-to-stablehlo`. Both passes are registered once per process.
+module after `hlo-legalize-to-stablehlo`. The interpreter expands chlo ops with
+`chlo-legalize-to-stablehlo`. Passes are registered once per process.
 """
 
 from __future__ import annotations
@@ -29,3 +30,19 @@ def to_mhlo(module: ir.Module) -> None:
 
 def to_stablehlo(module: ir.Module) -> None:
     _run(module, "hlo-legalize-to-stablehlo")
+
+
+@cache
+def _register_stablehlo() -> None:
+    from jaxlib.mlir.dialects import stablehlo
+
+    stablehlo.register_stablehlo_passes()
+
+
+def chlo_to_stablehlo(module: ir.Module) -> None:
+    """Expand chlo ops (square, erf, top_k, broadcasting binaries, ...) into StableHLO in place,
+    with upstream's own `chlo-legalize-to-stablehlo`: their meaning is then exactly jaxlib's."""
+    _register_stablehlo()
+    with module.context:
+        pipeline = "builtin.module(func.func(chlo-legalize-to-stablehlo))"
+        passmanager.PassManager.parse(pipeline).run(module.operation)

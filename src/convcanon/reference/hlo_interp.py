@@ -2,14 +2,20 @@
 
 Ops are dispatched by name from one table that holds both dialects' spellings (`stablehlo.add` and
 `mhlo.add` share a handler: their attribute names agree). Values are numpy arrays in a storage dtype
-per element type (sub-byte integers live in int8/uint8 and are wrapped after every op). Every
-result's buffer size is checked against the memory limit before the handler allocates it.
+per element type (sub-byte integers live in int8/uint8 and are wrapped after every op); tuples are
+Python tuples. chlo ops are first expanded by jaxlib's own `chlo-legalize-to-stablehlo`, so their
+semantics are upstream's. Every result's buffer, and every kernel's planned peak, is checked
+against the memory limit before anything is allocated; going over is an error at the op.
+
+Regions of `while`, `case`, `if` and `sort` may use values of the enclosing blocks (StableHLO does
+not isolate them), so blocks run in a chain of scopes.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections import ChainMap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,6 +75,8 @@ class TensorType:
 
     @property
     def nbytes(self) -> int:
+        if self.element == TUPLE:
+            return 0
         return math.prod(self.shape) * self.dtype.itemsize
 
 
@@ -76,8 +84,13 @@ def element_name(t: ir.Type) -> str:
     return str(t)
 
 
+TUPLE = "tuple"  # the element name of a tuple value's `TensorType` (no storage dtype)
+
+
 def tensor_type(t: ir.Type, loc: SourceLoc | None = None) -> TensorType:
     """The `TensorType` of an MLIR type (scalars are rank-0 tensors); unsupported types error."""
+    if isinstance(t, ir.TupleType):
+        return TensorType((), TUPLE)
     if isinstance(t, ir.RankedTensorType):
         ranked = ir.RankedTensorType(t)
         if not ranked.has_static_shape:
@@ -96,6 +109,8 @@ def normalize(x: np.ndarray | Any, tt: TensorType, batched: bool = False) -> np.
     `batched`: a reducer body evaluated on whole arrays of its scalar arguments at once; values
     then carry a leading batch shape and only the element type is enforced.
     """
+    if tt.element == TUPLE:
+        return x
     arr = np.asarray(x)
     if arr.dtype != tt.dtype:
         with np.errstate(all="ignore"):
@@ -309,10 +324,15 @@ class Interpreter:
         self.line_offset = line_offset
         self.env = env or Env()
         self.functions: dict[str, ir.Operation] = {}
+        if _has_chlo(module):
+            from convcanon.hlo.legalize import chlo_to_stablehlo
+
+            chlo_to_stablehlo(module)
         for op in module.body.operations:
             if op.operation.name == "func.func":
                 name = ir.StringAttr(op.attributes["sym_name"]).value
                 self.functions[name] = op.operation
+        self._scope: ChainMap[Any, Any] = ChainMap()
 
     def loc(self, op: ir.Operation) -> SourceLoc:
         return source_loc(op.location, self.filename, self.line_offset)
@@ -320,12 +340,22 @@ class Interpreter:
     def call(self, name: str, args: Sequence[np.ndarray]) -> list[np.ndarray]:
         func = self.functions[name]
         block = func.regions[0].blocks[0]
-        return self.run_block(block, list(args))
+        with kernels.memory_limit(self.env.memory_limit):
+            return self.run_block(block, list(args))
 
     def run_block(
         self, block: ir.Block, args: Sequence[np.ndarray], batched: bool = False
     ) -> list[np.ndarray]:
-        values: dict[Any, np.ndarray] = {}
+        """Run one block on `args`; its ops may also read values of the enclosing blocks."""
+        outer = self._scope
+        self._scope = outer.new_child()
+        try:
+            return self._run_ops(block, args, batched)
+        finally:
+            self._scope = outer
+
+    def _run_ops(self, block: ir.Block, args: Sequence[np.ndarray], batched: bool) -> list[Any]:
+        values = self._scope
         for arg, value in zip(block.arguments, args, strict=True):
             values[arg] = value
         for op in block.operations:
@@ -352,6 +382,8 @@ class Interpreter:
                     values[res] = normalize(value, tt, batched)
             except ConvcanonError:
                 raise
+            except kernels.OverBudget as err:
+                raise ConvcanonError(f"out of memory: {name}: {err}", self.loc(op)) from None
             except (ValueError, IndexError, KeyError, TypeError) as err:
                 raise ConvcanonError(f"cannot interpret '{name}': {err}", self.loc(op)) from None
         return []
@@ -374,6 +406,34 @@ class Interpreter:
     def region_fn_multi(self, region: ir.Region) -> Callable[..., list[np.ndarray]]:
         block = region.blocks[0]
         return lambda *arrays: self.run_block(block, list(arrays), batched=True)
+
+    def run_region(self, region: ir.Region, args: Sequence[Any]) -> list[Any]:
+        """Run a control-flow region once (not batched: its values have their declared shapes)."""
+        return self.run_block(region.blocks[0], list(args))
+
+
+def _has_chlo(module: ir.Module) -> bool:
+    found = False
+
+    def visit(op: Any) -> Any:
+        nonlocal found
+        if op.name.startswith("chlo."):
+            found = True
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+def _is_single_op(region: ir.Region, names: set[str]) -> bool:
+    """Whether a region is exactly `return op(arg0, arg1)` for an op in `names` (fast paths)."""
+    block = region.blocks[0]
+    ops = [op.operation for op in block.operations]
+    if len(ops) != 2 or ops[0].name.split(".", 1)[-1] not in names:
+        return False
+    args = list(block.arguments)
+    return list(ops[0].operands) == args[:2] and list(ops[1].operands) == [ops[0].results[0]]
 
 
 _HLO = {"stablehlo", "mhlo"}
@@ -464,7 +524,9 @@ _BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 
 
 def _round_afz(x: np.ndarray) -> np.ndarray:
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+    """Round half away from zero; `floor(|x| + 0.5)` would round 0.49999997 up in f32."""
+    whole = np.trunc(x)
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
@@ -480,10 +542,19 @@ def _popcnt(x: np.ndarray) -> np.ndarray:
 
 
 def _clz(x: np.ndarray) -> np.ndarray:
+    """Leading zeros by binary search on the bits (float log2 is wrong above 2^53)."""
     bits = x.dtype.itemsize * 8
-    u = x.view(f"u{x.dtype.itemsize}").astype(np.uint64)
-    length = np.where(u == 0, 0, np.floor(np.log2(np.maximum(u, 1).astype(np.float64))) + 1)
-    return (bits - length).astype(x.dtype)
+    u = np.ascontiguousarray(x).view(f"u{x.dtype.itemsize}").astype(np.uint64)
+    zeros = np.zeros(u.shape, np.int64)
+    width = bits
+    while width > 1:
+        width //= 2
+        high = u >> np.uint64(bits - width)
+        empty = high == 0
+        zeros += np.where(empty, width, 0)
+        u = np.where(empty, u << np.uint64(width), u) & np.uint64((1 << bits) - 1)
+    zeros += (u >> np.uint64(bits - 1)) == 0
+    return zeros.astype(x.dtype)
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -557,10 +628,26 @@ _COMPARE = {
 }
 
 
+def _total_order_key(x: np.ndarray) -> np.ndarray:
+    """Integers ordered like IEEE totalOrder: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN."""
+    x = np.ascontiguousarray(x)
+    signed = x.view(f"i{x.dtype.itemsize}").astype(np.int64)
+    magnitude = signed & np.int64((1 << (8 * x.dtype.itemsize - 1)) - 1)
+    return np.where(signed < 0, -magnitude - 1, magnitude)
+
+
 def _compare(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
     direction = _enum_word(op.attributes["comparison_direction"])
+    kind = _enum_word(op.attributes["compare_type"]) if "compare_type" in op.attributes else ""
+    a, b = args
+    if kind == "TOTALORDER" and a.dtype.kind in "fV":
+        a, b = _total_order_key(a), _total_order_key(b)
+    elif kind == "UNSIGNED" and a.dtype.kind == "i":
+        a, b = (np.ascontiguousarray(v).view(f"u{v.dtype.itemsize}") for v in (a, b))
+    elif a.dtype.kind == "c" and direction not in ("EQ", "NE"):
+        a, b = np.real(a), np.real(b)
     with np.errstate(all="ignore"):
-        return [_COMPARE[direction](_compute_dtype(args[0]), _compute_dtype(args[1]))]
+        return [_COMPARE[direction](_compute_dtype(a), _compute_dtype(b))]
 
 
 def _select(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
@@ -715,16 +802,6 @@ def _conv_impl(
         dims.input_feature_dimension,
         tuple(dims.input_spatial_dimensions),
     )
-    # im2col buffer: every output position times a window of every input feature in its group
-    windows = math.prod(rt.shape) // max(1, rhs.shape[dims.kernel_output_feature_dimension])
-    window_size = math.prod(rhs.shape[d] for d in dims.kernel_spatial_dimensions)
-    cols_bytes = windows * window_size * lhs.shape[lhs_spec[1]] * bgc * 8
-    if cols_bytes > it.env.memory_limit:
-        raise ConvcanonError(
-            f"convolution needs a {cols_bytes}-byte im2col buffer, over the memory limit of "
-            f"{it.env.memory_limit}",
-            it.loc(op),
-        )
     return kernels.conv_general(
         _compute_dtype(lhs),
         _compute_dtype(rhs),
@@ -850,8 +927,13 @@ def _check_op(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
     return []
 
 
+_PASS_THROUGH_CALLS = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape"}
+
+
 def _custom_call(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
     target = ir.StringAttr(op.attributes["call_target_name"]).value
+    if target in _PASS_THROUGH_CALLS and len(args) == len(rt):
+        return list(args)
     if not target.startswith("check."):
         raise ConvcanonError(f"the interpreter does not support custom_call @{target}", it.loc(op))
     kind = target.split(".", 1)[1]
@@ -864,7 +946,154 @@ def _custom_call(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
 
 
 def _tuple(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
-    raise ConvcanonError("tuples are not supported by the interpreter", it.loc(op))
+    return [tuple(args)]
+
+
+def _get_tuple_element(it: Interpreter, op: ir.Operation, args: list[Any], rt):
+    return [args[0][_int_attr(op, "index", 0)]]
+
+
+def _identity(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    """optimization_barrier and single-device sharding annotations: values pass through."""
+    return list(args)
+
+
+# -- indexing ------------------------------------------------------------------------------------
+
+
+def _dims_attr(op: ir.Operation, name: str, kind: str) -> Any:
+    """Gather/scatter dimension numbers in either dialect's attribute."""
+    attr = op.attributes[name]
+    dialect = mhlo if str(attr).startswith("#mhlo") else stablehlo
+    return getattr(dialect, kind)(attr)
+
+
+def _gather(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    dims = _dims_attr(op, "dimension_numbers", "GatherDimensionNumbers")
+    return [
+        kernels.gather(
+            args[0],
+            args[1],
+            offset_dims=list(dims.offset_dims),
+            collapsed_slice_dims=list(dims.collapsed_slice_dims),
+            operand_batching_dims=list(dims.operand_batching_dims),
+            start_indices_batching_dims=list(dims.start_indices_batching_dims),
+            start_index_map=list(dims.start_index_map),
+            index_vector_dim=dims.index_vector_dim,
+            slice_sizes=ints(op.attributes["slice_sizes"]),
+        )
+    ]
+
+
+def _scatter(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    dims = _dims_attr(op, "scatter_dimension_numbers", "ScatterDimensionNumbers")
+    count = (len(args) - 1) // 2
+    region = op.regions[0]
+    return kernels.scatter(
+        args[:count],
+        args[count],
+        args[count + 1 :],
+        update_window_dims=list(dims.update_window_dims),
+        inserted_window_dims=list(dims.inserted_window_dims),
+        input_batching_dims=list(dims.input_batching_dims),
+        scatter_indices_batching_dims=list(dims.scatter_indices_batching_dims),
+        scatter_dims_to_operand_dims=list(dims.scattered_dims_to_operand_dims),
+        index_vector_dim=dims.index_vector_dim,
+        combine=_combiner(it, region, rt[:count]),
+        add=_is_single_op(region, {"add"}),
+    )
+
+
+def _combiner(it: Interpreter, region: ir.Region, types: Sequence[TensorType]) -> Any:
+    """An update computation on whole arrays, its results rounded to the operands' types."""
+    body = it.region_fn_multi(region)
+
+    def combine(*arrays: np.ndarray) -> list[np.ndarray]:
+        return [
+            normalize(v, TensorType((), t.element), batched=True)
+            for v, t in zip(body(*arrays), types, strict=True)
+        ]
+
+    return combine
+
+
+def _select_and_scatter(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    operand, source, init = args
+    rank = operand.ndim
+    padding = ints(_attr(op, "padding"), [0] * (2 * rank))
+    select = it.region_fn_multi(op.regions[0])
+    return [
+        kernels.select_and_scatter(
+            operand,
+            source,
+            init,
+            window_dimensions=ints(_attr(op, "window_dimensions"), [1] * rank),
+            window_strides=ints(_attr(op, "window_strides"), [1] * rank),
+            padding=[(padding[2 * i], padding[2 * i + 1]) for i in range(rank)],
+            select=lambda a, b: select(a, b)[0],
+            combine=_combiner(it, op.regions[1], rt),
+            add=_is_single_op(op.regions[1], {"add"}),
+        )
+    ]
+
+
+def _dynamic_slice(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    starts = _start_indices(args[1:])
+    return [kernels.dynamic_slice(args[0], starts, ints(op.attributes["slice_sizes"]))]
+
+
+def _dynamic_update_slice(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    return [kernels.dynamic_update_slice(args[0], args[1], _start_indices(args[2:]))]
+
+
+def _start_indices(args: Sequence[np.ndarray]) -> list[int]:
+    """Scalar start operands (MHLO's older form passes one 1-D tensor)."""
+    return [int(v) for a in args for v in np.asarray(a).ravel()]
+
+
+def _sort(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    dimension = _int_attr(op, "dimension", -1)
+    if dimension < 0:
+        dimension += args[0].ndim
+    less = it.region_fn_multi(op.regions[0])
+    return kernels.sort(args, dimension, lambda *pairs: less(*pairs)[0])
+
+
+def _reduce_precision(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    x = args[0]
+    wide = _compute_dtype(x)
+    exponent = _int_attr(op, "exponent_bits", 8)
+    mantissa = _int_attr(op, "mantissa_bits", 23)
+    return [kernels.reduce_precision(wide, exponent, mantissa)]
+
+
+# -- control flow --------------------------------------------------------------------------------
+
+
+def _while(it: Interpreter, op: ir.Operation, args: list[Any], rt):
+    cond, body = op.regions
+    values = list(args)
+    while bool(np.asarray(it.run_region(cond, values)[0])):
+        values = it.run_region(body, values)
+    return values
+
+
+def _case(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    """An index out of range runs the last branch."""
+    branches = list(op.regions)
+    index = int(np.asarray(args[0]))
+    if not 0 <= index < len(branches):
+        index = len(branches) - 1
+    return it.run_region(branches[index], [])
+
+
+def _if(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    taken = op.regions[0] if bool(np.asarray(args[0])) else op.regions[1]
+    return it.run_region(taken, [])
+
+
+def _map(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    return it.region_fn_multi(op.regions[0])(*args)
 
 
 OPS: dict[str, Handler] = {
@@ -893,6 +1122,19 @@ OPS: dict[str, Handler] = {
     "reduce_window": _reduce_window,
     "custom_call": _custom_call,
     "tuple": _tuple,
+    "get_tuple_element": _get_tuple_element,
+    "optimization_barrier": _identity,
+    "gather": _gather,
+    "scatter": _scatter,
+    "select_and_scatter": _select_and_scatter,
+    "dynamic_slice": _dynamic_slice,
+    "dynamic_update_slice": _dynamic_update_slice,
+    "sort": _sort,
+    "reduce_precision": _reduce_precision,
+    "while": _while,
+    "case": _case,
+    "if": _if,
+    "map": _map,
     "func.call": _call,
     "call": _call,
     **{

@@ -2,15 +2,22 @@
 
 Every kernel works on whole arrays (strided views, im2col + batched matmul): no per-element Python
 loops, so a ResNet-sized forward pass runs in seconds. Kernels never mutate their inputs.
+
+Memory: every kernel states its planned peak (result and intermediates) to `plan` before it
+allocates anything; under `memory_limit(n)` a plan over n bytes raises `OverBudget`, which the
+interpreters turn into a located "out of memory" diagnostic. Hostile shapes (a pad that grows by
+1e8 and crops it again, an lhs dilation of 1e6) are refused instead of eating the machine.
 """
 
 from __future__ import annotations
 
 import ctypes
+import itertools
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -21,11 +28,50 @@ from numpy.lib.stride_tricks import as_strided
 Spec = tuple[int, int, tuple[int, ...]]  # (batch-or-in-feature dim, feature dim, spatial dims)
 
 
+# -- memory budget -------------------------------------------------------------------------------
+
+
+class OverBudget(MemoryError):
+    """A kernel's planned peak is over the memory limit (raised before the kernel allocates)."""
+
+
+_LIMIT: ContextVar[int | None] = ContextVar("convcanon_memory_limit", default=None)
+
+
+@contextmanager
+def memory_limit(limit: int | None) -> Iterator[None]:
+    """Run kernels under a byte limit on each kernel's planned peak (None: no limit)."""
+    token = _LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def nbytes(shape: Sequence[int], dtype: Any) -> int:
+    """Bytes of a C-contiguous array of `shape` and `dtype` (no allocation)."""
+    return math.prod(int(n) for n in shape) * np.dtype(dtype).itemsize
+
+
+def plan(what: str, *buffers: int) -> int:
+    """Refuse a kernel whose buffers (result and intermediates, in bytes) exceed the limit.
+
+    Kernels call this with everything they will hold at once, before allocating any of it;
+    the sum is an upper bound of their peak (checked against tracemalloc in the tests).
+    """
+    total = sum(buffers)
+    limit = _LIMIT.get()
+    if limit is not None and total > limit:
+        raise OverBudget(f"{what} needs {total} bytes, over the memory limit of {limit}")
+    return total
+
+
 # -- layout helpers ------------------------------------------------------------------------------
 
 
 def transpose(x: np.ndarray, permutation: Sequence[int]) -> np.ndarray:
     """`stablehlo.transpose`: result dim i is operand dim permutation[i]."""
+    plan("transpose", x.nbytes)
     return np.ascontiguousarray(np.transpose(x, tuple(permutation)))
 
 
@@ -33,6 +79,7 @@ def broadcast_in_dim(
     x: np.ndarray, result_shape: Sequence[int], broadcast_dimensions: Sequence[int]
 ) -> np.ndarray:
     """`stablehlo.broadcast_in_dim`: operand dim i maps to result dim broadcast_dimensions[i]."""
+    plan("broadcast_in_dim", nbytes(result_shape, x.dtype))
     shape = [1] * len(result_shape)
     order = sorted(range(len(broadcast_dimensions)), key=lambda i: broadcast_dimensions[i])
     operand = np.transpose(x, order) if order != list(range(x.ndim)) else x
@@ -46,7 +93,9 @@ def slice_(
 ) -> np.ndarray:
     """`stablehlo.slice` (trailing underscore: `slice` is a builtin)."""
     index = tuple(slice(b, e, s) for b, e, s in zip(start, limit, strides, strict=True))
-    return x[index].copy()
+    view = x[index]
+    plan("slice", view.nbytes)
+    return view.copy()
 
 
 def pad(
@@ -56,25 +105,38 @@ def pad(
     high: Sequence[int],
     interior: Sequence[int],
 ) -> np.ndarray:
-    """`stablehlo.pad`: interior padding first, then edge padding; negative edges crop."""
+    """`stablehlo.pad`: interior padding first, then edge padding; negative edges crop.
+
+    Builds only the result: each operand element lands at `lo + j * (interior + 1)`, and the
+    elements a negative edge crops are never placed (no grown intermediate).
+    """
     if not any(low) and not any(high) and not any(interior):
         return x
-    dilated_shape = tuple(n + max(n - 1, 0) * i for n, i in zip(x.shape, interior, strict=True))
-    grown = tuple(
-        max(lo, 0) + n + max(hi, 0) for n, lo, hi in zip(dilated_shape, low, high, strict=True)
-    )
-    out = np.full(grown, np.asarray(value, dtype=x.dtype), dtype=x.dtype)
-    place = tuple(
-        slice(max(lo, 0), max(lo, 0) + n, i + 1)
-        for n, lo, i in zip(dilated_shape, low, interior, strict=True)
-    )
-    out[place] = x
-    crop = tuple(
-        slice(max(-lo, 0), g - max(-hi, 0)) for g, lo, hi in zip(grown, low, high, strict=True)
-    )
-    if any(g - max(-lo, 0) - max(-hi, 0) < 0 for g, lo, hi in zip(grown, low, high, strict=True)):
+    shape = pad_shape(x.shape, low, high, interior)
+    if any(n < 0 for n in shape):
         raise ValueError("negative padding crops more than the dimension holds")
-    return np.ascontiguousarray(out[crop])
+    plan("pad", nbytes(shape, x.dtype))
+    out = np.full(shape, np.asarray(value, dtype=x.dtype), dtype=x.dtype)
+    source, target = [], []
+    for n, lo, step, size in zip(x.shape, low, (i + 1 for i in interior), shape, strict=True):
+        first = max(0, -(lo // step)) if lo < 0 else 0  # first element at or after 0
+        last = min(n - 1, (size - 1 - lo) // step) if size > lo else -1  # last one before size
+        if last < first:
+            return out
+        source.append(slice(first, last + 1))
+        target.append(slice(lo + first * step, lo + last * step + 1, step))
+    out[tuple(target)] = x[tuple(source)]
+    return out
+
+
+def pad_shape(
+    shape: Sequence[int], low: Sequence[int], high: Sequence[int], interior: Sequence[int]
+) -> tuple[int, ...]:
+    """The result shape of `pad` (negative entries mean it crops more than there is)."""
+    return tuple(
+        lo + n + max(n - 1, 0) * i + hi
+        for n, lo, hi, i in zip(shape, low, high, interior, strict=True)
+    )
 
 
 # -- dtype policy --------------------------------------------------------------------------------
@@ -143,6 +205,12 @@ def dot_general(
     rf_shape = [rhs.shape[d] for d in rhs_free]
     k = math.prod(lhs.shape[d] for d in lhs_contracting)
     b = math.prod(batch_shape)
+    out_size = b * math.prod(lf_shape) * math.prod(rf_shape)
+    plan(
+        "dot_general",
+        (lhs.size + rhs.size + 2 * out_size) * acc.itemsize,
+        out_size * np.dtype(preferred_dtype or acc).itemsize,
+    )
     a = np.transpose(lhs, [*lhs_batch, *lhs_free, *lhs_contracting]).astype(acc, copy=False)
     c = np.transpose(rhs, [*rhs_batch, *rhs_contracting, *rhs_free]).astype(acc, copy=False)
     out = np.matmul(a.reshape(b, math.prod(lf_shape), k), c.reshape(b, k, math.prod(rf_shape)))
@@ -188,6 +256,20 @@ def conv_general(
     acc = accumulation_dtype(lhs.dtype, rhs.dtype)
     if ordered and lhs.dtype.kind in "fc":
         acc = np.result_type(lhs.dtype, rhs.dtype)
+    _plan_conv(
+        lhs,
+        rhs,
+        acc,
+        np.dtype(preferred_dtype or lhs.dtype),
+        window_strides,
+        padding,
+        lhs_dilation,
+        rhs_dilation,
+        lhs_spec,
+        rhs_spec,
+        feature_group_count,
+        batch_group_count,
+    )
     # canonical layouts: lhs (N, C, S...), rhs (O, I, K...)
     x = np.transpose(lhs, (lhs_spec[0], lhs_spec[1], *lhs_spec[2])).astype(acc, copy=False)
     w = np.transpose(rhs, (rhs_spec[1], rhs_spec[0], *rhs_spec[2])).astype(acc, copy=False)
@@ -248,6 +330,44 @@ def conv_general(
     return cast_result(result, preferred_dtype if preferred_dtype else lhs.dtype, acc)
 
 
+def _plan_conv(
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    acc: np.dtype,
+    result: np.dtype,
+    window_strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    lhs_dilation: Sequence[int],
+    rhs_dilation: Sequence[int],
+    lhs_spec: Spec,
+    rhs_spec: Spec,
+    feature_group_count: int,
+    batch_group_count: int,
+) -> None:
+    """conv_general's peak: the widened operands, the padded (and lhs-dilated) input and its
+    grouped copy, the im2col matrix, and three copies of the output on its way to the layout."""
+    spatial = [lhs.shape[d] for d in lhs_spec[2]]
+    padded = pad_shape(
+        spatial, [lo for lo, _ in padding], [hi for _, hi in padding], [d - 1 for d in lhs_dilation]
+    )
+    kernel = [rhs.shape[d] for d in rhs_spec[2]]
+    n, c = lhs.shape[lhs_spec[0]], lhs.shape[lhs_spec[1]]
+    o = rhs.shape[rhs_spec[1]]
+    osz = [
+        conv_output_extent(p, k, s, d)
+        for p, k, s, d in zip(padded, kernel, window_strides, rhs_dilation, strict=True)
+    ]
+    padded_size = n * c * math.prod(max(p, 0) for p in padded)
+    windows = n // max(batch_group_count, 1) * math.prod(osz)
+    cols = windows * c * batch_group_count * math.prod(kernel)
+    out = windows * o
+    plan(
+        "convolution",
+        (lhs.size + rhs.size + 2 * padded_size + cols + 3 * out) * acc.itemsize,
+        out * result.itemsize,
+    )
+
+
 # -- reductions ----------------------------------------------------------------------------------
 
 ReduceFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -267,6 +387,8 @@ def reduce(
     """
     dims = sorted(dimensions)
     keep = [d for d in range(x.ndim) if d not in dims]
+    out_size = math.prod(x.shape[d] for d in keep)
+    plan("reduce", 2 * x.size * x.dtype.itemsize, 3 * out_size * x.dtype.itemsize)
     moved = np.transpose(x, [*keep, *dims])
     flat = moved.reshape(*(x.shape[d] for d in keep), -1) if dims else moved[..., None]
     acc = np.broadcast_to(init, flat.shape[:-1]).astype(x.dtype)
@@ -299,32 +421,371 @@ def reduce_window(
     body: ReduceFn,
     ordered: bool = False,
 ) -> np.ndarray:
-    """`stablehlo.reduce_window`: pad with init (after base dilation), strided windows, reduce."""
-    padded = pad(
-        x,
-        init,
-        [lo for lo, _ in padding],
-        [hi for _, hi in padding],
-        [d - 1 for d in base_dilations],
-    )
+    """`stablehlo.reduce_window`: pad with init (after base dilation), then fold the window.
+
+    One body call per window offset, each on the strided view of every window's element at
+    that offset: memory is the padded operand plus the result (no window copy), and the fold
+    runs in the window's row-major order, as the StableHLO reference does. `ordered` is
+    accepted for symmetry with `reduce`; this order is already the reference's.
+    """
+    del ordered
+    low, high = [lo for lo, _ in padding], [hi for _, hi in padding]
+    padded_shape = pad_shape(x.shape, low, high, [d - 1 for d in base_dilations])
+    if any(n < 0 for n in padded_shape):
+        raise ValueError("negative padding crops more than the dimension holds")
     osz = tuple(
         conv_output_extent(p, k, s, d)
         for p, k, s, d in zip(
-            padded.shape, window_dimensions, window_strides, window_dilations, strict=True
+            padded_shape, window_dimensions, window_strides, window_dilations, strict=True
         )
     )
-    st = padded.strides
-    windows = as_strided(
-        padded,
-        shape=(*osz, *window_dimensions),
-        strides=(
-            *(s * ws for s, ws in zip(st, window_strides, strict=True)),
-            *(s * wd for s, wd in zip(st, window_dilations, strict=True)),
-        ),
-        writeable=False,
+    plan("reduce_window", nbytes(padded_shape, x.dtype), 3 * nbytes(osz, x.dtype))
+    padded = pad(x, init, low, high, [d - 1 for d in base_dilations])
+    acc = np.broadcast_to(np.asarray(init, dtype=x.dtype), osz).copy()
+    if not all(osz):
+        return acc
+    for offset in itertools.product(*(range(k) for k in window_dimensions)):
+        index = tuple(
+            slice(k * d, k * d + (n - 1) * s + 1, s)
+            for k, d, n, s in zip(offset, window_dilations, osz, window_strides, strict=True)
+        )
+        acc = body(acc, padded[index])
+    return acc
+
+
+# -- indexing ------------------------------------------------------------------------------------
+
+
+def _on_dims(values: np.ndarray, dims: Sequence[int], rank: int) -> np.ndarray:
+    """Reshape `values` so that its axes sit on result dims `dims` of a rank-`rank` result."""
+    shape = [1] * rank
+    for axis, dim in enumerate(dims):
+        shape[dim] = values.shape[axis]
+    return values.reshape(shape)
+
+
+def _index_vectors(indices: np.ndarray, index_vector_dim: int) -> np.ndarray:
+    """Indices with the index vector as the last axis (an implicit trailing vector of size 1)."""
+    if index_vector_dim == indices.ndim:
+        return indices[..., None].astype(np.int64)
+    return np.moveaxis(indices, index_vector_dim, -1).astype(np.int64)
+
+
+def _batch_axis(dim: int, index_vector_dim: int) -> int:
+    """The position of indices dim `dim` among the indices' batch dims (index vector removed)."""
+    return dim if dim < index_vector_dim else dim - 1
+
+
+def gather(
+    operand: np.ndarray,
+    start_indices: np.ndarray,
+    *,
+    offset_dims: Sequence[int],
+    collapsed_slice_dims: Sequence[int],
+    operand_batching_dims: Sequence[int],
+    start_indices_batching_dims: Sequence[int],
+    start_index_map: Sequence[int],
+    index_vector_dim: int,
+    slice_sizes: Sequence[int],
+) -> np.ndarray:
+    """`stablehlo.gather`: one advanced-indexing read with start indices clamped into bounds.
+
+    Each operand dim's index is a broadcast sum of its clamped start (on the batch dims), its
+    batching position, and its offset within the slice (on its offset dim).
+    """
+    vectors = _index_vectors(start_indices, index_vector_dim)
+    batch_shape = vectors.shape[:-1]
+    rank = len(batch_shape) + len(offset_dims)
+    batch_dims = [d for d in range(rank) if d not in offset_dims]
+    windowed = [
+        d
+        for d in range(operand.ndim)
+        if d not in collapsed_slice_dims and d not in operand_batching_dims
+    ]
+    shape = [0] * rank
+    for axis, dim in enumerate(batch_dims):
+        shape[dim] = batch_shape[axis]
+    for dim, operand_dim in zip(offset_dims, windowed, strict=True):
+        shape[dim] = slice_sizes[operand_dim]
+    plan(
+        "gather",
+        nbytes(shape, operand.dtype),
+        nbytes(batch_shape, np.int64) * (len(start_index_map) + 1) + vectors.nbytes,
     )
-    rank = x.ndim
-    return reduce(windows, init, range(rank, 2 * rank), body, ordered)
+    index: list[np.ndarray] = []
+    for d in range(operand.ndim):
+        term: np.ndarray = np.zeros((1,) * rank, np.int64)
+        if d in start_index_map:
+            start = vectors[..., list(start_index_map).index(d)]
+            start = np.clip(start, 0, operand.shape[d] - slice_sizes[d])
+            term = term + _on_dims(start, batch_dims, rank)
+        if d in operand_batching_dims:
+            dim = start_indices_batching_dims[list(operand_batching_dims).index(d)]
+            axis = _batch_axis(dim, index_vector_dim)
+            term = term + _on_dims(np.arange(batch_shape[axis]), [batch_dims[axis]], rank)
+        if d in windowed:
+            dim = offset_dims[windowed.index(d)]
+            term = term + _on_dims(np.arange(slice_sizes[d]), [dim], rank)
+        index.append(np.broadcast_to(term, shape))
+    return operand[tuple(index)] if operand.ndim else np.broadcast_to(operand, shape).copy()
+
+
+Combiner = Callable[..., Sequence[np.ndarray]]
+
+
+def scatter(
+    operands: Sequence[np.ndarray],
+    scatter_indices: np.ndarray,
+    updates: Sequence[np.ndarray],
+    *,
+    update_window_dims: Sequence[int],
+    inserted_window_dims: Sequence[int],
+    input_batching_dims: Sequence[int],
+    scatter_indices_batching_dims: Sequence[int],
+    scatter_dims_to_operand_dims: Sequence[int],
+    index_vector_dim: int,
+    combine: Combiner,
+    add: bool = False,
+) -> list[np.ndarray]:
+    """`stablehlo.scatter`: combine each update element into its operand element.
+
+    As XLA does, an update window that does not fit entirely inside the operand is skipped.
+    Updates hitting the same element are combined in update order (`add`: the body is a plain
+    addition and `np.add.at` does the same fold).
+    """
+    first = updates[0]
+    rank = first.ndim
+    operand = operands[0]
+    vectors = _index_vectors(scatter_indices, index_vector_dim)
+    scatter_dims = [d for d in range(rank) if d not in update_window_dims]
+    windowed = [
+        d
+        for d in range(operand.ndim)
+        if d not in inserted_window_dims and d not in input_batching_dims
+    ]
+    plan(
+        "scatter",
+        sum(o.nbytes for o in operands) + sum(u.nbytes for u in updates),
+        first.size * 8 * (operand.ndim + 6),
+    )
+    valid = np.ones(vectors.shape[:-1], dtype=bool)
+    index: list[np.ndarray] = []
+    for d in range(operand.ndim):
+        term: np.ndarray = np.zeros((1,) * rank, np.int64)
+        if d in scatter_dims_to_operand_dims:
+            start = vectors[..., list(scatter_dims_to_operand_dims).index(d)]
+            extent = first.shape[update_window_dims[windowed.index(d)]] if d in windowed else 1
+            valid &= (start >= 0) & (start <= operand.shape[d] - extent)
+            term = term + _on_dims(start, scatter_dims, rank)
+        if d in input_batching_dims:
+            dim = scatter_indices_batching_dims[list(input_batching_dims).index(d)]
+            axis = _batch_axis(dim, index_vector_dim)
+            term = term + _on_dims(np.arange(vectors.shape[axis]), [scatter_dims[axis]], rank)
+        if d in windowed:
+            dim = update_window_dims[windowed.index(d)]
+            term = term + _on_dims(np.arange(first.shape[dim]), [dim], rank)
+        index.append(np.broadcast_to(term, first.shape))
+    keep = np.broadcast_to(_on_dims(valid, scatter_dims, rank), first.shape).ravel()
+    if operand.ndim:
+        flat = np.ravel_multi_index(tuple(i.ravel()[keep] for i in index), operand.shape)
+    else:
+        flat = np.zeros(int(keep.sum()), np.int64)
+    results = [o.copy().reshape(-1) for o in operands]
+    values = [u.reshape(-1)[keep] for u in updates]
+    if add and len(results) == 1 and results[0].dtype != np.bool_:
+        np.add.at(results[0], flat, values[0])
+    else:
+        combine_in_rounds(results, flat, values, combine)
+    return [r.reshape(o.shape) for r, o in zip(results, operands, strict=True)]
+
+
+def combine_in_rounds(
+    targets: Sequence[np.ndarray],
+    flat: np.ndarray,
+    values: Sequence[np.ndarray],
+    combine: Combiner,
+) -> None:
+    """`targets[i][flat] = combine(*targets[flat], *values)`, duplicates folded in order.
+
+    Round r combines every value that is the r-th to hit its element, so each body call is
+    one whole-array call and duplicate targets still fold one after the other.
+    """
+    if not flat.size:
+        return
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    new_group = np.r_[True, ordered[1:] != ordered[:-1]]
+    position = np.arange(flat.size)
+    rank = np.empty(flat.size, np.int64)
+    rank[order] = position - np.maximum.accumulate(np.where(new_group, position, 0))
+    by_round = np.argsort(rank, kind="stable")
+    bounds = np.cumsum(np.bincount(rank))
+    for lo, hi in zip(np.r_[0, bounds[:-1]], bounds, strict=True):
+        chosen = by_round[lo:hi]
+        where = flat[chosen]
+        combined = combine(*(t[where] for t in targets), *(v[chosen] for v in values))
+        for target, value in zip(targets, combined, strict=True):
+            target[where] = value
+
+
+def select_and_scatter(
+    operand: np.ndarray,
+    source: np.ndarray,
+    init: np.ndarray,
+    *,
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    select: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    combine: Combiner,
+    add: bool = False,
+) -> np.ndarray:
+    """`stablehlo.select_and_scatter` (max-pool gradients): per window, the element `select`
+    prefers (window order, padding never chosen) receives the window's source value."""
+    rank = operand.ndim
+    osz = source.shape
+    plan(
+        "select_and_scatter",
+        2 * operand.nbytes,
+        source.size * (operand.itemsize + 8 * (rank + 4)),
+    )
+    best = np.zeros(osz, operand.dtype)
+    best_index = np.zeros(osz, np.int64)
+    seen = np.zeros(osz, bool)
+    for offset in itertools.product(*(range(k) for k in window_dimensions)):
+        positions = [
+            np.arange(n) * s + k - lo
+            for n, s, k, (lo, _) in zip(osz, window_strides, offset, padding, strict=True)
+        ]
+        inside = [(p >= 0) & (p < d) for p, d in zip(positions, operand.shape, strict=True)]
+        clipped = [np.clip(p, 0, d - 1) for p, d in zip(positions, operand.shape, strict=True)]
+        valid = np.ones(osz, bool)
+        for axis, mask in enumerate(inside):
+            valid &= _on_dims(mask, [axis], rank)
+        grid = np.ix_(*clipped)
+        candidate = operand[grid]
+        keep = np.asarray(select(best, candidate), dtype=bool)
+        take = valid & (~seen | ~keep)
+        best = np.where(take, candidate, best)
+        linear = np.ravel_multi_index(tuple(np.broadcast_to(g, osz) for g in grid), operand.shape)
+        best_index = np.where(take, linear, best_index)
+        seen |= valid
+    result = np.full(operand.size, np.asarray(init, dtype=operand.dtype), operand.dtype)
+    flat = best_index[seen]
+    values = source[seen].astype(operand.dtype)
+    if add and result.dtype != np.bool_:
+        np.add.at(result, flat, values)
+    else:
+        combine_in_rounds([result], flat, [values], combine)
+    return result.reshape(operand.shape)
+
+
+def dynamic_slice(x: np.ndarray, starts: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
+    """`stablehlo.dynamic_slice`: starts are clamped so the slice lies inside the operand."""
+    plan("dynamic_slice", nbytes(sizes, x.dtype))
+    begin = [min(max(int(b), 0), n - k) for b, n, k in zip(starts, x.shape, sizes, strict=True)]
+    return x[tuple(slice(b, b + k) for b, k in zip(begin, sizes, strict=True))].copy()
+
+
+def dynamic_update_slice(x: np.ndarray, update: np.ndarray, starts: Sequence[int]) -> np.ndarray:
+    """`stablehlo.dynamic_update_slice`: starts are clamped so the update fits."""
+    plan("dynamic_update_slice", x.nbytes)
+    begin = [
+        min(max(int(b), 0), n - k) for b, n, k in zip(starts, x.shape, update.shape, strict=True)
+    ]
+    out = x.copy()
+    out[tuple(slice(b, b + k) for b, k in zip(begin, update.shape, strict=True))] = update
+    return out
+
+
+# -- sort ----------------------------------------------------------------------------------------
+
+Less = Callable[..., np.ndarray]
+
+
+def sort(operands: Sequence[np.ndarray], dimension: int, less: Less) -> list[np.ndarray]:
+    """`stablehlo.sort` with an arbitrary comparator, stable, by a whole-array merge sort.
+
+    Runs of width w merge pairwise; an element's place in the merged run is its place in its
+    own run plus how many elements of the other run go before it, found by a binary search of
+    all elements at once. So the comparator is called O(log^2 n) times on whole arrays.
+    `less(a0, b0, a1, b1, ...)` is the comparator on elementwise pairs of every operand.
+    """
+    plan("sort", 4 * sum(o.nbytes for o in operands), 8 * 8 * operands[0].size)
+    moved = [np.moveaxis(o, dimension, -1).copy() for o in operands]
+    n = moved[0].shape[-1]
+    rows = moved[0].shape[:-1]
+    position = np.broadcast_to(np.arange(n), (*rows, n))
+    width = 1
+    while width < n:
+        start = position // (2 * width) * (2 * width)
+        in_left = position - start < width
+        own = np.where(in_left, position - start, position - start - width)
+        other_base = np.where(in_left, start + width, start)
+        other_len = np.where(in_left, np.clip(n - start - width, 0, width), width)
+        lo = np.zeros_like(position)
+        hi = other_len.copy()
+        for _ in range(width.bit_length() + 1):
+            active = lo < hi
+            if not active.any():
+                break
+            mid = (lo + hi) // 2
+            probe = np.clip(other_base + mid, 0, n - 1)
+            others = [np.take_along_axis(m, probe, axis=-1) for m in moved]
+            # left element x: count right y with y < x; right element y: count left x with !(y < x)
+            pairs_left = [v for m, o in zip(moved, others, strict=True) for v in (o, m)]
+            pairs_right = [v for m, o in zip(moved, others, strict=True) for v in (m, o)]
+            before_left = np.asarray(less(*pairs_left), dtype=bool)
+            before_right = ~np.asarray(less(*pairs_right), dtype=bool)
+            goes_before = np.where(in_left, before_left, before_right)
+            step = active & goes_before
+            lo = np.where(step, mid + 1, lo)
+            hi = np.where(active & ~goes_before, mid, hi)
+        target = start + own + lo
+        for i, m in enumerate(moved):
+            out = np.empty_like(m)
+            np.put_along_axis(out, target, m, axis=-1)
+            moved[i] = out
+        width *= 2
+    return [np.moveaxis(m, -1, dimension) for m in moved]
+
+
+# -- element bits --------------------------------------------------------------------------------
+
+
+def reduce_precision(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> np.ndarray:
+    """`stablehlo.reduce_precision`: round to nearest even at `mantissa_bits`, then flush
+    exponents the narrower format cannot hold to zero or infinity (XLA's bit algorithm)."""
+    plan("reduce_precision", 4 * x.nbytes)
+    info = np.finfo(x.dtype)
+    src_mantissa, width = info.nmant, x.dtype.itemsize * 8
+    src_exponent = width - 1 - src_mantissa
+    unsigned = np.dtype(f"u{x.dtype.itemsize}")
+    bits = np.ascontiguousarray(x).view(unsigned).copy()
+    one = unsigned.type(1)
+    if mantissa_bits < src_mantissa:
+        shift = unsigned.type(src_mantissa - mantissa_bits)
+        last = one << shift
+        bias = (last >> one) - one
+        lsb = (bits & last) >> shift
+        bits = ((bits + lsb + bias) & ~(last - one)).astype(unsigned)
+    if exponent_bits < src_exponent:
+        sign = one << unsigned.type(width - 1)
+        exponent_mask = unsigned.type(((1 << src_exponent) - 1) << src_mantissa)
+        bias = (1 << (src_exponent - 1)) - 1
+        reduced_bias = (1 << (exponent_bits - 1)) - 1
+        exponent = bits & exponent_mask
+        overflow = exponent > unsigned.type((bias + reduced_bias) << src_mantissa)
+        underflow = exponent <= unsigned.type((bias - reduced_bias) << src_mantissa)
+        signed_zero = bits & sign
+        bits = np.where(
+            overflow, signed_zero | exponent_mask, np.where(underflow, signed_zero, bits)
+        )
+    out = bits.astype(unsigned).view(x.dtype)
+    nan = np.isnan(x)
+    if mantissa_bits > 0:
+        return np.where(nan, x, out)
+    return np.where(nan, np.where(np.signbit(x), -np.inf, np.inf).astype(x.dtype), out)
 
 
 def wrap_integer(x: np.ndarray, bits: int, signed: bool) -> np.ndarray:
