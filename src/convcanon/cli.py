@@ -7,11 +7,13 @@ diagnostic and an exit code. Heavy imports happen inside the command that needs 
 from __future__ import annotations
 
 import argparse
+import contextvars
 import os
 import sys
 from collections.abc import Callable, Sequence
 
 from convcanon.diagnostics import ConvcanonError, UsageError
+from convcanon.fileio import MAX_INPUT_SIZE_HELP, flush_stdout, set_max_input_size, stdout_error
 
 # XLA's C++ logging reads this when jaxlib loads: keep stderr for our diagnostics.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
@@ -24,9 +26,16 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+def _add_max_input_size(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-input-size", default="1GiB", help=MAX_INPUT_SIZE_HELP)
+
+
 def _guarded(body: Callable[[], int]) -> int:
     try:
-        return body()
+        # A context of its own: settings such as --max-input-size end with the command.
+        code = contextvars.copy_context().run(body)
+        flush_stdout()
+        return code
     except ConvcanonError as err:
         print(err.render(), file=sys.stderr)
         return err.exit_code
@@ -36,8 +45,9 @@ def _guarded(body: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError as err:  # stdout's reader went away mid-print
+        print(stdout_error(err).render(), file=sys.stderr)
+        return 1
     except RecursionError:
         print("error: input nests too deeply", file=sys.stderr)
         return 1
@@ -72,12 +82,14 @@ def _opt_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the input is a serialized XLA HloModuleProto (.pb) or HLO text",
     )
+    _add_max_input_size(parser)
     return parser
 
 
 def opt_main(argv: Sequence[str] | None = None) -> int:
     def body() -> int:
         args = _opt_parser().parse_args(argv)
+        set_max_input_size(args.max_input_size)
         from convcanon.driver import run_opt
 
         return run_opt(
@@ -134,12 +146,15 @@ def _main_parser() -> argparse.ArgumentParser:
     imp.add_argument("input")
     imp.add_argument("-o", "--output", default="-")
     imp.add_argument("--name", default="main")
+    for command in (explain, run, verify, graph, imp):
+        _add_max_input_size(command)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     def body() -> int:
         args = _main_parser().parse_args(argv)
+        set_max_input_size(args.max_input_size)
         if args.command == "explain":
             from convcanon.hlo.explain import explain_file
 

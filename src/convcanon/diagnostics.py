@@ -1,17 +1,15 @@
-"""Errors users see, and writing outputs so that nothing is ever half-written.
+"""Errors users see, and the cheap checks that refuse hostile text before a parser sees it.
 
 Every failure that comes from the input (not from a bug) is a `ConvcanonError`: the CLI prints it as
 `file:line:col: error: message` and exits 1. Bad usage (unknown pass, bad option) is a `UsageError`,
-exit 2. Anything else is a bug and keeps its traceback.
+exit 2. Anything else is a bug and keeps its traceback. Reading inputs and writing outputs live in
+`convcanon.fileio`.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -51,31 +49,6 @@ class UsageError(Exception):
     exit_code = 2
 
 
-def write_atomically(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write `data` to `path` via a temporary file in the same directory and a rename.
-
-    A reader never sees a half-written file and a failure leaves the old file (or none) in place.
-    """
-    target = Path(path)
-    if target.exists() and not target.is_file():
-        # /dev/null, a fifo, a terminal: renaming onto it would replace the device itself.
-        with open(target, "wb") as handle:
-            handle.write(data.encode() if isinstance(data, str) else data)
-        return
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data.encode() if isinstance(data, str) else data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file normal permissions
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 MAX_NESTING = 256
 
 
@@ -104,36 +77,6 @@ def check_nesting(text: str, filename: str, limit: int = MAX_NESTING) -> None:
         )
 
 
-def read_input(path: str) -> tuple[str, str]:
-    """Read a text input (`-` is stdin); returns (display name, text)."""
-    import sys
-
-    if path == "-":
-        return "<stdin>", sys.stdin.read()
-    try:
-        return path, Path(path).read_text()
-    except FileNotFoundError:
-        raise ConvcanonError("no such file", SourceLoc(path)) from None
-    except IsADirectoryError:
-        raise ConvcanonError("is a directory, expected a file", SourceLoc(path)) from None
-    except UnicodeDecodeError as err:
-        raise ConvcanonError(f"not UTF-8 text (byte {err.start})", SourceLoc(path)) from None
-    except OSError as err:
-        raise ConvcanonError(err.strerror or str(err), SourceLoc(path)) from None
-
-
-def check_output_path(input_path: str, output_path: str | None) -> None:
-    """Refuse `-o` equal to the input: the input is never modified."""
-    if output_path is None or output_path == "-" or input_path == "-":
-        return
-    try:
-        same = Path(output_path).resolve() == Path(input_path).resolve()
-    except OSError:
-        same = False
-    if same:
-        raise UsageError(f"output path {output_path!r} is the input file; refusing to overwrite it")
-
-
 MAX_SPLAT_ELEMENTS = 1 << 22
 _SPLAT = re.compile(r"dense<\s*([^<>\[\]\"]+?)\s*>\s*:\s*tensor<((?:\d+x)+)")
 
@@ -154,3 +97,20 @@ def check_splats(text: str, filename: str, limit: int = MAX_SPLAT_ELEMENTS) -> N
                 "migraphx/TOSA files",
                 SourceLoc(filename, line, col),
             )
+
+
+_MOVED_TO_FILEIO = {
+    "read_input": "read_input",
+    "check_output_path": "check_output_path",
+    "write_atomically": "write_output",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Keep `from convcanon.diagnostics import read_input` working: it moved to `fileio` (which
+    imports this module, so the forward must be lazy)."""
+    if name in _MOVED_TO_FILEIO:
+        from convcanon import fileio
+
+        return getattr(fileio, _MOVED_TO_FILEIO[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,13 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from convcanon.diagnostics import (
-    ConvcanonError,
-    UsageError,
-    check_output_path,
-    read_input,
-    write_atomically,
-)
+from convcanon.diagnostics import ConvcanonError, UsageError
+from convcanon.fileio import check_output_path, read_input, write_output
 from convcanon.ir_kind import sniff_framework
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
 
@@ -117,8 +112,5 @@ def run_opt(
         result = transform_text(text, filename, pipeline, collected)
     if stats:
         _print_stats(collected)
-    if output_path == "-":
-        sys.stdout.write(result)
-    else:
-        write_atomically(output_path, result)
+    write_output(output_path, result)
     return 0

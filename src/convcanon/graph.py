@@ -13,13 +13,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from convcanon.diagnostics import (
-    ConvcanonError,
-    SourceLoc,
-    check_output_path,
-    read_input,
-    write_atomically,
-)
+from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.fileio import check_output_path, read_input, write_output
 
 
 @dataclass(frozen=True)
@@ -179,5 +174,5 @@ def graph_command(input_path: str, pipeline: str, fmt: str, output: str) -> int:
         panels.append((f"after {pipeline}", after, added_nodes(before, after)))
     if not before:
         raise ConvcanonError("the module has no ops to draw", SourceLoc(filename))
-    write_atomically(output, render(to_dot(panels), fmt))
+    write_output(output, render(to_dot(panels), fmt))
     return 0

@@ -7,11 +7,11 @@ multiply-adds shown are those of the ops the pass actually built.
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from typing import Any
 
-from convcanon.diagnostics import UsageError, read_input
+from convcanon.diagnostics import UsageError
+from convcanon.fileio import read_input, write_stdout
 from convcanon.pipeline import parse_pipeline
 
 _CONV_PASSES = {"canonicalize-conv": "mhlo", "stablehlo-canonicalize-conv": "stablehlo"}
@@ -144,5 +144,5 @@ def explain_rows(text: str, filename: str, pipeline: str) -> list[dict[str, Any]
 def explain_file(input: str, pipeline: str, fmt: str) -> int:
     parse_pipeline(pipeline)  # usage errors before reading anything
     filename, text = read_input(input)
-    sys.stdout.write(render(explain_rows(text, filename, pipeline), fmt))
+    write_stdout(render(explain_rows(text, filename, pipeline), fmt))
     return 0

@@ -1,57 +1,135 @@
 """XLA HLO in (`convcanon-opt --input-hlo`): HloModuleProto or HLO text -> StableHLO text.
 
 Production compilers of this kind consume HLO, so we accept it and convert with JAX's own converter
-(`jax.extend.mlir.hlo_to_stablehlo`). This is the one place in half A that imports JAX: only when
-HLO is actually given.
+(`jax.extend.mlir.hlo_to_stablehlo`). XLA's parser aborts the process on some bad inputs (a
+`Check failed` on `parameter(7)` of a 2-parameter computation, an `LLVM ERROR` on
+`get-tuple-element` of a non-tuple), so the conversion runs in a child process: a native abort
+there becomes a diagnostic here. Only that child imports JAX.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from jaxlib.mlir import ir
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.fileio import read_input_bytes
 from convcanon.hlo.context import make_context, print_module
 
+_FIRST_LINE_LIMIT = 400
 
-def _hlo_text_to_proto(text: str, filename: str) -> bytes:
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _hlo_text_to_proto(text: str) -> bytes:
     try:
         from jax._src.lib import hlo  # pyright: ignore  # JAX's own HLO text parser
     except ImportError:
         raise ConvcanonError(
             "HLO text needs a JAX that can parse it (jax._src.lib.hlo.hlo_module_from_text);"
-            " pass a serialized HloModuleProto (.pb) instead",
-            SourceLoc(filename),
+            " pass a serialized HloModuleProto (.pb) instead"
         ) from None
     try:
         return hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto()
     except Exception as err:  # XLA raises its own status errors; all mean "bad HLO text"
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ConvcanonError(f"cannot parse HLO text: {first}", SourceLoc(filename)) from None
+        raise ConvcanonError(f"cannot parse HLO text: {_first_line(err)}") from None
 
 
-def hlo_bytes_to_module(data: bytes, filename: str, context: ir.Context) -> ir.Module:
-    """Convert an HloModuleProto (or HLO text) to a StableHLO module in `context`."""
+def hlo_to_bytecode(data: bytes) -> bytes:
+    """HloModuleProto (or HLO text) -> StableHLO bytecode. May abort: run it in a child."""
     try:
         from jax.extend.mlir import hlo_to_stablehlo
     except ImportError:
-        raise ConvcanonError(
-            "--input-hlo needs JAX (pip install 'convcanon[xla]')", SourceLoc(filename)
-        ) from None
+        raise ConvcanonError("--input-hlo needs JAX (pip install 'convcanon[xla]')") from None
     if data.lstrip().startswith(b"HloModule"):
         try:
             text = data.decode()
         except UnicodeDecodeError:
-            raise ConvcanonError("HLO text is not UTF-8", SourceLoc(filename)) from None
-        data = _hlo_text_to_proto(text, filename)
+            raise ConvcanonError("HLO text is not UTF-8") from None
+        data = _hlo_text_to_proto(text)
     try:
-        bytecode = hlo_to_stablehlo(data)
+        return hlo_to_stablehlo(data)
     except Exception as err:  # the converter reports malformed protos as generic errors
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ConvcanonError(
-            f"not a valid serialized HloModuleProto: {first}", SourceLoc(filename)
-        ) from None
+        raise ConvcanonError(f"not a valid serialized HloModuleProto: {_first_line(err)}") from None
+
+
+def child_main() -> None:
+    """The child: HLO on stdin, bytecode on stdout; bad input is one line on stderr, exit 1."""
+    data = sys.stdin.buffer.read()
+    try:
+        bytecode = hlo_to_bytecode(data)
+    except ConvcanonError as err:
+        sys.stderr.write(err.message + "\n")
+        sys.exit(1)
+    sys.stdout.buffer.write(bytecode)
+    sys.stdout.flush()
+
+
+_GLOG_PREFIX = re.compile(r"^[FEWI]\d{4} [\d:.]+\s+\d+ [\w.\-]+:\d+\] ")
+
+
+def native_failure_message(stderr: str) -> str:
+    """What a native abort printed, trimmed to its message: no log prefixes, no stack trace."""
+    kept: list[str] = []
+    for line in stderr.splitlines():
+        if line.startswith("*** Check failure stack trace") or line.lstrip().startswith("@ 0x"):
+            break
+        line = _GLOG_PREFIX.sub("", line).strip()
+        if line and not line.startswith(("WARNING: All log messages before absl", "*** SIG")):
+            kept.append(line)
+    message = "; ".join(kept) or "no message"
+    if len(message) > _FIRST_LINE_LIMIT:
+        message = message[: _FIRST_LINE_LIMIT - 3] + "..."
+    return message
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def hlo_bytes_to_bytecode_isolated(data: bytes, filename: str) -> bytes:
+    """Convert in a child process; a crash or abort there is `filename: error: ...` here."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    child = subprocess.run(
+        [sys.executable, "-c", "from convcanon.hlo.hlo_import import child_main; child_main()"],
+        input=data,
+        capture_output=True,
+        env=env,
+    )
+    stderr = child.stderr.decode(errors="replace")
+    if child.returncode == 0:
+        return child.stdout
+    if child.returncode == 1:
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        raise ConvcanonError(lines[-1] if lines else "cannot convert the HLO", SourceLoc(filename))
+    how = (
+        f"was killed by {_signal_name(child.returncode)}"
+        if child.returncode < 0
+        else f"exited with status {child.returncode}"
+    )
+    raise ConvcanonError(
+        f"XLA's HLO reader {how}: {native_failure_message(stderr)}", SourceLoc(filename)
+    )
+
+
+def hlo_bytes_to_module(data: bytes, filename: str, context: ir.Context) -> ir.Module:
+    """Convert an HloModuleProto (or HLO text) to a StableHLO module in `context`."""
+    bytecode = hlo_bytes_to_bytecode_isolated(data, filename)
     try:
         return ir.Module.parse(bytecode, context)
     except ir.MLIRError as err:
@@ -59,9 +137,6 @@ def hlo_bytes_to_module(data: bytes, filename: str, context: ir.Context) -> ir.M
 
 
 def hlo_file_to_stablehlo_text(path: str) -> str:
-    """Read an HLO file (proto or text) and return StableHLO text for the passes."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise ConvcanonError(err.strerror or str(err), SourceLoc(path)) from None
-    return print_module(hlo_bytes_to_module(data, path, make_context()))
+    """Read an HLO file (proto or text, `-` is stdin), bounded, and return StableHLO text."""
+    filename, data = read_input_bytes(path)
+    return print_module(hlo_bytes_to_module(data, filename, make_context()))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -42,14 +41,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from convcanon.diagnostics import (
-    MAX_SPLAT_ELEMENTS,
-    ConvcanonError,
-    SourceLoc,
-    check_output_path,
-    read_input,
-    write_atomically,
-)
+from convcanon.diagnostics import MAX_SPLAT_ELEMENTS, ConvcanonError, SourceLoc
+from convcanon.fileio import check_output_path, read_input, write_output
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
@@ -420,8 +413,5 @@ def import_command(input: str, output: str = "-", name: str = "main") -> int:
     check_output_path(input, output)
     filename, text = read_input(input)
     result = print_file(import_program(text, filename, name))
-    if output == "-":
-        sys.stdout.write(result)
-    else:
-        write_atomically(output, result)
+    write_output(output, result)
     return 0

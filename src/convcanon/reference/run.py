@@ -8,60 +8,31 @@ from __future__ import annotations
 
 import importlib
 import io
-import re
 import sys
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from convcanon.diagnostics import (
-    ConvcanonError,
-    SourceLoc,
-    UsageError,
+from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.fileio import (
     check_output_path,
+    load_npz,
+    parse_byte_size,
     read_input,
-    write_atomically,
+    write_output,
 )
-
-_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 10**6, "gb": 10**9, "kib": 1 << 10, "mib": 1 << 20}
-_UNITS |= {"gib": 1 << 30, "tib": 1 << 40, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
 def parse_memory_limit(text: str | int) -> int:
     """`4GiB`, `512MiB`, `1000000` (bytes) -> bytes; anything else is a usage error."""
-    if isinstance(text, int):
-        return text
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
-    if match is None or match[2].lower() not in _UNITS:
-        raise UsageError(f"bad memory limit {text!r} (use e.g. 4GiB, 512MiB or a byte count)")
-    return int(float(match[1]) * _UNITS[match[2].lower()])
-
-
-def load_inputs(path: str) -> dict[str, np.ndarray]:
-    """Arrays of an npz file by name; a file numpy cannot read is a clear error."""
-    try:
-        with open(path, "rb") as handle:
-            magic = handle.read(4)
-        if magic[:2] != b"PK":
-            what = "a single .npy array" if magic.startswith(b"\x93NUM") else "no zip header"
-            raise ConvcanonError(f"not an .npz archive ({what})", SourceLoc(path))
-        data = np.load(path, allow_pickle=False)
-        if not isinstance(data, np.lib.npyio.NpzFile):
-            raise ConvcanonError("not an .npz archive (a single .npy array?)", SourceLoc(path))
-        with data:
-            return {name: data[name] for name in data.files}
-    except FileNotFoundError:
-        raise ConvcanonError("no such file", SourceLoc(path)) from None
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as err:
-        raise ConvcanonError(f"cannot read inputs as .npz: {err}", SourceLoc(path)) from None
+    return parse_byte_size(text, "memory limit")
 
 
 def save_outputs(path: str, arrays: Mapping[str, np.ndarray]) -> None:
     buffer = io.BytesIO()
     np.savez(buffer, **{k: np.asarray(v) for k, v in arrays.items()})  # pyright: ignore[reportArgumentType]
-    write_atomically(path, buffer.getvalue())
+    write_output(path, buffer.getvalue())
 
 
 @dataclass
@@ -195,7 +166,7 @@ def run_command(
     if inputs:
         check_output_path(inputs, output)
     filename, text = read_input(input)
-    feed = load_inputs(inputs) if inputs else {}
+    feed = load_npz(inputs) if inputs else {}
     from convcanon.ir_kind import sniff_framework
 
     if sniff_framework(text) == "xdsl":

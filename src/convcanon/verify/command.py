@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, read_input
+from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
+from convcanon.fileio import read_input
 
 if TYPE_CHECKING:
     from convcanon.verify.engines import Engine

@@ -1,0 +1,485 @@
+"""The one reader and the one writer every command uses.
+
+Reading is bounded: a file over the input size limit, or a device that never ends (`/dev/zero`), is
+refused before it is read whole, and an npz archive is checked (member names, the sizes in its zip
+directory, each `.npy` header) before anything is inflated.
+
+Writing never harms its target: a regular file (also through a symlink, which stays a link) is
+replaced atomically by a temporary file in the target's own directory and a rename; a device, FIFO
+or `/proc/self/fd/N` is written in place. Every failure, stdout included, is `OUT: error: ...`, and
+no temporary file is left behind, also when SIGTERM or SIGHUP arrives mid-write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import io
+import os
+import re
+import signal
+import stat
+import sys
+import tempfile
+import threading
+import zipfile
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from types import FrameType
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# -- sizes ---------------------------------------------------------------------------------------
+
+DEFAULT_MAX_INPUT_SIZE = 1 << 30
+MAX_INPUT_SIZE_HELP = (
+    "refuse input files (and npz contents) larger than this, before reading them "
+    "(default 1GiB; e.g. 64MiB, 4GiB or a byte count)"
+)
+_CHUNK = 1 << 20
+
+_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 10**6, "gb": 10**9, "kib": 1 << 10, "mib": 1 << 20}
+_UNITS |= {"gib": 1 << 30, "tib": 1 << 40, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def parse_byte_size(text: str | int, what: str) -> int:
+    """`4GiB`, `512MiB`, `1000000` (bytes) -> bytes; anything else is a usage error."""
+    if isinstance(text, int):
+        return text
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    if match is None or match[2].lower() not in _UNITS:
+        raise UsageError(f"bad {what} {text!r} (use e.g. 4GiB, 512MiB or a byte count)")
+    return int(float(match[1]) * _UNITS[match[2].lower()])
+
+
+_input_limit: ContextVar[int] = ContextVar("max_input_size", default=DEFAULT_MAX_INPUT_SIZE)
+
+
+def set_max_input_size(limit: str | int) -> int:
+    """From now on in this context every reader refuses inputs over `limit` bytes.
+
+    The CLI runs each command in a copy of the context, so the setting ends with the command.
+    """
+    size = parse_byte_size(limit, "input size limit")
+    _input_limit.set(size)
+    return size
+
+
+def _over_limit(loc: SourceLoc, limit: int, size: int | None = None) -> ConvcanonError:
+    known = f"is {size} bytes, " if size is not None else ""
+    return ConvcanonError(
+        f"input {known}over the input size limit of {limit} bytes (--max-input-size)", loc
+    )
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+
+def _read_bounded(handle: BinaryIO, loc: SourceLoc, limit: int) -> bytes:
+    """Read chunks until EOF, refusing as soon as more than `limit` bytes came."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = handle.read(min(_CHUNK, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise _over_limit(loc, limit)
+
+
+def _os_error(err: OSError, loc: SourceLoc) -> ConvcanonError:
+    if isinstance(err, FileNotFoundError):
+        return ConvcanonError("no such file", loc)
+    if isinstance(err, IsADirectoryError):
+        return ConvcanonError("is a directory, expected a file", loc)
+    return ConvcanonError(err.strerror or str(err), loc)
+
+
+def read_input_bytes(path: str, limit: int | None = None) -> tuple[str, bytes]:
+    """Read a file (`-` is stdin) whole, bounded; returns (display name, bytes).
+
+    Regular files over the limit are refused from their size alone; pipes, FIFOs and terminals
+    are read in chunks up to the limit; other devices (`/dev/zero`, `/dev/urandom`, disks) are
+    refused unless they are empty, like `/dev/null`.
+    """
+    limit = _input_limit.get() if limit is None else limit
+    name = "<stdin>" if path == "-" else path
+    loc = SourceLoc(name)
+    try:
+        if path == "-":
+            stdin = sys.stdin
+            if stdin is None:
+                raise ConvcanonError("no stdin to read", loc)
+            handle = stdin.buffer if hasattr(stdin, "buffer") else None
+            if handle is None:  # a text stream put in place by a caller (tests, embedding)
+                data = stdin.read(limit + 1).encode()
+                if len(data) > limit:
+                    raise _over_limit(loc, limit)
+                return name, data
+            return name, _read_from(handle, loc, limit, owned=False)
+        with open(path, "rb", buffering=0) as raw:
+            return name, _read_from(raw, loc, limit, owned=True)
+    except OSError as err:
+        raise _os_error(err, loc) from None
+
+
+def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int, *, owned: bool) -> bytes:
+    try:
+        mode = os.fstat(handle.fileno()).st_mode
+    except (OSError, io.UnsupportedOperation):
+        mode = stat.S_IFIFO  # no descriptor: a stream, read it bounded
+    if stat.S_ISDIR(mode):
+        raise ConvcanonError("is a directory, expected a file", loc)
+    if stat.S_ISREG(mode):
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise _over_limit(loc, limit, size)
+    elif (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) and not os.isatty(handle.fileno()):
+        if handle.read(1):
+            kind = "character" if stat.S_ISCHR(mode) else "block"
+            raise ConvcanonError(
+                f"is a {kind} device, not a file (a device like /dev/zero never ends)", loc
+            )
+        return b""
+    return _read_bounded(handle, loc, limit)
+
+
+def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
+    """Read a text input (`-` is stdin), bounded; returns (display name, text).
+
+    Newlines are normalized as Python's text mode does, so locations count lines the usual way.
+    """
+    name, data = read_input_bytes(path, limit)
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise ConvcanonError(f"not UTF-8 text (a NUL byte at byte {nul})", SourceLoc(name))
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as err:
+        raise ConvcanonError(f"not UTF-8 text (byte {err.start})", SourceLoc(name)) from None
+    return name, text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b) or os.path.realpath(a) == os.path.realpath(b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output_path(input_path: str, output_path: str | None) -> None:
+    """Refuse an output that is the input (also through symlinks or hard links)."""
+    if not output_path or output_path == "-" or input_path == "-":
+        return
+    if _same_file(input_path, output_path):
+        raise UsageError(f"output path {output_path!r} is the input file; refusing to overwrite it")
+
+
+# -- npz -----------------------------------------------------------------------------------------
+
+_NPZ_MEMBER = re.compile(r"[A-Za-z_][\w.]*\.npy")
+
+
+def _npz_error(path: str, message: str) -> ConvcanonError:
+    return ConvcanonError(f"cannot read inputs as .npz: {message}", SourceLoc(path))
+
+
+def _npy_header(raw: bytes, member: str, path: str) -> tuple[tuple[int, ...], bool, np.dtype, int]:
+    """(shape, fortran order, dtype, header length) of one member, refusing anything odd."""
+    import numpy as np
+
+    stream = io.BytesIO(raw)
+    try:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+        else:
+            raise ValueError(f"unsupported .npy version {version[0]}.{version[1]}")
+    except Exception as err:  # numpy reports a bad header as ValueError, SyntaxError, TokenError...
+        detail = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise _npz_error(path, f"member {member!r} has a bad .npy header ({detail})") from None
+    if dtype.hasobject:
+        raise _npz_error(
+            path,
+            f"member {member!r} holds Python objects; pickles are refused (allow_pickle=False)",
+        )
+    return tuple(int(d) for d in shape), bool(fortran), dtype, stream.tell()
+
+
+def load_npz(path: str, limit: int | None = None) -> dict[str, np.ndarray]:
+    """Arrays of an npz file by name (without `.npy`), checked before anything is inflated.
+
+    The archive is read bounded; its members' names and the uncompressed sizes in the zip
+    directory must be sane and add up to at most the limit; each `.npy` header must describe
+    exactly the bytes its member holds. Python's zipfile never inflates past a member's size.
+    """
+    limit = _input_limit.get() if limit is None else limit
+    name, data = read_input_bytes(path, limit)
+    if data[:2] != b"PK":
+        what = "a single .npy array" if data.startswith(b"\x93NUM") else "no zip header"
+        raise ConvcanonError(f"not an .npz archive ({what})", SourceLoc(name))
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
+        raise _npz_error(name, str(err)) from None
+    with archive:
+        members = archive.infolist()
+        seen: set[str] = set()
+        total = 0
+        for info in members:
+            if not _NPZ_MEMBER.fullmatch(info.filename) or info.filename in seen:
+                what = "a repeated" if info.filename in seen else "an odd"
+                raise _npz_error(name, f"{what} member name {info.filename!r} (expected NAME.npy)")
+            seen.add(info.filename)
+            total += info.file_size
+            if total > limit:
+                raise _npz_error(
+                    name,
+                    f"its members inflate to over {limit} bytes (the input size limit, "
+                    "--max-input-size); refused before inflating",
+                )
+        arrays: dict[str, np.ndarray] = {}
+        for info in members:
+            arrays[info.filename[: -len(".npy")]] = _read_member(archive, info, name)
+        return arrays
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> np.ndarray:
+    import numpy as np
+
+    try:
+        with archive.open(info) as member:
+            raw = member.read(info.file_size + 1)
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as err:
+        raise _npz_error(path, f"member {info.filename!r}: {err}") from None
+    if len(raw) != info.file_size:
+        raise _npz_error(path, f"member {info.filename!r} does not match its zip directory size")
+    shape, fortran, dtype, offset = _npy_header(raw, info.filename, path)
+    count = 1
+    for dim in shape:
+        count *= dim
+    if count * dtype.itemsize != len(raw) - offset:
+        raise _npz_error(
+            path,
+            f"member {info.filename!r}: its .npy header describes {count * dtype.itemsize} "
+            f"bytes of data but it holds {len(raw) - offset}",
+        )
+    flat = np.frombuffer(raw, dtype=dtype, count=count, offset=offset).copy()
+    return flat.reshape(shape, order="F" if fortran else "C")
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+
+class _Stopped(BaseException):
+    """A terminating signal arrived while a temporary file existed."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped(signum)
+
+
+_SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
+
+@contextlib.contextmanager
+def _signals_remove(temporaries: list[str]) -> Iterator[None]:
+    """While it lasts, SIGTERM/SIGHUP remove `temporaries` and then end the process as asked."""
+    installed: dict[int, _SignalHandler] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup's wish is kept
+                installed[signum] = signal.signal(signum, _stop)
+    try:
+        yield
+    except _Stopped as stopped:
+        for tmp in temporaries:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        previous = installed.pop(stopped.signum)
+        for signum, handler in installed.items():
+            signal.signal(signum, handler)
+        installed = {}
+        signal.signal(stopped.signum, previous)
+        if callable(previous):
+            previous(stopped.signum, None)
+        else:
+            os.kill(os.getpid(), stopped.signum)  # the default action: die by this signal
+        raise SystemExit(128 + stopped.signum) from None
+    finally:
+        for signum, handler in installed.items():
+            signal.signal(signum, handler)
+
+
+def _display(path: str) -> str:
+    return path if path else "''"
+
+
+def _write_error(path: str, err: OSError | str) -> ConvcanonError:
+    if isinstance(err, OSError):
+        reason = err.strerror or str(err)
+        if err.errno == errno.ENOSPC:
+            reason = "no space left on the device"
+        message = f"cannot write the output: {reason}"
+    else:
+        message = err
+    return ConvcanonError(message, SourceLoc(_display(path)))
+
+
+_OWN_FD = re.compile(r"/proc/(?:self|thread-self|\d+)/fd/(\d+)")
+
+
+def _resolve_target(path: str) -> tuple[str, int | None]:
+    """Follow symlinks to the file to write: (final path, our own fd if it is /proc/self/fd/N).
+
+    Resolving one link at a time keeps what `os.path.realpath` loses: whether the chain passes
+    through `/proc/self/fd/N` (`/dev/stdout`, `/dev/fd/1`), whose link text is no real path.
+    """
+    current = path
+    for _ in range(64):
+        parent = os.path.realpath(os.path.dirname(current) or ".")
+        current = os.path.join(parent, os.path.basename(current))
+        own = _OWN_FD.fullmatch(current)
+        if own and (current.startswith("/proc/self/") or f"/{os.getpid()}/" in current):
+            return current, int(own[1])
+        if parent == "/proc" or parent.startswith("/proc/") or not os.path.islink(current):
+            return current, None
+        current = os.path.join(parent, os.readlink(current))
+    raise _write_error(path, "too many levels of symbolic links")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def write_output(path: str, data: str | bytes) -> None:
+    """Write a command's whole output to `path` (`-` is stdout) so that nothing is ever harmed."""
+    payload = data.encode() if isinstance(data, str) else data
+    if path == "-":
+        write_stdout(data)
+        return
+    if not path:
+        raise _write_error(path, "the output path is empty")
+    target, own_fd = _resolve_target(path)
+    if own_fd is not None:
+        _write_in_place(path, target, payload, own_fd)
+        return
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as err:
+        raise _write_error(path, err) from None
+    if (mode is not None and stat.S_ISDIR(mode)) or not os.path.basename(target):
+        raise _write_error(path, "is a directory")
+    if (mode is not None and not stat.S_ISREG(mode)) or target.startswith("/proc/"):
+        _write_in_place(path, target, payload, None)
+        return
+    _replace_atomically(path, target, payload, mode)
+
+
+def _write_in_place(path: str, target: str, payload: bytes, own_fd: int | None) -> None:
+    """A device, FIFO, socket or descriptor: renaming onto it would replace it, so write into it."""
+    try:
+        fd = os.dup(own_fd) if own_fd is not None else os.open(target, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError as err:
+        raise _write_error(path, err) from None
+    try:
+        _write_all(fd, payload)
+    except OSError as err:
+        raise _write_error(path, err) from None
+    finally:
+        os.close(fd)
+
+
+def _replace_atomically(path: str, target: str, payload: bytes, old_mode: int | None) -> None:
+    directory = os.path.dirname(target)
+    if not os.path.isdir(directory):
+        raise _write_error(path, f"no such directory {directory!r}")
+    temporaries: list[str] = []
+    with _signals_remove(temporaries):
+        try:
+            fd, tmp = tempfile.mkstemp(
+                prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory
+            )
+        except OSError as err:
+            message = f"cannot create a file in {directory!r}: {err.strerror}"
+            raise _write_error(path, message) from None
+        temporaries.append(tmp)
+        try:
+            try:
+                _write_all(fd, payload)
+                if old_mode is not None:
+                    permissions = stat.S_IMODE(old_mode)
+                else:
+                    umask = os.umask(0)
+                    os.umask(umask)
+                    permissions = 0o666 & ~umask
+                os.fchmod(fd, permissions)  # mkstemp makes 0600; keep the old or normal mode
+                os.fsync(fd)  # a full disk may only say so here
+            finally:
+                os.close(fd)
+            os.replace(tmp, target)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise _write_error(path, err) from None
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+def _silence_stdout() -> None:
+    """After stdout failed, point it at /dev/null so Python's exit-time flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation, AttributeError):
+        fd = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+
+
+def stdout_error(err: OSError) -> ConvcanonError:
+    """`<stdout>: error: ...` for a stdout that cannot be written (full device, closed pipe)."""
+    _silence_stdout()
+    return _write_error("<stdout>", err)
+
+
+def write_stdout(data: str | bytes) -> None:
+    """Write to stdout and flush, so a full device or closed pipe is an error here, not at exit."""
+    try:
+        if isinstance(data, str):
+            sys.stdout.write(data)
+        elif hasattr(sys.stdout, "buffer"):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+        else:
+            sys.stdout.write(data.decode(errors="replace"))
+        sys.stdout.flush()
+    except OSError as err:
+        raise stdout_error(err) from None
+
+
+def flush_stdout() -> None:
+    """Flush what commands printed; a failure is `<stdout>: error: ...`."""
+    try:
+        sys.stdout.flush()
+    except OSError as err:
+        raise stdout_error(err) from None
+    except ValueError:  # stdout closed by the caller
+        pass
