@@ -257,10 +257,11 @@ def op_table() -> dict[str, Kernel]:
     """OP_TABLE plus every available extension's kernels (loaded once)."""
     global _loaded_table
     if _loaded_table is None:
-        from convcanon.reference import tosa_interp  # registers into the table; imports this file
+        from convcanon.reference import migraphx_quant_interp, tosa_interp  # import this file
 
         table = dict(OP_TABLE)
         tosa_interp.register(table)
+        migraphx_quant_interp.register(table)
         _loaded_table = table
     return _loaded_table
 

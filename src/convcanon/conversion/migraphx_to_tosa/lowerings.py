@@ -460,3 +460,9 @@ LOWERINGS: dict[str, Lowering] = {
     "migraphx.convolution": _conv,
     "migraphx.literal": _literal,
 }
+
+# The quantization family (quantize/dequantize, quant_dot/convolution, backwards data conv,
+# unpack) lives in its own module.
+from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS  # noqa: E402
+
+LOWERINGS.update(QUANT_LOWERINGS)

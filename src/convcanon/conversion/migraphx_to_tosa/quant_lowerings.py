@@ -1,0 +1,396 @@
+"""Lowerings of the quantization ops: one per op, `(lowering, op, operand views) -> view`.
+
+Integers are signless in TOSA; the sign-explicit migraphx type of each operand says how its bits
+read (a `ui8` byte 0xFF is 255, an `si8` one -1). 4-bit values travel as i8 (IREE refuses i4
+tensors outside conv weights). TOSA has no division or rounding op: quantize multiplies by the
+f32 reciprocal of the scale, as rocMLIR does, and lets `tosa.cast` round half to even.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+    f32,
+    i32,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from convcanon.conversion.migraphx_to_tosa.emitter import (
+    Emitter,
+    View,
+    elementwise_views,
+    is_float,
+    logical,
+    materialize,
+    shape_of,
+    unary_view,
+)
+from convcanon.conversion.migraphx_to_tosa.type_conversion import lowering_error, result_type
+from convcanon.migraphx import layout
+from convcanon.migraphx import ops as mx
+from convcanon.migraphx import quant_ops as qx
+from convcanon.tosa import ops as tosa
+from convcanon.tosa import quant_ops as tq
+
+if TYPE_CHECKING:
+    from convcanon.conversion.migraphx_to_tosa.function_lowering import FunctionLowering
+
+Lowering = Callable[["FunctionLowering", Operation, list[View]], View]
+
+
+# -- element types ---------------------------------------------------------------------------------
+
+
+def tosa_type(element_type: Attribute) -> Attribute:
+    """The TOSA element type of a migraphx one: integers signless, 4-bit ones held in i8."""
+    if isinstance(element_type, IntegerType) and element_type.width.data > 1:
+        return IntegerType(max(element_type.width.data, 8))
+    return element_type
+
+
+def _unsigned(element_type: Attribute) -> bool:
+    return (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data == Signedness.UNSIGNED
+    )
+
+
+def _width(element_type: Attribute) -> int:
+    assert isinstance(element_type, IntegerType)
+    return element_type.width.data
+
+
+def _declared_frame(op: Operation) -> tuple[int, ...]:
+    return layout.inverse_permutation(result_type(op).memory_layout().perm)
+
+
+def _scalar(em: Emitter, et: Attribute, value: float, like: View) -> View:
+    return View.plain(em.scalar(et, value, len(like.lens)))
+
+
+def _binary(em: Emitter, cls: type[tosa.TosaOp], a: View, b: View, lens: Sequence[int]) -> View:
+    return elementwise_views(em, cls, [a, b], lens)
+
+
+def widen_int(em: Emitter, x: View, element_type: Attribute) -> View:
+    """An integer view as i32 values, by the migraphx type's meaning (unsigned bytes and halves
+    masked after the sign-extending cast)."""
+    wide = x if x.element_type == i32 else unary_view(em, tosa.CastOp, x, i32)
+    width = _width(element_type)
+    if _unsigned(element_type) and width in (8, 16):
+        mask = _scalar(em, i32, (1 << width) - 1, wide)
+        wide = _binary(em, tq.BitwiseAndOp, wide, mask, wide.lens)
+    return wide
+
+
+def int_to_float(em: Emitter, x: View, element_type: Attribute, target: Attribute) -> View:
+    """An integer view converted by value to the float `target`."""
+    if _unsigned(element_type) and _width(element_type) >= 8:
+        if _width(element_type) == 32:  # i32 bits read negative above 2^31: add 2^32 back
+            as_float = unary_view(em, tosa.CastOp, x, f32)
+            zero = _scalar(em, f32, 0.0, as_float)
+            negative = elementwise_views(em, tosa.GreaterOp, [zero, as_float], x.lens, _i1())
+            lifted = _binary(em, tosa.AddOp, as_float, _scalar(em, f32, 2.0**32, as_float), x.lens)
+            fixed = elementwise_views(em, tosa.SelectOp, [negative, lifted, as_float], x.lens)
+            return fixed if target == f32 else unary_view(em, tosa.CastOp, fixed, target)
+        x = widen_int(em, x, element_type)
+    return unary_view(em, tosa.CastOp, x, target)
+
+
+def _i1() -> Attribute:
+    return IntegerType(1)
+
+
+# -- dequantize / quantize -------------------------------------------------------------------------
+
+
+def _dequantize(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """cast to the scale type, subtract the zero point, multiply by the scale (rocMLIR's)."""
+    em = lw.em
+    x, scale, *zero = args
+    out = result_type(op)
+    lens, target = out.lens, out.element_type
+    source = qx.operand_element(op, 0)
+    value = (
+        unary_view(em, tosa.CastOp, x, target)
+        if is_float(source)
+        else int_to_float(em, x, source, target)
+    )
+    if zero:
+        z = zero[0]
+        zf = (
+            unary_view(em, tosa.CastOp, z, target)
+            if is_float(source)
+            else int_to_float(em, z, source, target)
+        )
+        value = _binary(em, tosa.SubOp, value, zf, lens)
+    return elementwise_views(em, tosa.MulOp, [value, scale], lens, hint=_declared_frame(op))
+
+
+def _int_bounds(element_type: Attribute) -> tuple[int, int]:
+    width = _width(element_type)
+    if _unsigned(element_type):
+        return 0, (1 << width) - 1
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1
+
+
+def _clamp_i32(em: Emitter, x: View, low: int, high: int) -> View:
+    """maximum then minimum: IREE's TOSA profile check refuses an i32 tosa.clamp."""
+    above = _binary(em, tosa.MaximumOp, x, _scalar(em, i32, low, x), x.lens)
+    return _binary(em, tosa.MinimumOp, above, _scalar(em, i32, high, x), x.lens)
+
+
+def _quantize(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """x * reciprocal(scale) in f32, tosa.cast to i32 (round half to even, saturating), add the
+    zero point, clamp to the result type, cast (truncation is exact after the clamp)."""
+    em = lw.em
+    x, scale, *zero = args
+    out = result_type(op)
+    target = out.element_type
+    if _width(target) > 16:
+        raise lowering_error(op, f"to {target} has no lowering here (8- and 16-bit results)")
+    src = x.element_type
+    compute = Float64Type() if isinstance(src, Float64Type) else Float32Type()
+    if src != compute:
+        x = unary_view(em, tosa.CastOp, x, compute)
+        scale = unary_view(em, tosa.CastOp, scale, compute)
+    inverse = unary_view(em, tosa.ReciprocalOp, scale)
+    scaled = elementwise_views(em, tosa.MulOp, [x, inverse], out.lens)
+    q = unary_view(em, tosa.CastOp, scaled, i32)
+    if zero:
+        q = _clamp_i32(em, q, -(1 << 30), 1 << 30)  # room for any 16-bit zero point
+        zp = widen_int(em, zero[0], qx.operand_element(op, 2))
+        q = _binary(em, tosa.AddOp, q, zp, out.lens)
+    low, high = _int_bounds(target)
+    q = _clamp_i32(em, q, low, high)
+    return unary_view(em, tosa.CastOp, q, tosa_type(target))
+
+
+# -- quant_dot -------------------------------------------------------------------------------------
+
+
+def _to_f32(em: Emitter, v: View) -> View:
+    return v if v.element_type == f32 else unary_view(em, tosa.CastOp, v, f32)
+
+
+def _matmul(em: Emitter, a: View, b: View, lens: Sequence[int], out_type: Attribute) -> View:
+    """[..., M, K] x [..., K, N] with equal batch dims as one batched tosa.matmul."""
+    batch = math.prod(lens[:-2])
+    m, k, n = a.lens[-2], a.lens[-1], b.lens[-1]
+    lhs = em.reshape(logical(em, a), [batch, m, k])
+    rhs = em.reshape(logical(em, b), [batch, k, n])
+    zp = em.zero_point(a.element_type)
+    y = em.add(tosa.MatMulOp([lhs, rhs, zp, zp], TensorType(out_type, [batch, m, n])))
+    return View.plain(em.reshape(y, lens))
+
+
+def _quant_dot(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """int8: tosa.matmul i8 x i8 -> i32; fp8 and block-scaled f4E2M1FN: f32 operands (each
+    element times its scale), f32 matmul."""
+    em = lw.em
+    out = result_type(op)
+    lens = out.lens
+    source = qx.operand_element(op, 0)
+    if len(args) == 4:
+        a, b, sa, sb = (_to_f32(em, v) for v in args)
+        a = _binary(em, tosa.MulOp, a, sa, a.lens)
+        b = _binary(em, tosa.MulOp, b, sb, b.lens)
+        return _matmul(em, a, b, lens, f32)
+    a, b = args
+    if is_float(source):
+        return _matmul(em, _to_f32(em, a), _to_f32(em, b), lens, f32)
+    if _unsigned(source):
+        raise lowering_error(op, f"on {source} has no lowering here (signed int8 only)")
+    return _matmul(em, a, b, lens, tosa_type(out.element_type))
+
+
+# -- quant_convolution -----------------------------------------------------------------------------
+
+
+def _conv_kernel(
+    em: Emitter,
+    xt: SSAValue,
+    wt: SSAValue,
+    out_shape: list[int],
+    props: dict[str, Attribute],
+    group: int,
+    depthwise: bool,
+    out_type: Attribute,
+) -> SSAValue:
+    """conv2d/conv3d (per-group slices + concat) or depthwise_conv2d on NHWC x OHWI."""
+    zp = em.zero_point(element_type_of(xt))
+    bias = em.zero_point(out_type)
+    if depthwise:
+        kh, kw, channels = shape_of(wt)[1], shape_of(wt)[2], shape_of(xt)[-1]
+        hwio = em.transpose(wt, [1, 2, 3, 0])  # OHWI with I = 1 -> HW1O -> HWCM
+        hwcm = em.reshape(hwio, [kh, kw, channels, out_shape[-1] // channels])
+        ty = TensorType(out_type, out_shape)
+        return em.add(tosa.DepthwiseConv2DOp([xt, hwcm, bias, zp, zp], ty, props))
+    cls = tosa.Conv3DOp if len(out_shape) == 5 else tosa.Conv2DOp
+    xs, ws = shape_of(xt), shape_of(wt)
+    per_in, per_out = xs[-1] // group, ws[0] // group
+    parts = []
+    for g in range(group):
+        xg = em.slice(xt, [0] * (len(xs) - 1) + [g * per_in], [*xs[:-1], per_in])
+        wg = em.slice(wt, [g * per_out] + [0] * (len(ws) - 1), [per_out, *ws[1:]])
+        ty = TensorType(out_type, [*out_shape[:-1], per_out])
+        parts.append(em.add(cls([xg, wg, bias, zp, zp], ty, props)))
+    return em.concat(parts, len(out_shape) - 1)
+
+
+def element_type_of(value: SSAValue) -> Attribute:
+    ty = value.type
+    assert isinstance(ty, TensorType)
+    return ty.element_type
+
+
+def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """int8 conv with an i32 accumulator and zero zero points; fp8 operands as f32."""
+    from convcanon.conversion.migraphx_to_tosa.lowerings import _channels_last, _fit_strides
+
+    assert isinstance(op, qx.QuantConvolutionOp)
+    em = lw.em
+    x, w = args
+    source = qx.operand_element(op, 0)
+    out = result_type(op)
+    if is_float(source):
+        x, w, acc, out_type = _to_f32(em, x), _to_f32(em, w), f32, f32
+    elif _unsigned(source):
+        raise lowering_error(op, f"on {source} has no lowering here (signed int8 only)")
+    else:
+        acc = out_type = tosa_type(out.element_type)
+    nsp = len(x.lens) - 2
+    frame = _channels_last(nsp)
+    xt, wt = materialize(em, x, frame), materialize(em, w, frame)
+    begins, ends = op.explicit_padding()
+    strides, dilations = mx.int_list(op, "stride"), mx.int_list(op, "dilation")
+    xt, begins, ends = _fit_strides(
+        em, xt, x.lens[2:], w.lens[2:], strides, dilations, begins, ends
+    )
+    spatial = list(out.lens[2:])
+    if nsp == 1:  # a unit H dim makes it 2-D
+        xt = em.reshape(xt, [shape_of(xt)[0], 1, *shape_of(xt)[1:]])
+        wt = em.reshape(wt, [shape_of(wt)[0], 1, *shape_of(wt)[1:]])
+        begins, ends, spatial = [0, *begins], [0, *ends], [1, *spatial]
+        strides, dilations = [1, *strides], [1, *dilations]
+    pad = [v for b, e in zip(begins, ends, strict=True) for v in (b, e)]
+    props = tosa.conv_properties(pad, strides, dilations, acc)
+    group = mx.int_value(op, "group")
+    depthwise = nsp <= 2 and group > 1 and group == x.lens[1] and w.lens[1] == 1
+    out_shape = [out.lens[0], *spatial, out.lens[1]]
+    y = _conv_kernel(em, xt, wt, out_shape, props, group, depthwise, out_type)
+    if nsp == 1:
+        y = em.reshape(y, [out.lens[0], out.lens[2], out.lens[1]])
+    return View(y, frame, out.lens)
+
+
+# -- backwards_data_convolution --------------------------------------------------------------------
+
+
+def _dilate_kernel(em: Emitter, wt: SSAValue, dilation: Sequence[int]) -> SSAValue:
+    """OHWI weights with d-1 zero rows/columns between taps (TOSA's transpose_conv2d has no
+    dilation): reshape to [O, KH, 1, KW, 1, I], pad the unit dims to d, reshape, slice."""
+    if all(d == 1 for d in dilation):
+        return wt
+    o, kh, kw, i = shape_of(wt)
+    dh, dw = dilation
+    spread = em.reshape(wt, [o, kh, 1, kw, 1, i])
+    spread = em.pad_zero(spread, [0] * 6, [0, 0, dh - 1, 0, dw - 1, 0])
+    spread = em.reshape(spread, [o, kh * dh, kw * dw, i])
+    return em.slice(spread, [0, 0, 0, 0], [o, (kh - 1) * dh + 1, (kw - 1) * dw + 1, i])
+
+
+def _backwards_data_convolution(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """tosa.transpose_conv2d per group (no out_pad), then a slice drops the padding: the
+    transposed conv scatters x[i] * w[r] to i*s + r*d, MIGraphX's output starts at pad_begin."""
+    assert isinstance(op, qx.BackwardsDataConvolutionOp)
+    em = lw.em
+    x, w = args
+    nsp = len(x.lens) - 2
+    if nsp == 3:
+        raise lowering_error(op, "in 3-D has no lowering here (TOSA has no transpose_conv3d)")
+    out = result_type(op)
+    et = out.element_type
+    group = mx.int_value(op, "group")
+    strides, dilations = mx.int_list(op, "stride"), mx.int_list(op, "dilation")
+    begins, _ = op.explicit_padding()
+    frame = (0, 3, 1, 2) if nsp == 2 else (0, 2, 1)
+    xt = materialize(em, x, frame)  # [N, *S, K]
+    wt = materialize(em, w, (3, 0, 1, 2) if nsp == 2 else (2, 0, 1))  # [C/g, *R, K]
+    if nsp == 1:
+        xt = em.reshape(xt, [shape_of(xt)[0], 1, *shape_of(xt)[1:]])
+        wt = em.reshape(wt, [shape_of(wt)[0], 1, *shape_of(wt)[1:]])
+        strides, dilations, begins = [1, *strides], [1, *dilations], (0, *begins)
+    wt = _dilate_kernel(em, wt, dilations)
+    n, h, wdt, k = shape_of(xt)
+    per_out, kh, kw, _ = shape_of(wt)
+    full = [n, (h - 1) * strides[0] + kh, (wdt - 1) * strides[1] + kw, per_out]
+    props = tq.transpose_conv_properties([0, 0, 0, 0], list(strides), f32)
+    zp, bias = em.zero_point(et), em.zero_point(et)
+    parts = []
+    per_in = k // group
+    for g in range(group):
+        xg = em.slice(xt, [0, 0, 0, g * per_in], [n, h, wdt, per_in])
+        wg = em.slice(wt, [0, 0, 0, g * per_in], [per_out, kh, kw, per_in])
+        ty = TensorType(et, full)
+        parts.append(em.add(tq.TransposeConv2DOp([xg, wg, bias, zp, zp], ty, props)))
+    y = em.concat(parts, 3)
+    spatial = [1, *out.lens[2:]] if nsp == 1 else list(out.lens[2:])
+    y = em.slice(y, [0, begins[0], begins[1], 0], [n, *spatial, out.lens[1]])
+    if nsp == 1:
+        y = em.reshape(y, [out.lens[0], out.lens[2], out.lens[1]])
+    return View(y, frame, out.lens)
+
+
+# -- unpack ----------------------------------------------------------------------------------------
+
+
+def _unpack(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """Both nibbles in i32 (shifts and masks), interleaved along the axis by a concat on a new
+    unit dim and a reshape, then cast to the result's TOSA type."""
+    em = lw.em
+    (x,) = args
+    axis = qx.unpack_axis(op)
+    out = result_type(op)
+    wide = View.plain(logical(em, unary_view(em, tosa.CastOp, x, i32)))
+    lens = wide.lens
+
+    def const(value: int) -> View:
+        return _scalar(em, i32, value, wide)
+
+    def shift(cls: type[tosa.TosaOp], v: View, amount: int) -> View:
+        if cls is tq.ArithmeticRightShiftOp:
+            ty = TensorType(i32, list(v.lens))
+            base = em.add(cls([v.base, const(amount).base], ty, {"round": IntegerAttr(0, 1)}))
+            return View.plain(base)
+        return _binary(em, cls, v, const(amount), lens)
+
+    if qx.unpacked_signed(out.element_type):
+        low = shift(tq.ArithmeticRightShiftOp, shift(tq.LogicalLeftShiftOp, wide, 28), 28)
+        high = shift(tq.ArithmeticRightShiftOp, shift(tq.LogicalLeftShiftOp, wide, 24), 28)
+    else:
+        low = _binary(em, tq.BitwiseAndOp, wide, const(15), lens)
+        high = _binary(em, tq.BitwiseAndOp, shift(tq.LogicalRightShiftOp, wide, 4), const(15), lens)
+    stacked = [*lens[: axis + 1], 1, *lens[axis + 1 :]]
+    parts = [em.reshape(v.base, stacked) for v in (low, high)]
+    both = em.reshape(em.concat(parts, axis + 1), out.lens)
+    return unary_view(em, tosa.CastOp, View.plain(both), tosa_type(out.element_type))
+
+
+QUANT_LOWERINGS: dict[str, Lowering] = {
+    "migraphx.dequantizelinear": _dequantize,
+    "migraphx.quantizelinear": _quantize,
+    "migraphx.quant_dot": _quant_dot,
+    "migraphx.quant_convolution": _quant_convolution,
+    "migraphx.backwards_data_convolution": _backwards_data_convolution,
+    "migraphx.unpack": _unpack,
+}
