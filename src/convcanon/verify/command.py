@@ -1,9 +1,11 @@
-"""`convcanon verify BEFORE AFTER`: same random inputs into both modules, outputs compared.
+"""`convcanon verify BEFORE AFTER`: same random inputs into both modules, judged like a
+translation validator.
 
-Integers and bools must match exactly. Floats are compared with a tolerance that grows with the
-dtype's epsilon and with the longest reduction in the module (a sum of K products carries
-~sqrt(K) eps of rounding noise relative to the output's scale), so a reassociated but correct
-rewrite passes and a wrong one fails.
+BEFORE evaluated in f64 (a widened copy) is the truth; AFTER passes when its error against it is
+within a small factor of BEFORE's own, plus a floor from the type's epsilon and the longest
+reduction, and when AFTER's own f64 copy agrees with the truth (see `judge`). Integers and bools
+must match exactly. Outputs that are not finite compare nothing: other inputs are drawn (and the
+summary says which), else verify fails.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from convcanon.fileio import read_input
 
 if TYPE_CHECKING:
     from convcanon.verify.engines import Engine
+    from convcanon.verify.judge import Tally
 
 
 @dataclass(frozen=True)
@@ -93,84 +96,71 @@ def _longest_reduction(module: object) -> int:
     return longest
 
 
-def random_inputs(args: list, rng: np.random.Generator) -> list[np.ndarray]:
-    """Small ints (-4..4, unsigned 0..8), standard-normal floats, fair bools."""
+@dataclass(frozen=True)
+class Distribution:
+    """How random inputs are drawn; later ones keep rsqrt, log and division finite."""
+
+    name: str
+    low: float | None  # None: standard normal
+    high: float = 0.0
+
+
+DISTRIBUTIONS = (
+    Distribution("N(0,1)", None),
+    Distribution("uniform[0.5,2)", 0.5, 2.0),
+    Distribution("uniform[0.1,0.5)", 0.1, 0.5),
+)
+
+
+def random_inputs(
+    args: list, rng: np.random.Generator, dist: Distribution = DISTRIBUTIONS[0]
+) -> list[np.ndarray]:
+    """Inputs for HLO arguments, drawn from `dist` and cast to each argument's type."""
     from convcanon.reference.hlo_interp import normalize
 
-    return [normalize(random_array(tt.dtype, tt.shape, rng), tt) for tt in args]
+    return [normalize(random_array(tt.dtype, tt.shape, rng, dist), tt) for tt in args]
 
 
-def random_array(dtype: np.dtype, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """One random value of `shape`, in a range suited to `dtype` (not yet cast to it)."""
+def random_array(
+    dtype: np.dtype,
+    shape: tuple[int, ...],
+    rng: np.random.Generator,
+    dist: Distribution = DISTRIBUTIONS[0],
+) -> np.ndarray:
+    """One random value of `shape` (not yet cast): small ints (-4..4, unsigned 0..8; 1..4 for a
+    positive distribution), fair bools, floats from `dist`."""
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
-    if dtype.kind == "u":
-        return rng.integers(0, 9, shape)
-    if dtype.kind == "i":
-        return rng.integers(-4, 5, shape)
-    if dtype.kind == "c":
-        return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
-    return rng.standard_normal(shape)
+    if dtype.kind in "ui":
+        low = 1 if dist.low is not None else (0 if dtype.kind == "u" else -4)
+        high = 5 if dist.low is not None else (9 if dtype.kind == "u" else 5)
+        return rng.integers(low, high, shape)
+    if dist.low is None:
+        real = rng.standard_normal(shape)
+        return real + 1j * rng.standard_normal(shape) if dtype.kind == "c" else real
+    real = rng.uniform(dist.low, dist.high, shape)
+    return real + 1j * rng.uniform(dist.low, dist.high, shape) if dtype.kind == "c" else real
 
 
-def tolerance(dtype: np.dtype, reduction: int) -> float:
-    """Relative tolerance (of the output's scale) for a float dtype and reduction length."""
-    if dtype.kind not in "fcV":
-        return 0.0
-    real = (
-        np.dtype(np.float32 if dtype == np.complex64 else np.float64)
-        if dtype.kind == "c"
-        else dtype
-    )
-    import ml_dtypes
+def widen_inputs(inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """The same values in f64 (complex in c128) for a widened module; others unchanged."""
+    from convcanon.verify.judge import is_float
 
-    eps = float(ml_dtypes.finfo(real).eps)
-    return 16.0 * eps * math.sqrt(reduction + 1)
+    return [
+        x.astype(np.complex128 if x.dtype.kind == "c" else np.float64) if is_float(x.dtype) else x
+        for x in inputs
+    ]
 
 
-@dataclass
-class Comparison:
-    ok: bool
-    max_abs: float
-    max_rel: float
-    message: str = ""
+@dataclass(frozen=True)
+class Truth:
+    """BEFORE and AFTER widened to f64, run on `engine` (`name` says which, for the summary)."""
 
-
-def compare_outputs(
-    index: int, before: np.ndarray, after: np.ndarray, reduction: int
-) -> Comparison:
-    """Exact for ints/bools; for floats |a-b| <= rtol * max(1, max|before|) elementwise."""
-    if before.shape != after.shape:
-        return Comparison(
-            False, math.inf, math.inf, f"output {index}: shape {before.shape} != {after.shape}"
-        )
-    if before.size == 0:
-        return Comparison(True, 0.0, 0.0)
-    wide = np.complex128 if before.dtype.kind == "c" or after.dtype.kind == "c" else np.float64
-    b, a = before.astype(wide), after.astype(wide)
-    with np.errstate(all="ignore"):
-        diff = np.abs(b - a)
-        both_nan = np.isnan(b) & np.isnan(a)
-        same = (b == a) | both_nan
-        diff = np.where(same, 0.0, diff)
-        finite = np.abs(b[np.isfinite(b)])
-        scale = max(1.0, float(finite.max()) if finite.size else 1.0)
-        rel = diff / np.maximum(np.abs(b), np.finfo(np.float64).tiny)
-    rtol = tolerance(before.dtype, reduction)
-    bad = ~same if rtol == 0.0 else ~(same | (diff <= rtol * scale))
-    max_abs = float(np.nanmax(np.where(np.isnan(diff), np.inf, diff)))
-    max_rel = float(np.nanmax(np.where(np.isnan(rel), np.inf, rel)))
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        return Comparison(
-            False,
-            max_abs,
-            max_rel,
-            f"output {index} differs at index {list(where)}: before {before[where]}, "
-            f"after {after[where]} ({int(bad.sum())} of {bad.size} elements; "
-            f"tolerance {rtol * scale:.3g})",
-        )
-    return Comparison(True, max_abs, max_rel)
+    before_text: str | None  # None: no f64 copy, BEFORE itself is the truth
+    after_text: str | None
+    run: Engine | None
+    name: str
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -179,10 +169,11 @@ class Plan:
 
     entry: str
     args: list  # hlo_interp.TensorType (HLO) or half_b.FlatArg (migraphx/TOSA)
-    make_inputs: Callable[[np.random.Generator], list[np.ndarray]]
+    make_inputs: Callable[[np.random.Generator, Distribution], list[np.ndarray]]
     reduction: int
     run_before: Engine
     run_after: Engine
+    truth: Truth
 
 
 def verify_command(
@@ -200,6 +191,8 @@ def verify_command(
         raise UsageError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
     if trials < 1:
         raise UsageError("--trials must be at least 1")
+    if seed < 0:
+        raise UsageError("--seed must be a non-negative integer")
     before_name, before_text = read_input(before)
     after_name, after_text = read_input(after)
     from convcanon.ir_kind import sniff_framework
@@ -214,32 +207,106 @@ def verify_command(
     if kinds == {"xdsl"}:
         plan = _half_b_plan(*files, entry, engine)
     else:
-        plan = _hlo_plan(*files, entry, ENGINES[engine])
+        plan = _hlo_plan(*files, entry, engine)
+    from convcanon.verify.judge import Tally, judge_output
+
     rng = np.random.default_rng(seed)
-    worst_abs = worst_rel = 0.0
+    tally = Tally()
+    used: set[str] = set()
     for trial in range(trials):
-        inputs = plan.make_inputs(rng)
-        out_before = plan.run_before(before_text, before_name, plan.entry, inputs)
+        dist, inputs, truth, out_before = _finite_trial(
+            plan, before_text, before_name, rng, trial, tally
+        )
+        used.add(dist)
         out_after = plan.run_after(after_text, after_name, plan.entry, inputs)
         if len(out_before) != len(out_after):
             raise ConvcanonError(
                 f"mismatch: {len(out_before)} results before, {len(out_after)} after",
                 SourceLoc(after_name),
             )
+        after_f64 = _run_truth(plan.truth, plan.truth.after_text, after_name, plan.entry, inputs)
         for i, (b, a) in enumerate(zip(out_before, out_after, strict=True)):
-            result = compare_outputs(i, np.asarray(b), np.asarray(a), plan.reduction)
-            worst_abs, worst_rel = max(worst_abs, result.max_abs), max(worst_rel, result.max_rel)
-            if not result.ok:
-                print(f"max abs error {result.max_abs:.3g}, max rel error {result.max_rel:.3g}")
+            wide = None if truth is None else truth[i]
+            wide_after = None if after_f64 is None else after_f64[i]
+            verdict = judge_output(
+                i, np.asarray(b), np.asarray(a), wide, wide_after, plan.reduction, tally
+            )
+            if not verdict.ok:
                 raise ConvcanonError(
-                    f"mismatch (engine {engine}, trial {trial}, seed {seed}): {result.message}",
+                    f"mismatch (engine {engine}, trial {trial}, seed {seed}): {verdict.message}",
                     SourceLoc(after_name),
                 )
-    print(
-        f"ok: {trials} trial(s) on engine {engine}, "
-        f"max abs error {worst_abs:.3g}, max rel error {worst_rel:.3g}"
-    )
+    for note in tally.notes:
+        print(note)
+    print(_summary(trials, engine, plan.truth, tally, sorted(used)))
     return 0
+
+
+def _run_truth(
+    truth: Truth, text: str | None, filename: str, entry: str, inputs: list[np.ndarray]
+) -> list[np.ndarray] | None:
+    if text is None or truth.run is None:
+        return None
+    return truth.run(text, filename, entry, widen_inputs(inputs))
+
+
+def _finite_trial(
+    plan: Plan,
+    before_text: str,
+    before_name: str,
+    rng: np.random.Generator,
+    trial: int,
+    tally: Tally,
+) -> tuple[str, list[np.ndarray], list[np.ndarray] | None, list[np.ndarray]]:
+    """The distribution and inputs for which the truth and BEFORE are finite: N(0,1) first,
+    then positive ones."""
+    from convcanon.verify.judge import non_finite
+
+    problems = []
+    for dist in DISTRIBUTIONS:
+        inputs = plan.make_inputs(rng, dist)
+        truth = _run_truth(plan.truth, plan.truth.before_text, before_name, plan.entry, inputs)
+        out_before = plan.run_before(before_text, before_name, plan.entry, inputs)
+        bad = non_finite(truth if truth is not None else [np.asarray(b) for b in out_before])
+        what = "BEFORE in f64" if truth is not None else "BEFORE"
+        if not bad and truth is not None:  # BEFORE overflowing its own type compares nothing
+            bad = non_finite([np.asarray(b) for b in out_before])
+            what = "BEFORE in its own type"
+        if not bad:
+            if problems:
+                tally.notes.append(
+                    f"trial {trial}: {'; '.join(problems)}; drew {dist.name} inputs instead"
+                )
+            return dist.name, inputs, truth, out_before
+        detail = ", ".join(f"output {i}: {n} of {size} not finite" for i, n, size in bad)
+        problems.append(f"{dist.name} inputs make {what} non-finite ({detail})")
+    raise ConvcanonError(
+        f"nothing to compare in trial {trial}: " + "; ".join(problems),
+        SourceLoc(before_name),
+    )
+
+
+def _summary(trials: int, engine: str, truth: Truth, tally: Tally, used: list[str]) -> str:
+    parts = [f"ok: {trials} trial(s) on engine {engine}"]
+    if tally.float_elements:
+        against = (
+            f"BEFORE evaluated in f64 ({truth.name})"
+            if truth.before_text is not None
+            else f"BEFORE itself ({truth.reason})"
+        )
+        parts.append(
+            f"{tally.float_elements} float element(s) judged against {against}: "
+            f"AFTER's max error {tally.worst_after:.3g}, BEFORE's {tally.worst_before:.3g}, "
+            f"closest call {tally.worst_share:.2g} of the allowance {tally.worst_allowed:.3g}"
+        )
+        if tally.f64_compared:
+            parts.append(f"AFTER in f64 within {tally.worst_f64:.3g} of the truth")
+    if tally.exact_elements:
+        parts.append(f"{tally.exact_elements} integer/bool element(s) equal")
+    if not tally.float_elements and not tally.exact_elements:
+        parts.append("no output elements (empty results)")
+    parts.append(f"inputs {', '.join(used)}")
+    return "; ".join(parts)
 
 
 def _same_args(entry: str, before: list, after: list, after_name: str) -> None:
@@ -257,19 +324,39 @@ def _hlo_plan(
     after_text: str,
     after_name: str,
     entry: str | None,
-    run: Engine,
+    engine: str,
 ) -> Plan:
+    from convcanon.verify.engines import ENGINES
+
     sig_before = module_signature(before_text, before_name, entry)
     sig_after = module_signature(after_text, after_name, sig_before.entry)
     _same_args(sig_before.entry, sig_before.args, sig_after.args, after_name)
+    run = ENGINES[engine]
     return Plan(
         sig_before.entry,
         sig_before.args,
-        lambda rng: random_inputs(sig_before.args, rng),
+        lambda rng, dist: random_inputs(sig_before.args, rng, dist),
         max(sig_before.reduction, sig_after.reduction),
         run,
         run,
+        _hlo_truth(before_text, before_name, after_text, after_name, engine),
     )
+
+
+def _hlo_truth(
+    before_text: str, before_name: str, after_text: str, after_name: str, engine: str
+) -> Truth:
+    """Both modules widened to f64, run where f64 is f64: XLA under `xla`, else the reference
+    interpreter (IREE demotes f64 to f32)."""
+    from convcanon.verify.engines import ENGINES
+    from convcanon.verify.widen import widen_text
+
+    wide_before = widen_text(before_text, before_name)
+    if wide_before.text is None:
+        return Truth(None, None, None, "", f"no f64 copy: {wide_before.reason}")
+    wide_after = widen_text(after_text, after_name)
+    truth_engine = "xla" if engine == "xla" else "reference"
+    return Truth(wide_before.text, wide_after.text, ENGINES[truth_engine], truth_engine)
 
 
 def _half_b_plan(
@@ -305,8 +392,9 @@ def _half_b_plan(
     after_args = half_b.flat_args(half_b.entry_function(after_module, after_name, name))
     _same_args(name, args, after_args, after_name)
 
-    def make_inputs(rng: np.random.Generator) -> list[np.ndarray]:
-        return [random_array(a.dtype, a.shape, rng).astype(a.dtype) for a in args]
+    def make_inputs(rng: np.random.Generator, dist: Distribution) -> list[np.ndarray]:
+        with np.errstate(all="ignore"):
+            return [random_array(a.dtype, a.shape, rng, dist).astype(a.dtype) for a in args]
 
     reduction = max(half_b.longest_reduction(m) for m in (before_module, after_module))
     run_before = run_after = HALF_B_ENGINES[engine]
@@ -320,7 +408,8 @@ def _half_b_plan(
         print(
             f"{side} is a migraphx module: it runs on the reference interpreter, the TOSA on IREE"
         )
-    return Plan(name, args, make_inputs, reduction, run_before, run_after)
+    truth = Truth(None, None, None, "", "migraphx/TOSA modules have no f64 copy yet")
+    return Plan(name, args, make_inputs, reduction, run_before, run_after, truth)
 
 
 def _describe(args: list) -> str:

@@ -1,0 +1,161 @@
+"""How `verify` decides, per output: a translation validator's judgement, not a fixed tolerance.
+
+The truth is BEFORE evaluated in f64 (a widened copy of the module). Two checks, both needed:
+
+- AFTER in its own type, on the chosen engine, may be at most a small factor worse than BEFORE
+  in its own type on the same engine, plus a floor: one step of the type at the output's scale,
+  and the noise of a K-term sum in the accumulator (~sqrt(K) roundings of f32 for types narrower
+  than f32, which engines accumulate in f32; of the type itself otherwise). Norm-wise, over the
+  whole output: an exact reassociation rounds differently element by element, but not worse.
+- AFTER's own f64 copy must agree with the truth to f64 rounding. Rounding cannot hide a wrong
+  answer there, so a 10% change of one element is caught even in f8, where one rounding step of
+  the type is 12.5% or more.
+
+Integers and bools must equal BEFORE exactly. A truth that is not finite compares nothing: the
+caller draws other inputs or fails, never passes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import ml_dtypes
+import numpy as np
+
+# AFTER may be this many times worse than BEFORE (norm-wise) before the floor is added.
+FACTOR = 4.0
+# the floor: (eps(type) + eps(accumulator) * sqrt(K + 1)) * max|truth|
+# the f64 copies: F64_ULPS * eps(f64) * sqrt(K + 1) * max|truth|
+F64_ULPS = 64.0
+
+
+def is_float(dtype: np.dtype) -> bool:
+    return dtype.kind in "fcV"
+
+
+def epsilon(dtype: np.dtype) -> float:
+    if dtype.kind == "c":
+        dtype = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+    return float(ml_dtypes.finfo(dtype).eps)
+
+
+def non_finite(values: list[np.ndarray]) -> list[tuple[int, int, int]]:
+    """(output, non-finite count, size) of each float output with a NaN or an infinity."""
+    found = []
+    for index, value in enumerate(values):
+        if is_float(value.dtype) and value.size:
+            wide = value.astype(np.complex128 if value.dtype.kind == "c" else np.float64)
+            count = int((~np.isfinite(wide)).sum())
+            if count:
+                found.append((index, count, value.size))
+    return found
+
+
+@dataclass
+class Tally:
+    """What was compared over all trials: element counts and the worst errors seen."""
+
+    float_elements: int = 0
+    exact_elements: int = 0
+    worst_after: float = 0.0
+    worst_before: float = 0.0
+    worst_share: float = 0.0  # AFTER's error / its allowance, the closest call
+    worst_allowed: float = 0.0
+    worst_f64: float = 0.0
+    f64_compared: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    message: str = ""
+
+
+def _wide(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
+def _errors(x: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        err = np.abs(_wide(x) - truth)
+    return np.where(np.isnan(err), np.inf, err)
+
+
+def judge_output(
+    index: int,
+    before: np.ndarray,
+    after: np.ndarray,
+    truth: np.ndarray | None,
+    after_f64: np.ndarray | None,
+    reduction: int,
+    tally: Tally,
+) -> Verdict:
+    """Judge output `index`; `truth` is BEFORE in f64 (None: BEFORE itself is the truth)."""
+    if before.shape != after.shape:
+        return Verdict(False, f"output {index}: shape {list(before.shape)} != {list(after.shape)}")
+    if before.dtype != after.dtype:
+        return Verdict(False, f"output {index}: element type {after.dtype}, before {before.dtype}")
+    if before.size == 0:
+        return Verdict(True)
+    if not is_float(before.dtype):
+        tally.exact_elements += before.size
+        bad = before != after
+        if bad.any():
+            where = tuple(int(i) for i in np.argwhere(bad)[0])
+            return Verdict(
+                False,
+                f"output {index} differs at index {list(where)}: before {before[where]}, "
+                f"after {after[where]} ({int(bad.sum())} of {bad.size} elements; must be equal)",
+            )
+        return Verdict(True)
+
+    own_truth = truth is None
+    t = _wide(before) if truth is None else _wide(np.asarray(truth))
+    scale = float(np.abs(t).max())
+    scale = scale if scale > 0 else float(ml_dtypes.finfo(np.float64).tiny)
+    root = math.sqrt(reduction + 1)
+    err_before, err_after = _errors(before, t), _errors(after, t)
+    eps = epsilon(before.dtype)
+    accumulator = min(eps, epsilon(np.dtype(np.float32)))
+    # a truth in BEFORE's own type carries BEFORE's rounding: allow AFTER twice the floor
+    floor = (eps + accumulator * root) * scale * (2.0 if own_truth else 1.0)
+    allowed = FACTOR * float(err_before.max()) + floor
+    typed_bad = err_after > allowed
+    f64_bad = np.zeros(before.shape, dtype=bool)
+    f64_allowed = F64_ULPS * epsilon(np.dtype(np.float64)) * root * scale
+    err_f64 = None
+    if after_f64 is not None and not own_truth:
+        err_f64 = _errors(np.asarray(after_f64), t)
+        f64_bad = err_f64 > f64_allowed
+        tally.worst_f64 = max(tally.worst_f64, float(err_f64.max()))
+        tally.f64_compared += before.size
+    tally.float_elements += before.size
+    worst_after = float(err_after.max())
+    tally.worst_after = max(tally.worst_after, worst_after)
+    tally.worst_before = max(tally.worst_before, float(err_before.max()))
+    share = worst_after / allowed if allowed > 0 else (0.0 if worst_after == 0 else math.inf)
+    if share >= tally.worst_share:
+        tally.worst_share, tally.worst_allowed = share, allowed
+    bad = typed_bad | f64_bad
+    if not bad.any():
+        return Verdict(True)
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    truth_text = "" if own_truth else f", f64 truth {t[where]:.6g}"
+    if typed_bad[where]:
+        why = (
+            f"AFTER's error {err_after[where]:.3g} > allowed {allowed:.3g} "
+            f"({FACTOR:g} x BEFORE's worst error {float(err_before.max()):.3g} + floor {floor:.3g})"
+        )
+    else:
+        assert err_f64 is not None and after_f64 is not None
+        why = (
+            f"AFTER evaluated in f64 gives {np.asarray(after_f64)[where]:.6g}, "
+            f"{err_f64[where]:.3g} from the truth (allowed {f64_allowed:.3g})"
+        )
+    return Verdict(
+        False,
+        f"output {index} differs at index {list(where)}: before {before[where]}, "
+        f"after {after[where]}{truth_text} ({int(bad.sum())} of {bad.size} elements; {why})",
+    )
