@@ -34,7 +34,8 @@ def _require(module: str, engine: str, package: str) -> None:
         importlib.import_module(module)
     except ImportError:
         raise ConvcanonError(
-            f"engine '{engine}' needs the optional package {package} (pip install {package})"
+            f"engine '{engine}' needs the optional package {package}, which is not installed: "
+            f"pip install 'convcanon[{engine}]'"
         ) from None
 
 
