@@ -17,16 +17,9 @@ import pytest
 from convcanon.cli import main
 from convcanon.driver import transform_text
 
-TYPES = ["f64", "f32", "f16", "bf16", "f8E4M3FN", "f8E5M2"]
+from .test_verify_detects_mismatch import CONV
 
-CONV = """func.func @main(%x: tensor<1x9x9x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<1x5x5x4xf32> {
-  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
-    window = {stride = [2, 2], pad = [[1, 1], [1, 1]]}
-    {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
-    : (tensor<1x9x9x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x5x5x4xf32>
-  return %0 : tensor<1x5x5x4xf32>
-}
-"""
+TYPES = ["f64", "f32", "f16", "bf16", "f8E4M3FN", "f8E5M2"]
 
 NEGATED = CONV.replace(
     "  return %0 : tensor<1x5x5x4xf32>",

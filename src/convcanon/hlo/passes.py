@@ -16,7 +16,8 @@ from jaxlib.mlir import ir
 
 from convcanon.diagnostics import SourceLoc
 from convcanon.hlo import build
-from convcanon.hlo.context import source_loc
+from convcanon.hlo.context import source_loc, with_notes
+from convcanon.hlo.dialect_check import check_conv_dialect
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.gate import ConvOptions, Decision, decide
 from convcanon.hlo.io import HloFile
@@ -41,10 +42,11 @@ class ConvRecord:
     phases: int = 0
     ops_added: list[str] = field(default_factory=list)
     macs_after: int = 0
+    position: tuple[int, int] | None = None  # where the op is in the .mlir, for debug-info input
 
     @property
     def loc(self) -> SourceLoc:
-        return source_loc(self.location, self.filename)
+        return source_loc(self.location, self.filename, position=self.position)
 
     @property
     def types(self) -> tuple[str, str, str]:
@@ -146,7 +148,7 @@ def _reaches_conv(conv: ir.Operation, dialect: Dialect) -> ir.Operation | None:
 
 
 def _remark(loc: SourceLoc, message: str) -> None:
-    print(f"{loc}: remark: {message}", file=sys.stderr)
+    print(with_notes(loc, f"{loc}: remark: {message}"), file=sys.stderr)
 
 
 def canonicalize(
@@ -186,6 +188,7 @@ def canonicalize(
                 list(plan.ops_added),
                 0 if p.dynamic_reason else p.macs,
             )
+            record.position = hlo_file.position_of(dialect.conv, len(records))
             records.append(record)
             if opts.verbose:
                 _verbose_remarks(conv, decision, dialect, hlo_file.filename, record.loc)
@@ -209,6 +212,8 @@ def canonicalize(
         builder = build.Builder(dialect)
         for conv, p, record, zero in todo:
             _rewrite(builder, conv, p, record, zero, opts, stats)
+        if not records:
+            check_conv_dialect(hlo_file, dialect)
         module.operation.verify()
     return stats, records
 
