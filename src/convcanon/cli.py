@@ -11,19 +11,69 @@ import contextvars
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from convcanon.diagnostics import ConvcanonError, UsageError
 from convcanon.fileio import MAX_INPUT_SIZE_HELP, flush_stdout, set_max_input_size, stdout_error
+from convcanon.pipeline import PASSES, PassInfo
 
 # XLA's C++ logging reads this when jaxlib loads: keep stderr for our diagnostics.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option's help ends with its default, unless the help already names it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            not action.option_strings
+            or "default" in text
+            or action.default is argparse.SUPPRESS
+            or isinstance(action, argparse._HelpAction)
+        ):
+            return text
+        if isinstance(action, argparse._StoreTrueAction):
+            default = "off"
+        elif action.default is None or action.default == "":
+            default = "none"
+        else:
+            default = str(action.default).replace("%", "%%")
+        return f"{text} (default: {default})" if text else f"(default: {default})"
+
+
 class _ArgumentParser(argparse.ArgumentParser):
     """argparse that raises `UsageError` (exit 2, one line) instead of printing usage, exiting."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message}")
+
+
+def package_version() -> str:
+    """The installed distribution's version (pyproject's), read only when asked."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("convcanon")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """`--version`: `PROG VERSION` on stdout, exit 0."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version"
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"{parser.prog} {package_version()}")
+        parser.exit()
 
 
 def _add_max_input_size(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +87,9 @@ def _guarded(body: Callable[[], int]) -> int:
         flush_stdout()
         return code
     except ConvcanonError as err:
-        print(err.render(), file=sys.stderr)
+        from convcanon.driver import render_with_notes
+
+        print(render_with_notes(err), file=sys.stderr)
         return err.exit_code
     except UsageError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -65,18 +117,56 @@ def _opt_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(
         prog="convcanon-opt",
         description="Run convcanon passes over an MLIR file, like mlir-opt.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
         epilog=describe_passes()
-        + "\n\nexample: convcanon-opt model.mlir -p "
-        + "'stablehlo-canonicalize-conv{gate=general negative-padding=slice}'",
+        + "\n\nexamples:\n  convcanon-opt model.mlir -p "
+        + "'stablehlo-canonicalize-conv{gate=general negative-padding=slice}'\n"
+        + "  convcanon-opt model.mlir --stablehlo-canonicalize-conv='gate=general' -o out.mlir",
     )
     parser.add_argument("input", nargs="?", default="-", help="input file, or - for stdin")
-    parser.add_argument("-p", "--pass-pipeline", default="", help="comma-separated passes")
-    parser.add_argument("-o", "--output", default="-", help="output file (default stdout)")
-    parser.add_argument("--stats", action="store_true", help="print pass statistics to stderr")
     parser.add_argument(
-        "--split-input-file", action="store_true", help="process each `// -----` chunk on its own"
+        "-p",
+        "--pass-pipeline",
+        default="",
+        help="comma-separated passes with options in braces, optionally wrapped in"
+        " builtin.module(...) (default: none, the module is printed back)",
     )
+    parser.add_argument("-o", "--output", default="-", help="output file (default: - , stdout)")
+    parser.add_argument(
+        "--stats",
+        "--mlir-pass-statistics",
+        action="store_true",
+        help="print each pass instance's statistics to stderr, summed over split chunks",
+    )
+    parser.add_argument(
+        "--split-input-file",
+        action="store_true",
+        help="process each `// -----` chunk on its own; every bad chunk's error is reported",
+    )
+    parser.add_argument(
+        "--mlir-print-debuginfo",
+        action="store_true",
+        help="print locations (default: off, unless the input carries them)",
+    )
+    parser.add_argument(
+        "--mlir-print-op-generic",
+        action="store_true",
+        help="print in generic op form (default: off, unless the input is generic)",
+    )
+    parser.add_argument("--version", action=_VersionAction)
+    flags = parser.add_argument_group(
+        "passes as flags (mlir-opt style; several flags form a pipeline in the order given)"
+    )
+    for info in PASSES.values():
+        flags.add_argument(
+            f"--{info.name}",
+            metavar="'OPTIONS'",
+            nargs="?",
+            default=argparse.SUPPRESS,
+            help=f"{info.summary}; e.g. --{info.name}='{_example_options(info)}'"
+            if info.options
+            else info.summary,
+        )
     parser.add_argument(
         "--input-hlo",
         action="store_true",
@@ -86,19 +176,60 @@ def _opt_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _example_options(info: PassInfo) -> str:
+    return " ".join(
+        f"{o.name}={o.choices[-1] if o.choices else o.default}" for o in info.options[:1]
+    )
+
+
+def mlir_opt_argv(
+    argv: Sequence[str], parser: argparse.ArgumentParser
+) -> tuple[list[str], list[str]]:
+    """mlir-opt spellings argparse does not know: `-long-option` as `--long-option` (so
+    `-pass-pipeline=X` is not `-p ass-pipeline=X`), and passes as flags (`--pass`,
+    `--pass='opt=v opt2=w'`), returned in order as pipeline items."""
+    long_options = {o for o in parser._option_string_actions if o.startswith("--")}
+    rest: list[str] = []
+    passes: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--":
+            rest += [arg, *args]
+            break
+        name, eq, value = arg.partition("=")
+        if name.startswith("-") and not name.startswith("--") and "-" + name in long_options:
+            name = "-" + name
+        if name.startswith("--") and name[2:] in PASSES:
+            value = value.strip()
+            if value.startswith("{") and value.endswith("}"):
+                value = value[1:-1]
+            passes.append(f"{name[2:]}{{{value}}}" if value else name[2:])
+            continue
+        rest.append(name + eq + value)
+    return rest, passes
+
+
 def opt_main(argv: Sequence[str] | None = None) -> int:
     def body() -> int:
-        args = _opt_parser().parse_args(argv)
+        parser = _opt_parser()
+        rest, pass_flags = mlir_opt_argv(sys.argv[1:] if argv is None else argv, parser)
+        args = parser.parse_args(rest)
         set_max_input_size(args.max_input_size)
-        from convcanon.driver import run_opt
+        if pass_flags and args.pass_pipeline:
+            raise UsageError("convcanon-opt: give either --pass-pipeline or pass flags, not both")
+        from convcanon.driver import PrintOptions, run_opt
 
         return run_opt(
             args.input,
-            args.pass_pipeline,
+            args.pass_pipeline or ",".join(pass_flags),
             args.output,
             stats=args.stats,
             split_input_file=args.split_input_file,
             input_hlo=args.input_hlo,
+            print_options=PrintOptions(
+                debug_info=True if args.mlir_print_debuginfo else None,
+                generic=True if args.mlir_print_op_generic else None,
+            ),
         )
 
     return _guarded(body)
@@ -109,19 +240,41 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
 
 def _main_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="convcanon", description="convcanon tools")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
 
     explain = sub.add_parser("explain", help="one row per convolution: the gate's decision and why")
-    explain.add_argument("input")
-    explain.add_argument("-p", "--pass-pipeline", default="stablehlo-canonicalize-conv")
-    explain.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    explain.add_argument("input", help="StableHLO or MHLO module (.mlir; - is stdin)")
+    explain.add_argument(
+        "-p",
+        "--pass-pipeline",
+        default=None,
+        help="the conv pass and its options, e.g. 'stablehlo-canonicalize-conv{gate=general}'"
+        " (default: the conv pass of the dialect the module's convs are in)",
+    )
+    explain.add_argument(
+        "--format", choices=("table", "json", "markdown"), default="table", help="output format"
+    )
+    explain.add_argument(
+        "--input-hlo",
+        action="store_true",
+        help="the input is a serialized XLA HloModuleProto (.pb) or HLO text",
+    )
 
     run = sub.add_parser("run", help="interpret a module with numpy")
-    run.add_argument("input")
-    run.add_argument("--inputs", help="npz with the entry function's arguments (arg0, arg1, ...)")
-    run.add_argument("--output", help="write the results to this npz")
+    run.add_argument("input", help="module to run (StableHLO, MHLO, migraphx or TOSA .mlir)")
+    run.add_argument(
+        "--inputs",
+        help="npz with the entry function's arguments (arg0, arg1, ...)"
+        " (default: none, random inputs)",
+    )
+    run.add_argument(
+        "--output", help="write the results to this npz (default: none, print a summary)"
+    )
     run.add_argument("--entry", default=None, help="function to run (default: main, or each)")
-    run.add_argument("--split-input-file", action="store_true")
+    run.add_argument(
+        "--split-input-file", action="store_true", help="run each `// -----` chunk on its own"
+    )
     run.add_argument(
         "--memory-limit",
         default="4GiB",
@@ -129,23 +282,54 @@ def _main_parser() -> argparse.ArgumentParser:
     )
 
     verify = sub.add_parser("verify", help="differential check of two modules on random inputs")
-    verify.add_argument("before")
-    verify.add_argument("after")
-    verify.add_argument("--engine", choices=("reference", "xla", "iree"), default="reference")
-    verify.add_argument("--trials", type=int, default=3)
+    verify.add_argument("before", help="the original module (the truth, evaluated in f64)")
+    verify.add_argument("after", help="the transformed module to check against it")
+    verify.add_argument(
+        "--engine",
+        choices=("reference", "xla", "iree"),
+        default="reference",
+        help="what runs AFTER: the numpy reference, XLA (convcanon[xla]) or IREE (convcanon[iree])",
+    )
+    verify.add_argument("--trials", type=int, default=3, help="random input sets to compare")
     verify.add_argument("--seed", type=int, default=0)
-    verify.add_argument("--entry", default=None)
+    verify.add_argument(
+        "--entry", default=None, help="function to compare (default: main, or the only one)"
+    )
 
     graph = sub.add_parser("graph", help="dataflow graph before/after a pipeline, side by side")
-    graph.add_argument("input")
-    graph.add_argument("-p", "--pass-pipeline", default="")
-    graph.add_argument("--format", choices=("svg", "png", "dot"), default="svg")
-    graph.add_argument("-o", "--output", required=True)
+    graph.add_argument("input", help="module to draw (.mlir; - is stdin)")
+    graph.add_argument(
+        "-p", "--pass-pipeline", default="", help="draw the module after this pipeline beside it"
+    )
+    graph.add_argument(
+        "--format",
+        choices=("svg", "png", "dot"),
+        default=None,
+        help="output format (default: from the -o extension .svg/.png/.dot; svg for - or none)",
+    )
+    graph.add_argument("-o", "--output", required=True, help="output file; - is stdout")
+    graph.add_argument(
+        "--max-nodes",
+        type=int,
+        default=1500,
+        help="refuse to render a graph with more nodes than this (default 1500; dot is unlimited)",
+    )
+    graph.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="seconds Graphviz may take to render (default 120)",
+    )
+    graph.add_argument(
+        "--memory-limit",
+        default="4GiB",
+        help="address space Graphviz may use (default 4GiB; e.g. 512MiB or a byte count)",
+    )
 
     imp = sub.add_parser("import-migraphx", help="MIGraphX printed program -> migraphx MLIR")
-    imp.add_argument("input")
-    imp.add_argument("-o", "--output", default="-")
-    imp.add_argument("--name", default="main")
+    imp.add_argument("input", help="a MIGraphX printed program (program::print), - is stdin")
+    imp.add_argument("-o", "--output", default="-", help="output .mlir (default: -, stdout)")
+    imp.add_argument("--name", default="main", help="name of the emitted func.func")
     for command in (explain, run, verify, graph, imp):
         _add_max_input_size(command)
     return parser
@@ -158,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "explain":
             from convcanon.hlo.explain import explain_file
 
-            return explain_file(args.input, args.pass_pipeline, args.format)
+            return explain_file(args.input, args.pass_pipeline, args.format, args.input_hlo)
         if args.command == "run":
             from convcanon.reference.run import run_command
 

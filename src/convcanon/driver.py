@@ -12,10 +12,42 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from convcanon.diagnostics import ConvcanonError, UsageError
+from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
 from convcanon.fileio import check_output_path, read_input, write_output
 from convcanon.ir_kind import sniff_framework
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
+
+
+def read_mlir_input(path: str) -> tuple[str, str]:
+    """Read an MLIR input; XLA HLO (text or a binary HloModuleProto) gets a hint to convert it."""
+    try:
+        name, text = read_input(path)
+    except ConvcanonError as err:
+        if err.message.startswith("not UTF-8 text"):
+            err.message += (
+                "; if it is a serialized XLA HloModuleProto (.pb), pass --input-hlo to convert it"
+            )
+        raise
+    if text.lstrip().startswith("HloModule"):
+        stripped = len(text) - len(text.lstrip())
+        line = text.count("\n", 0, stripped) + 1
+        raise ConvcanonError(
+            "this is XLA HLO text, not MLIR: pass --input-hlo to convert it to StableHLO",
+            SourceLoc(name, line, 1),
+        )
+    return name, text
+
+
+@dataclass(frozen=True)
+class PrintOptions:
+    """mlir-opt's printer flags; None keeps what the input had (locations, generic form)."""
+
+    debug_info: bool | None = None  # --mlir-print-debuginfo
+    generic: bool | None = None  # --mlir-print-op-generic
+
+    @property
+    def default(self) -> bool:
+        return self.debug_info is None and self.generic is None
 
 
 @dataclass(frozen=True)
@@ -24,6 +56,7 @@ class FrameworkAdapter:
 
     parse: str  # (text, filename) -> module; raises ConvcanonError
     print: str  # (module) -> str
+    print_with: str  # (module, *, debug_info: bool | None, generic: bool | None) -> str
 
     def _load(self, entry: str) -> Callable[..., Any]:
         module_name, _, attr = entry.partition(":")
@@ -32,14 +65,38 @@ class FrameworkAdapter:
     def parse_text(self, text: str, filename: str) -> Any:
         return self._load(self.parse)(text, filename)
 
-    def print_module(self, module: Any) -> str:
-        return self._load(self.print)(module)
+    def print_module(self, module: Any, options: PrintOptions = PrintOptions()) -> str:
+        if options.default:
+            return self._load(self.print)(module)
+        return self._load(self.print_with)(
+            module, debug_info=options.debug_info, generic=options.generic
+        )
+
+
+def print_xdsl(module: Any, *, debug_info: bool | None, generic: bool | None) -> str:
+    """xDSL's printer with mlir-opt's flags (the custom form is `migraphx.io.print_file`)."""
+    import io
+
+    from xdsl.printer import Printer
+
+    stream = io.StringIO()
+    Printer(
+        stream=stream, print_generic_format=bool(generic), print_debuginfo=bool(debug_info)
+    ).print_op(module)
+    text = stream.getvalue()
+    return text if text.endswith("\n") else text + "\n"
 
 
 FRAMEWORKS: Mapping[str, FrameworkAdapter] = {
-    "hlo": FrameworkAdapter("convcanon.hlo.io:parse_file_text", "convcanon.hlo.io:print_file"),
+    "hlo": FrameworkAdapter(
+        "convcanon.hlo.io:parse_file_text",
+        "convcanon.hlo.io:print_file",
+        "convcanon.hlo.io:print_file",
+    ),
     "xdsl": FrameworkAdapter(
-        "convcanon.migraphx.io:parse_file_text", "convcanon.migraphx.io:print_file"
+        "convcanon.migraphx.io:parse_file_text",
+        "convcanon.migraphx.io:print_file",
+        "convcanon.driver:print_xdsl",
     ),
 }
 
@@ -51,31 +108,72 @@ def choose_framework(passes: list[PassInvocation], text: str) -> str:
     return frameworks.pop() if frameworks else sniff_framework(text)
 
 
+class PipelineStats:
+    """Counters per pass instance (a pass that runs twice has two entries), summed over every
+    `--split-input-file` chunk, printed like `mlir-opt -mlir-pass-statistics`."""
+
+    def __init__(self, passes: list[PassInvocation]) -> None:
+        self.names = [p.info.name for p in passes]
+        self.runs: list[PassStats | None] = [None] * len(passes)
+
+    def add(self, index: int, stats: PassStats) -> None:
+        total = self.runs[index]
+        if total is None:
+            total = self.runs[index] = PassStats()
+        for key, value in stats.counters.items():
+            total.bump(key, value)
+
+    def render(self) -> str:
+        rule = "===" + "-" * 73 + "==="
+        lines = [rule, "... Pass statistics report ...".center(len(rule)).rstrip(), rule]
+        repeated = {n for n in self.names if self.names.count(n) > 1}
+        for index, (name, stats) in enumerate(zip(self.names, self.runs, strict=True)):
+            if stats is None:
+                continue
+            lines.append(f"{name} (pass {index + 1} of the pipeline)" if name in repeated else name)
+            lines += [f"  (S) {value:8d} {key}" for key, value in sorted(stats.counters.items())]
+        return "\n".join(lines) + "\n"
+
+
 def run_pipeline(
-    module: Any, passes: list[PassInvocation], stats: dict[str, PassStats] | None = None
+    module: Any, passes: list[PassInvocation], stats: PipelineStats | None = None
 ) -> None:
-    for invocation in passes:
+    for index, invocation in enumerate(passes):
         result = invocation.info.load()(module, invocation.options)
         if stats is not None and isinstance(result, PassStats):
-            stats[invocation.info.name] = result
-
-
-def _print_stats(stats: dict[str, PassStats]) -> None:
-    for name, pass_stats in stats.items():
-        print(f"===- {name} statistics -===", file=sys.stderr)
-        for key, value in sorted(pass_stats.counters.items()):
-            print(f"  {value:8d} {key}", file=sys.stderr)
+            stats.add(index, result)
 
 
 def transform_text(
-    text: str, filename: str, pipeline: str, stats: dict[str, PassStats] | None = None
+    text: str,
+    filename: str,
+    pipeline: str,
+    stats: PipelineStats | None = None,
+    print_options: PrintOptions = PrintOptions(),
 ) -> str:
     """Parse, run `pipeline`, print: the whole job on one chunk of text."""
     passes = parse_pipeline(pipeline)
     adapter = FRAMEWORKS[choose_framework(passes, text)]
     module = adapter.parse_text(text, filename)
     run_pipeline(module, passes, stats)
-    return adapter.print_module(module)
+    return adapter.print_module(module, print_options)
+
+
+class ChunkErrors(ConvcanonError):
+    """The errors of every bad `--split-input-file` chunk, reported together like mlir-opt."""
+
+    def __init__(self, errors: list[ConvcanonError]) -> None:
+        super().__init__(errors[0].message, errors[0].loc, errors[0].code)
+        self.errors = errors
+
+    def render(self) -> str:
+        return "\n".join(render_with_notes(err) for err in self.errors)
+
+
+def render_with_notes(err: ConvcanonError) -> str:
+    """`err.render()` plus the notes its location carries (the user's source, for debug info)."""
+    notes: Callable[[], list[str]] | None = getattr(err.loc, "notes", None)
+    return "\n".join([err.render(), *(notes() if notes is not None else [])])
 
 
 def run_opt(
@@ -86,31 +184,37 @@ def run_opt(
     stats: bool = False,
     split_input_file: bool = False,
     input_hlo: bool = False,
+    print_options: PrintOptions = PrintOptions(),
 ) -> int:
-    parse_pipeline(pipeline)  # usage errors before reading anything
+    passes = parse_pipeline(pipeline)  # usage errors before reading anything
     check_output_path(input_path, output_path)
     if input_hlo:
         from convcanon.hlo.hlo_import import hlo_file_to_stablehlo_text
 
         filename, text = input_path, hlo_file_to_stablehlo_text(input_path)
     else:
-        filename, text = read_input(input_path)
-    collected: dict[str, PassStats] = {}
+        filename, text = read_mlir_input(input_path)
+    collected = PipelineStats(passes)
     if split_input_file:
-        from convcanon.hlo.context import split_input_file as split
+        from convcanon.hlo.context import split_input_file as split_chunks
 
-        outputs = []
-        for offset, chunk in split(text):
+        outputs, errors = [], []
+        for offset, chunk in split_chunks(text):
             try:
-                outputs.append(transform_text(chunk, filename, pipeline, collected))
+                # leading newlines: every location in the chunk is its line in the whole file
+                outputs.append(
+                    transform_text(
+                        "\n" * offset + chunk, filename, pipeline, collected, print_options
+                    )
+                )
             except ConvcanonError as err:
-                if err.loc is not None and err.loc.line:
-                    err.loc = type(err.loc)(err.loc.file, err.loc.line + offset, err.loc.col)
-                raise
+                errors.append(err)
+        if errors:
+            raise ChunkErrors(errors)
         result = "// -----\n".join(outputs)
     else:
-        result = transform_text(text, filename, pipeline, collected)
+        result = transform_text(text, filename, pipeline, collected, print_options)
     if stats:
-        _print_stats(collected)
+        sys.stderr.write(collected.render())
     write_output(output_path, result)
     return 0

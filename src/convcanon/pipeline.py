@@ -105,6 +105,12 @@ _CONV_OPTIONS = (
     OptionSpec("verbose", bool, False, "remark on convs whose operands come from another conv"),
 )
 
+# The conv pass of each HLO dialect: the CLI, `explain` and the mismatch error name them.
+CONV_PASS_FOR_DIALECT: Mapping[str, str] = {
+    "stablehlo": "stablehlo-canonicalize-conv",
+    "mhlo": "canonicalize-conv",
+}
+
 PASSES: dict[str, PassInfo] = {
     p.name: p
     for p in (

@@ -41,8 +41,8 @@ def test_unsupported_op_is_named_with_its_location(tmp_path: Path, capsys) -> No
     path = _write(tmp_path, "rng.mlir", text)
     code, _, err = _run([path], capsys)
     assert code == 1
-    expected = f"{path}:3:10: error: the interpreter does not support op 'stablehlo.rng_bit_generator'"
-    assert err.strip() == expected, err
+    unsupported = "the interpreter does not support op 'stablehlo.rng_bit_generator'"
+    assert err.strip() == f"{path}:3:10: error: {unsupported}", err
 
 
 def test_location_counts_lines_of_earlier_chunks(tmp_path: Path, capsys) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import dataclass
 from functools import cache
 
 # `jaxlib.mlir.ir` imports numpy only to register attribute builders for the Python op classes,
@@ -58,15 +59,104 @@ def make_context(allow_unregistered: bool = False) -> ir.Context:
 _LOC_RE = re.compile(r'loc\("(?P<file>(?:[^"\\]|\\.)*)":(?P<line>\d+):(?P<col>\d+)')
 
 
-def source_loc(location: ir.Location | str, filename: str, line_offset: int = 0) -> SourceLoc:
-    """Map an MLIR location to the user's file (parsed text is named "-" by the bindings)."""
-    match = _LOC_RE.search(str(location))
-    if match is None:
-        return SourceLoc(filename)
-    file = match["file"]
-    if file in ("-", ""):
-        file = filename
-    return SourceLoc(file, int(match["line"]) + line_offset, int(match["col"]))
+@dataclass(frozen=True)
+class HloLoc(SourceLoc):
+    """A position in the .mlir input plus what a debug-info export says about the op: the user's
+    `file:line:col` (JAX's innermost frame) and the op-name path (`jit(f)/conv_general_dilated`).
+    `str()` is the .mlir position, so `loc: error: ...` lines keep their shape; `notes()` adds the
+    source lines an editor can jump to."""
+
+    source: SourceLoc | None = None
+    op_path: str = ""
+
+    def origin(self) -> str:
+        """`mymodel.py:5:8 jit(f)/conv_general_dilated` (either part may be missing)."""
+        return " ".join(part for part in (str(self.source or ""), self.op_path) if part)
+
+    def notes(self) -> list[str]:
+        where = self.source or SourceLoc(self.file, self.line, self.col)
+        return [f"{where}: note: in {self.op_path}" if self.op_path else f"{where}: note: here"]
+
+
+def with_notes(loc: SourceLoc | None, line: str) -> str:
+    """`line`, followed by the notes that point at the user's source when `loc` has them."""
+    if isinstance(loc, HloLoc):
+        return "\n".join([line, *loc.notes()])
+    return line
+
+
+def _debug_origin(location: ir.Location) -> tuple[ir.FileLineColLoc | None, str]:
+    """The innermost file position and the outermost name of a NameLoc/CallSiteLoc/FusedLoc
+    tree, as JAX writes them: `name(callsite(frame(file:line:col) at caller))`."""
+    name = ""
+    current: ir.Location | None = location
+    for _ in range(64):  # location trees are shallow; a bound keeps a hostile one cheap
+        if isinstance(current, ir.NameLoc):
+            name = name or current.name_str
+            current = current.child_loc
+        elif isinstance(current, ir.CallSiteLoc):
+            current = current.callee
+        elif isinstance(current, ir.FusedLoc):
+            found: ir.FileLineColLoc | None = None
+            for part in current.locations:
+                file_loc, part_name = _debug_origin(part)  # pyright: ignore[reportArgumentType]
+                name = name or part_name
+                found = found or file_loc
+            return found, name
+        elif isinstance(current, ir.FileLineColLoc):
+            return current, name
+        else:
+            break
+    return None, name
+
+
+def source_loc(
+    location: ir.Location | str,
+    filename: str,
+    line_offset: int = 0,
+    position: tuple[int, int] | None = None,
+) -> SourceLoc:
+    """Map an MLIR location to the user's file (parsed text is named "-" by the bindings).
+
+    A location a debug-info export carries (another file, a name, a call stack) becomes an
+    `HloLoc`: the .mlir `position` of the op when the caller knows it, plus the user's source."""
+    if isinstance(location, str):
+        match = _LOC_RE.search(location)
+        if match is None:
+            return SourceLoc(filename)
+        file = filename if match["file"] in ("-", "") else match["file"]
+        return SourceLoc(file, int(match["line"]) + line_offset, int(match["col"]))
+    if type(location) is ir.Location:  # diagnostics hand out the base class: downcast it
+        with location.context:
+            location = ir.Location.from_attr(location.attr)
+    if isinstance(location, ir.FileLineColLoc) and location.filename in ("-", "", filename):
+        return SourceLoc(filename, location.start_line + line_offset, location.start_col)
+    file_loc, name = _debug_origin(location)
+    if file_loc is None and not name:
+        return SourceLoc(filename, *(position or (0, 0)))
+    source = None
+    if file_loc is not None:
+        source = SourceLoc(file_loc.filename, file_loc.start_line, file_loc.start_col)
+    line, col = position or (0, 0)
+    return HloLoc(filename, line, col, source, name)
+
+
+_OP_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[A-Za-z_][\w.$]*|\n')
+
+
+def op_positions(text: str, op_name: str) -> list[tuple[int, int]]:
+    """(line, col) of every `op_name` op in `text`, in textual order (= MLIR's pre-order walk):
+    the pretty `%0 = op_name` or the generic `"op_name"(`, not comments or other strings."""
+    quoted = f'"{op_name}"'
+    found: list[tuple[int, int]] = []
+    line, line_start = 1, 0
+    for match in _OP_TOKEN.finditer(text):
+        token = match[0]
+        if token == "\n":
+            line, line_start = line + 1, match.end()
+        elif token == op_name or token == quoted:
+            found.append((line, match.start() - line_start + 1))
+    return found
 
 
 # -- the `check` dialect of the StableHLO interpreter tests --------------------------------------

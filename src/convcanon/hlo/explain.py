@@ -11,10 +11,10 @@ from collections import Counter
 from typing import Any
 
 from convcanon.diagnostics import UsageError
-from convcanon.fileio import read_input, write_stdout
-from convcanon.pipeline import parse_pipeline
+from convcanon.fileio import write_stdout
+from convcanon.pipeline import CONV_PASS_FOR_DIALECT, PassInvocation, parse_pipeline
 
-_CONV_PASSES = {"canonicalize-conv": "mhlo", "stablehlo-canonicalize-conv": "stablehlo"}
+_CONV_PASSES = {name: dialect for dialect, name in CONV_PASS_FOR_DIALECT.items()}
 
 
 def _ops_summary(ops: list[str]) -> str:
@@ -28,8 +28,12 @@ def _ints(values: tuple[int, ...]) -> str:
 
 def _row(record: Any) -> dict[str, Any]:
     p = record.params
+    loc = record.loc
+    source = getattr(loc, "source", None)
     return {
-        "location": str(record.loc),
+        "location": str(loc),
+        "source": str(source or ""),  # the user's file:line:col a debug-info export carries
+        "op_name": getattr(loc, "op_path", ""),  # and its op-name path, jit(f)/conv_general_...
         "lhs": record.types[0],
         "rhs": record.types[1],
         "result": record.types[2],
@@ -62,6 +66,7 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 _COLUMNS = (
     "location",
+    "source",
     "lhs",
     "rhs",
     "result",
@@ -84,6 +89,7 @@ def _cells(row: dict[str, Any]) -> list[str]:
         window += " reverse=" + _ints(tuple(int(r) for r in row["reversal"]))
     return [
         row["location"],
+        f"{row['source']} {row['op_name']}".strip(),
         row["lhs"],
         row["rhs"],
         row["result"],
@@ -114,35 +120,56 @@ def render(rows: list[dict[str, Any]], fmt: str) -> str:
     if fmt == "json":
         return json.dumps({"convs": rows, "summary": summary}, indent=2) + "\n"
     table = [list(_COLUMNS)] + [_cells(r) for r in rows]
+    source = _COLUMNS.index("source")
+    if not any(line[source] for line in table[1:]):  # no debug info: no empty column
+        table = [line[:source] + line[source + 1 :] for line in table]
     if fmt == "markdown":
         lines = ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in table]
-        lines.insert(1, "|" + "---|" * len(_COLUMNS))
+        lines.insert(1, "|" + "---|" * len(table[0]))
         return "\n".join(lines + [""] + [f"- {s}" for s in _summary_lines(summary)]) + "\n"
-    widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in table]
     return "\n".join([s.rstrip() for s in lines] + [""] + _summary_lines(summary)) + "\n"
 
 
-def explain_rows(text: str, filename: str, pipeline: str) -> list[dict[str, Any]]:
-    """Dry-run the pipeline's conv pass on `text`; one row per conv it saw."""
-    from convcanon.hlo.dialects import DIALECTS
-    from convcanon.hlo.io import parse_file_text
-    from convcanon.hlo.passes import canonicalize
-
+def _conv_pass(pipeline: str) -> PassInvocation:
     passes = [p for p in parse_pipeline(pipeline) if p.info.name in _CONV_PASSES]
     if len(passes) != 1:
         raise UsageError(
             f"explain needs exactly one conv pass in the pipeline ({', '.join(_CONV_PASSES)})"
         )
-    invocation = passes[0]
+    return passes[0]
+
+
+def explain_rows(text: str, filename: str, pipeline: str | None = None) -> list[dict[str, Any]]:
+    """Dry-run the pipeline's conv pass on `text`; one row per conv it saw. Without a pipeline,
+    the conv pass of the dialect the module's convs are in (StableHLO when it has none)."""
+    from convcanon.hlo.dialect_check import convs_by_dialect
+    from convcanon.hlo.dialects import DIALECTS
+    from convcanon.hlo.io import parse_file_text
+    from convcanon.hlo.passes import canonicalize
+
+    invocation = _conv_pass(pipeline) if pipeline is not None else None
     hlo_file = parse_file_text(text, filename)
+    if invocation is None:
+        found = convs_by_dialect(hlo_file.module)
+        dialect = "mhlo" if found["mhlo"] and not found["stablehlo"] else "stablehlo"
+        invocation = _conv_pass(CONV_PASS_FOR_DIALECT[dialect])
     dialect = DIALECTS[_CONV_PASSES[invocation.info.name]]
     _, records = canonicalize(hlo_file, invocation.options, dialect)
     return [_row(r) for r in records]
 
 
-def explain_file(input: str, pipeline: str, fmt: str) -> int:
-    parse_pipeline(pipeline)  # usage errors before reading anything
-    filename, text = read_input(input)
+def explain_file(input: str, pipeline: str | None, fmt: str, input_hlo: bool = False) -> int:
+    if pipeline is not None:
+        _conv_pass(pipeline)  # usage errors before reading anything
+    if input_hlo:
+        from convcanon.hlo.hlo_import import hlo_file_to_stablehlo_text
+
+        filename, text = input, hlo_file_to_stablehlo_text(input)
+    else:
+        from convcanon.driver import read_mlir_input
+
+        filename, text = read_mlir_input(input)
     write_stdout(render(explain_rows(text, filename, pipeline), fmt))
     return 0

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from convcanon.hlo.context import ir, parse_module, print_module
+from convcanon.hlo.context import ir, op_positions, parse_module, print_module
 
 
 @dataclass
@@ -17,6 +17,35 @@ class HloFile:
     filename: str
     debug_info: bool
     generic: bool = False
+    text: str = ""  # the source, to find where an op carrying a debug-info location is written
+    _positions: dict[str, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
+
+    def position_of(self, op_name: str, index: int) -> tuple[int, int] | None:
+        """(line, col) in the .mlir text of the `index`-th `op_name` op, when its location is a
+        debug-info one (else the location already is the position and this returns None).
+
+        Ask before rewriting: the positions are counted in the module as parsed."""
+        if not self.debug_info or not self.text:
+            return None
+        if op_name not in self._positions:
+            found = op_positions(self.text, op_name)
+            if len(found) != _count_ops(self.module, op_name):
+                found = []  # the text and the module disagree (e.g. ops outside the grammar)
+            self._positions[op_name] = found
+        positions = self._positions[op_name]
+        return positions[index] if index < len(positions) else None
+
+
+def _count_ops(module: ir.Module, op_name: str) -> int:
+    count = 0
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal count
+        count += op.name == op_name
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return count
 
 
 # The first op of a generic-form file is quoted: `"builtin.module"() ...` or `"func.func"() ...`
@@ -26,8 +55,24 @@ _GENERIC_START = re.compile(r'\A(?:\s*(?://[^\n]*|#[\w.$-]+\s*=[^\n]*))*\s*"[\w.
 
 def parse_file_text(text: str, filename: str) -> HloFile:
     generic = _GENERIC_START.match(text) is not None
-    return HloFile(parse_module(text, filename), filename, "loc(" in text, generic)
+    return HloFile(parse_module(text, filename), filename, "loc(" in text, generic, text)
 
 
-def print_file(parsed: HloFile) -> str:
-    return print_module(parsed.module, debug_info=parsed.debug_info, generic=parsed.generic)
+def print_file(
+    parsed: HloFile, *, debug_info: bool | None = None, generic: bool | None = None
+) -> str:
+    """Print as parsed (locations and generic form kept), or as `--mlir-print-debuginfo` /
+    `--mlir-print-op-generic` ask. Text positions print with the input's name, as mlir-opt."""
+    with_locations = parsed.debug_info if debug_info is None else debug_info
+    text = print_module(
+        parsed.module,
+        debug_info=with_locations,
+        generic=parsed.generic if generic is None else generic,
+    )
+    if with_locations and not parsed.debug_info:
+        text = text.replace('loc("-":', f"loc({_quoted(parsed.filename)}:")
+    return text
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -489,9 +489,12 @@ def _shift_right_logical(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _shift_right_arithmetic(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Sign fill from the top bit, also for unsigned types (as XLA does)."""
     bits = a.dtype.itemsize * 8
+    signed = np.dtype(f"i{a.dtype.itemsize}")
     amount = np.where((b < 0) | (b >= bits), bits - 1, b)  # out of range: sign fill
-    return np.right_shift(a, amount.astype(a.dtype))
+    shifted = np.right_shift(np.ascontiguousarray(a).view(signed), amount.astype(signed))
+    return shifted.view(a.dtype)
 
 
 def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -671,7 +674,8 @@ def _convert(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list
             return [np.clip(wide, info.min, info.max).astype(target)]
     if target == np.bool_:
         return [x != 0]
-    return [x.astype(target)]
+    with np.errstate(all="ignore"):  # a float too big for the narrower type becomes inf
+        return [x.astype(target)]
 
 
 def _bitcast_convert(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):

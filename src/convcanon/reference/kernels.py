@@ -782,10 +782,7 @@ def reduce_precision(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> n
             overflow, signed_zero | exponent_mask, np.where(underflow, signed_zero, bits)
         )
     out = bits.astype(unsigned).view(x.dtype)
-    nan = np.isnan(x)
-    if mantissa_bits > 0:
-        return np.where(nan, x, out)
-    return np.where(nan, np.where(np.signbit(x), -np.inf, np.inf).astype(x.dtype), out)
+    return np.where(np.isnan(x), x, out)  # XLA keeps NaN, even with no mantissa bits left
 
 
 def wrap_integer(x: np.ndarray, bits: int, signed: bool) -> np.ndarray:

@@ -1,0 +1,46 @@
+"""A conv pass over the other dialect's convolutions is a user mistake, not a no-op: say which
+pass the module needs."""
+
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from convcanon.diagnostics import ConvcanonError
+from convcanon.hlo.context import source_loc
+from convcanon.hlo.dialects import DIALECTS, Dialect
+from convcanon.hlo.io import HloFile
+from convcanon.pipeline import CONV_PASS_FOR_DIALECT
+
+
+def convs_by_dialect(module: ir.Module) -> dict[str, list[ir.Operation]]:
+    """Every conv of each HLO dialect in the module, in pre-order (one walk, in C++)."""
+    names = {d.conv: d.name for d in DIALECTS.values()}
+    found: dict[str, list[ir.Operation]] = {name: [] for name in DIALECTS}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        dialect = names.get(op.name)
+        if dialect is not None:
+            found[dialect].append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def check_conv_dialect(hlo_file: HloFile, dialect: Dialect) -> None:
+    """Raise when the module has no `dialect` conv but has convs of the other HLO dialect."""
+    found = convs_by_dialect(hlo_file.module)
+    if found[dialect.name]:
+        return
+    for other, convs in found.items():
+        if other != dialect.name and convs:
+            ours, theirs = CONV_PASS_FOR_DIALECT[dialect.name], CONV_PASS_FOR_DIALECT[other]
+            raise ConvcanonError(
+                f"{ours} found no {dialect.conv} but {len(convs)} {other}.convolution"
+                f" op{'s' if len(convs) > 1 else ''}: use {theirs} for {other} modules",
+                source_loc(
+                    convs[0].location,
+                    hlo_file.filename,
+                    position=hlo_file.position_of(f"{other}.convolution", 0),
+                ),
+            )
