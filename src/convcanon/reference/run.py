@@ -22,6 +22,7 @@ from convcanon.fileio import (
     read_input,
     write_output,
 )
+from convcanon.reference.summary import print_results
 
 
 def parse_memory_limit(text: str | int) -> int:
@@ -189,6 +190,8 @@ def run_command(
                 f"{report.name}: {status} ({report.checks} check(s), "
                 f"{len(report.failures)} failed, {len(report.results)} result(s))"
             )
+            if not output:
+                print_results(report.results)
             for failure in report.failures:
                 print(failure, file=sys.stderr)
             failed += bool(report.failures)
@@ -222,6 +225,8 @@ def _run_xdsl(
         ) from None
     results = module.run_module_text(text, filename, entry, feed, limit)
     print(f"{entry or 'main'}: ok ({len(results)} result(s))")
+    if not output:
+        print_results(results)
     if output:
         save_outputs(output, {f"result{i}": r for i, r in enumerate(results)})
     return 0
