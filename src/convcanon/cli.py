@@ -368,7 +368,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "graph":
             from convcanon.graph import graph_command
 
-            return graph_command(args.input, args.pass_pipeline, args.format, args.output)
+            return graph_command(
+                args.input,
+                args.pass_pipeline,
+                args.format,
+                args.output,
+                max_nodes=args.max_nodes,
+                timeout=args.timeout,
+                memory_limit=args.memory_limit,
+            )
         if args.command == "import-migraphx":
             from convcanon.migraphx.importer import import_command
 

@@ -2,19 +2,31 @@
 
 Convolutions are highlighted, and so are the ops the pipeline added (an op of the "after" graph
 with no op of the same name and result type left to match in the "before" graph). Rendering uses
-Graphviz's `dot`; `--format dot` needs nothing but this module.
+Graphviz's `dot`; `--format dot` needs nothing but this module. Graphviz's layout grows much
+faster than the graph (a 3,000-op chain took 3.9 GB before it died), so a rendered graph is
+refused past a node limit, and `dot` runs under a time and memory limit.
 """
 
 from __future__ import annotations
 
+import os
+import resource
 import shutil
 import subprocess
+import sys
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
-from convcanon.fileio import check_output_path, read_input, write_output
+from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
+from convcanon.fileio import check_output_path, parse_byte_size, read_input, write_output
+
+FORMATS = ("svg", "png", "dot")
+DEFAULT_MAX_NODES = 1500
+DEFAULT_TIMEOUT = 120.0  # seconds
+DEFAULT_MEMORY_LIMIT = "4GiB"
+_EXTENSIONS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot"}
 
 
 @dataclass(frozen=True)
@@ -141,7 +153,37 @@ def to_dot(panels: list[tuple[str, list[Node], set[str]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(dot_text: str, fmt: str) -> bytes:
+def format_for(output: str, fmt: str | None) -> str:
+    """`--format` if given, else the output's extension; stdout and no extension mean SVG."""
+    if fmt is not None:
+        return fmt
+    if output == "-":
+        return "svg"
+    extension = os.path.splitext(output)[1].lower()
+    if not extension:
+        return "svg"
+    if extension not in _EXTENSIONS:
+        raise UsageError(
+            f"cannot tell the graph format from {output!r}: use a .svg, .png or .dot name, "
+            "or --format svg|png|dot"
+        )
+    return _EXTENSIONS[extension]
+
+
+def _limit_memory(limit: int) -> None:
+    """In the `dot` child: an address-space limit, so a huge layout fails instead of swapping."""
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def render(
+    dot_text: str,
+    fmt: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    memory_limit: int | None = None,
+    progress: str = "",
+) -> bytes:
+    """Run Graphviz's `dot`; past a second, say on stderr that it works and how long it took."""
     if fmt == "dot":
         return dot_text.encode()
     dot = shutil.which("dot")
@@ -149,16 +191,69 @@ def render(dot_text: str, fmt: str) -> bytes:
         raise ConvcanonError(
             "rendering needs Graphviz's `dot` (apt-get install graphviz); use --format dot"
         )
-    result = subprocess.run([dot, f"-T{fmt}"], input=dot_text.encode(), capture_output=True)
-    if result.returncode != 0:
-        raise ConvcanonError(f"dot failed: {result.stderr.decode(errors='replace').strip()}")
-    return result.stdout
+    limit = memory_limit  # bound for the closure
+    try:
+        child = subprocess.Popen(
+            [dot, f"-T{fmt}"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=(lambda: _limit_memory(limit)) if limit else None,
+        )
+    except OSError as err:  # e.g. ENOMEM: the limit is too small for dot to start at all
+        raise ConvcanonError(
+            f"cannot start Graphviz's dot under the memory limit of {limit} bytes "
+            f"(--memory-limit): {err.strerror}"
+        ) from None
+    start = time.monotonic()
+    slow = False
+    try:
+        try:
+            stdout, stderr = child.communicate(dot_text.encode(), timeout=min(1.0, timeout))
+        except subprocess.TimeoutExpired:
+            slow = True
+            print(f"graph: rendering {progress}with Graphviz ...", file=sys.stderr, flush=True)
+            stdout, stderr = child.communicate(timeout=max(timeout - 1.0, 0.0))
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        raise ConvcanonError(
+            f"Graphviz did not finish within {timeout:g} s (--timeout); "
+            "draw a smaller module or use --format dot"
+        ) from None
+    if slow:
+        print(f"graph: rendered in {time.monotonic() - start:.1f} s", file=sys.stderr, flush=True)
+    if child.returncode != 0:
+        message = stderr.decode(errors="replace").strip()
+        memory_words = ("alloc", "memory", "failed to map")
+        if limit and (child.returncode < 0 or any(w in message.lower() for w in memory_words)):
+            raise ConvcanonError(
+                f"Graphviz ran out of its memory limit of {limit} bytes (--memory-limit): "
+                f"{message or f'killed by signal {-child.returncode}'}"
+            )
+        raise ConvcanonError(f"dot failed: {message}")
+    return stdout
 
 
-def graph_command(input_path: str, pipeline: str, fmt: str, output: str) -> int:
+def graph_command(
+    input_path: str,
+    pipeline: str,
+    fmt: str | None,
+    output: str,
+    *,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    timeout: float = DEFAULT_TIMEOUT,
+    memory_limit: str | int = DEFAULT_MEMORY_LIMIT,
+) -> int:
     from convcanon.driver import FRAMEWORKS, choose_framework, run_pipeline
     from convcanon.pipeline import parse_pipeline
 
+    fmt = format_for(output, fmt)
+    if max_nodes < 1:
+        raise UsageError(f"--max-nodes must be at least 1, not {max_nodes}")
+    if timeout <= 0:
+        raise UsageError(f"--timeout must be positive, not {timeout:g}")
+    limit = parse_byte_size(memory_limit, "memory limit")
     passes = parse_pipeline(pipeline)
     check_output_path(input_path, output)
     filename, text = read_input(input_path)
@@ -174,5 +269,21 @@ def graph_command(input_path: str, pipeline: str, fmt: str, output: str) -> int:
         panels.append((f"after {pipeline}", after, added_nodes(before, after)))
     if not before:
         raise ConvcanonError("the module has no ops to draw", SourceLoc(filename))
-    write_output(output, render(to_dot(panels), fmt))
+    nodes = sum(len(panel_nodes) for _, panel_nodes, _ in panels)
+    if fmt != "dot" and nodes > max_nodes:
+        counts = ", ".join(f"{len(n)} {title}" for title, n, _ in panels)
+        raise ConvcanonError(
+            f"the graph has {nodes} nodes ({counts}), over the limit of {max_nodes} for "
+            f"rendering: Graphviz's layout would take minutes and gigabytes; raise --max-nodes, "
+            "or write --format dot",
+            SourceLoc(filename),
+        )
+    data = render(
+        to_dot(panels),
+        fmt,
+        timeout=timeout,
+        memory_limit=limit,
+        progress=f"{nodes} nodes as {fmt} ",
+    )
+    write_output(output, data)
     return 0

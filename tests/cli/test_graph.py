@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -15,8 +16,12 @@ HLO = REPO / "examples" / "small_cnn.stablehlo.mlir"
 MIGRAPHX = REPO / "bench" / "migraphx" / "nhwc_resblock.mlir"
 
 
-def _graph(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, "graph", *args], capture_output=True, text=True)
+def _graph(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, "graph", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120
+    )
 
 
 def test_added_ops_are_those_left_after_matching_by_kind():
@@ -77,3 +82,95 @@ def test_bad_input_is_a_diagnostic_and_writes_nothing(tmp_path: Path):
     assert result.returncode == 1
     assert result.stderr.startswith(f"{bad}:2:") and "Traceback" not in result.stderr
     assert not out.exists()
+
+
+def _chain(tmp_path: Path, ops: int) -> Path:
+    """A module whose graph is a chain of `ops` adds (Graphviz's worst case for its size)."""
+    lines = ["func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {"]
+    previous = "%arg0"
+    for i in range(ops):
+        lines.append(f"  %{i} = stablehlo.add {previous}, {previous} : tensor<4xf32>")
+        previous = f"%{i}"
+    lines += [f"  return {previous} : tensor<4xf32>", "}"]
+    path = tmp_path / "chain.mlir"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _fake_dot(tmp_path: Path, seconds: float) -> dict[str, str]:
+    """An environment whose `dot` sleeps, then prints an SVG: renders of a known duration."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    dot = bin_dir / "dot"
+    dot.write_text(f"#!/bin/sh\ncat >/dev/null\nsleep {seconds}\necho '<svg/>'\n")
+    dot.chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_dash_output_is_stdout_not_a_file_named_dash(tmp_path: Path):
+    result = _graph(str(HLO), "--format", "dot", "-o", "-", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("digraph convcanon {")
+    assert not (tmp_path / "-").exists()
+
+
+def test_format_follows_the_output_extension(tmp_path: Path):
+    for name, magic in (("g.png", b"\x89PNG"), ("g.dot", b"digraph"), ("g.svg", b"<?xml")):
+        result = _graph(str(HLO), "-o", str(tmp_path / name))
+        assert result.returncode == 0, result.stderr
+        assert (tmp_path / name).read_bytes().startswith(magic), name
+
+
+def test_unknown_extension_without_format_is_a_usage_error(tmp_path: Path):
+    result = _graph(str(HLO), "-o", str(tmp_path / "g.pdf"))
+    assert result.returncode == 2
+    assert "cannot tell the graph format from" in result.stderr and "--format" in result.stderr
+    assert not (tmp_path / "g.pdf").exists()
+
+
+def test_chain_of_3000_ops_is_refused_before_graphviz_runs(tmp_path: Path):
+    chain = _chain(tmp_path, 3000)
+    out = tmp_path / "g.svg"
+    result = _graph(str(chain), "-o", str(out), env=_fake_dot(tmp_path, 30))  # 30 s if it ran
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"{chain}: error: the graph has 3002 nodes (3002 input)")
+    assert "over the limit of 1500" in result.stderr and "--max-nodes" in result.stderr
+    assert not out.exists()
+
+
+def test_node_limit_is_an_option_and_dot_text_has_none(tmp_path: Path):
+    chain = _chain(tmp_path, 30)
+    refused = _graph(str(chain), "--max-nodes", "10", "-o", str(tmp_path / "g.svg"))
+    assert refused.returncode == 1 and "over the limit of 10" in refused.stderr
+    dot = _graph(str(chain), "--max-nodes", "10", "-o", str(tmp_path / "g.dot"))
+    assert dot.returncode == 0, dot.stderr
+
+
+def test_render_past_its_timeout_is_stopped_with_a_message(tmp_path: Path):
+    out = tmp_path / "g.svg"
+    result = _graph(str(HLO), "--timeout", "1.5", "-o", str(out), env=_fake_dot(tmp_path, 20))
+    assert result.returncode == 1
+    assert "Graphviz did not finish within 1.5 s (--timeout)" in result.stderr
+    assert not out.exists()
+
+
+def test_render_longer_than_a_second_says_so_on_stderr(tmp_path: Path):
+    out = tmp_path / "g.svg"
+    result = _graph(str(HLO), "-o", str(out), env=_fake_dot(tmp_path, 1.5))
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("graph: rendering ") and "nodes as svg with Graphviz" in lines[0]
+    assert lines[1].startswith("graph: rendered in ")
+    assert out.read_text().strip() == "<svg/>"
+
+
+def test_quick_render_prints_nothing_on_stderr(tmp_path: Path):
+    result = _graph(str(HLO), "-o", str(tmp_path / "g.svg"))
+    assert result.returncode == 0 and result.stderr == ""
+
+
+def test_graphviz_memory_is_bounded(tmp_path: Path):
+    result = _graph(str(HLO), "--memory-limit", "1MiB", "-o", str(tmp_path / "g.svg"))
+    assert result.returncode == 1
+    assert "memory limit of 1048576 bytes (--memory-limit)" in result.stderr
+    assert "Traceback" not in result.stderr
