@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from convcanon.hlo.context import ir, op_positions, parse_module, print_module
+from convcanon.diagnostics import SourceLoc
+from convcanon.hlo.context import ir, op_positions, parse_module, print_module, source_loc
 
 
 @dataclass
@@ -29,23 +30,32 @@ class HloFile:
             return None
         if op_name not in self._positions:
             found = op_positions(self.text, op_name)
-            if len(found) != _count_ops(self.module, op_name):
+            if len(found) != len(_ops_named(self.module, op_name)):
                 found = []  # the text and the module disagree (e.g. ops outside the grammar)
             self._positions[op_name] = found
         positions = self._positions[op_name]
         return positions[index] if index < len(positions) else None
 
+    def loc_of(self, op: ir.Operation) -> SourceLoc:
+        """Where `op` is, with the user's source when the input carries debug info."""
+        position = None
+        if self.debug_info and self.text:
+            same = _ops_named(self.module, op.name)
+            index = next((i for i, o in enumerate(same) if o == op), None)
+            position = None if index is None else self.position_of(op.name, index)
+        return source_loc(op.location, self.filename, position=position)
 
-def _count_ops(module: ir.Module, op_name: str) -> int:
-    count = 0
+
+def _ops_named(module: ir.Module, op_name: str) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        nonlocal count
-        count += op.name == op_name
+        if op.name == op_name:
+            found.append(op)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return count
+    return found
 
 
 # The first op of a generic-form file is quoted: `"builtin.module"() ...` or `"func.func"() ...`

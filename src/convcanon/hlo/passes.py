@@ -191,7 +191,7 @@ def canonicalize(
             record.position = hlo_file.position_of(dialect.conv, len(records))
             records.append(record)
             if opts.verbose:
-                _verbose_remarks(conv, decision, dialect, hlo_file.filename, record.loc)
+                _verbose_remarks(conv, decision, dialect, hlo_file, record.loc)
             if not decision.accepted:
                 stats.bump(f"skipped: {decision.reason}")
                 continue
@@ -219,13 +219,13 @@ def canonicalize(
 
 
 def _verbose_remarks(
-    conv: ir.Operation, decision: Decision, dialect: Dialect, filename: str, loc: SourceLoc
+    conv: ir.Operation, decision: Decision, dialect: Dialect, hlo_file: HloFile, loc: SourceLoc
 ) -> None:
     if not decision.accepted:
         _remark(loc, f"convolution not canonicalized: {decision.reason}")
     producer = _reaches_conv(conv, dialect)
     if producer is not None:
-        where = source_loc(producer.location, filename)
+        where = hlo_file.loc_of(producer)
         _remark(loc, f"convolution's operand chain reaches the convolution at {where}")
 
 
