@@ -1,0 +1,76 @@
+"""No silent no-ops: a conv pass over the other dialect's convs is an error naming the right pass;
+`explain` picks the pass from the dialect it finds; XLA HLO without --input-hlo gets a hint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_support import CNN, Runner  # pyright: ignore[reportMissingImports]
+
+from convcanon.api import canonicalize_conv
+from convcanon.diagnostics import ConvcanonError
+
+
+def test_mhlo_pass_on_stablehlo_names_the_stablehlo_pass(opt: Runner, tmp_path: Path) -> None:
+    out = tmp_path / "out.mlir"
+    result = opt(CNN, "-p", "canonicalize-conv{gate=general}", "--stats", "-o", out)
+    assert result.code == 1 and result.out == ""
+    assert result.err.startswith(f"{CNN}:3:10: error: canonicalize-conv found no mhlo.convolution")
+    assert "6 stablehlo.convolution ops: use stablehlo-canonicalize-conv" in result.err
+    assert "statistics" not in result.err and not out.exists()
+
+
+def test_stablehlo_pass_on_mhlo_names_the_mhlo_pass(opt: Runner, mhlo_cnn: Path) -> None:
+    result = opt(mhlo_cnn, "--stablehlo-canonicalize-conv")
+    assert result.code == 1 and result.out == ""
+    assert "stablehlo-canonicalize-conv found no stablehlo.convolution" in result.err
+    assert "use canonicalize-conv for mhlo modules" in result.err
+
+
+def test_a_module_without_convs_is_not_an_error(opt: Runner, tmp_path: Path) -> None:
+    source = tmp_path / "add.mlir"
+    source.write_text(
+        "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %0 = stablehlo.add %x, %x : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n"
+    )
+    assert opt(source, "-p", "canonicalize-conv").code == 0
+
+
+def test_explain_picks_the_pass_from_the_dialect(cc: Runner, mhlo_cnn: Path) -> None:
+    result = cc("explain", mhlo_cnn, "--format", "json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["summary"]["convs_seen"] == 6
+    stable = json.loads(cc("explain", CNN, "--format", "json").out)
+    assert stable["summary"]["convs_seen"] == 6
+
+
+def test_explain_with_the_wrong_pass_is_the_same_error(cc: Runner, mhlo_cnn: Path) -> None:
+    result = cc("explain", mhlo_cnn, "-p", "stablehlo-canonicalize-conv")
+    assert result.code == 1 and result.out == ""
+    assert "use canonicalize-conv for mhlo modules" in result.err
+
+
+def test_the_api_raises_the_same_error() -> None:
+    with pytest.raises(ConvcanonError, match="use stablehlo-canonicalize-conv"):
+        canonicalize_conv(CNN.read_text(), "mhlo")
+
+
+def test_hlo_text_without_input_hlo_suggests_it(opt: Runner, cc: Runner, tmp_path: Path) -> None:
+    hlo = tmp_path / "conv.hlo"
+    hlo.write_text("\nHloModule jit_f, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n")
+    for result in (opt(hlo, "--stablehlo-canonicalize-conv"), cc("explain", hlo)):
+        assert result.code == 1
+        assert result.err == (
+            f"{hlo}:2:1: error: this is XLA HLO text, not MLIR: pass --input-hlo to convert it"
+            " to StableHLO\n"
+        )
+
+
+def test_binary_input_suggests_input_hlo(opt: Runner, tmp_path: Path) -> None:
+    proto = tmp_path / "conv.pb"
+    proto.write_bytes(b"\n\x05jit_f\x1a\xff\xfe\x00")
+    result = opt(proto)
+    assert result.code == 1
+    assert "not UTF-8 text" in result.err and "pass --input-hlo" in result.err
