@@ -214,9 +214,7 @@ def verify_command(
     tally = Tally()
     used: set[str] = set()
     for trial in range(trials):
-        dist, inputs, truth, out_before = _finite_trial(
-            plan, before_text, before_name, rng, trial, tally
-        )
+        dist, inputs, truth, out_before = _finite_trial(plan, before_text, before_name, rng, trial)
         used.add(dist)
         out_after = plan.run_after(after_text, after_name, plan.entry, inputs)
         if len(out_before) != len(out_after):
@@ -233,11 +231,10 @@ def verify_command(
             )
             if not verdict.ok:
                 raise ConvcanonError(
-                    f"mismatch (engine {engine}, trial {trial}, seed {seed}): {verdict.message}",
+                    f"mismatch (engine {engine}, trial {trial}, seed {seed}, {dist} inputs): "
+                    f"{verdict.message}",
                     SourceLoc(after_name),
                 )
-    for note in tally.notes:
-        print(note)
     print(_summary(trials, engine, plan.truth, tally, sorted(used)))
     return 0
 
@@ -256,7 +253,6 @@ def _finite_trial(
     before_name: str,
     rng: np.random.Generator,
     trial: int,
-    tally: Tally,
 ) -> tuple[str, list[np.ndarray], list[np.ndarray] | None, list[np.ndarray]]:
     """The distribution and inputs for which the truth and BEFORE are finite: N(0,1) first,
     then positive ones."""
@@ -274,9 +270,7 @@ def _finite_trial(
             what = "BEFORE in its own type"
         if not bad:
             if problems:
-                tally.notes.append(
-                    f"trial {trial}: {'; '.join(problems)}; drew {dist.name} inputs instead"
-                )
+                print(f"trial {trial}: {'; '.join(problems)}; drew {dist.name} inputs instead")
             return dist.name, inputs, truth, out_before
         detail = ", ".join(f"output {i}: {n} of {size} not finite" for i, n, size in bad)
         problems.append(f"{dist.name} inputs make {what} non-finite ({detail})")

@@ -18,7 +18,7 @@ caller draws other inputs or fails, never passes.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
@@ -64,7 +64,6 @@ class Tally:
     worst_allowed: float = 0.0
     worst_f64: float = 0.0
     f64_compared: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
