@@ -131,7 +131,7 @@ def _opt_parser() -> argparse.ArgumentParser:
         help="comma-separated passes with options in braces, optionally wrapped in"
         " builtin.module(...) (default: none, the module is printed back)",
     )
-    parser.add_argument("-o", "--output", default="-", help="output file (default: - , stdout)")
+    parser.add_argument("-o", "--output", default="-", help="output file (default: -, stdout)")
     parser.add_argument(
         "--stats",
         "--mlir-pass-statistics",
@@ -157,16 +157,20 @@ def _opt_parser() -> argparse.ArgumentParser:
     flags = parser.add_argument_group(
         "passes as flags (mlir-opt style; several flags form a pipeline in the order given)"
     )
-    for info in PASSES.values():
-        flags.add_argument(
-            f"--{info.name}",
-            metavar="'OPTIONS'",
-            nargs="?",
-            default=argparse.SUPPRESS,
-            help=f"{info.summary}; e.g. --{info.name}='{_example_options(info)}'"
-            if info.options
-            else info.summary,
-        )
+    for info in PASSES.values():  # shown here; mlir_opt_argv takes them out before parsing
+        if info.options:
+            example = f"; e.g. --{info.name}='{_example_options(info)}'"
+            flags.add_argument(
+                f"--{info.name}",
+                metavar="'OPTIONS'",
+                nargs="?",
+                default=argparse.SUPPRESS,
+                help=info.summary + example,
+            )
+        else:
+            flags.add_argument(
+                f"--{info.name}", action="store_true", default=argparse.SUPPRESS, help=info.summary
+            )
     parser.add_argument(
         "--input-hlo",
         action="store_true",
@@ -238,6 +242,17 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
 # -- convcanon -----------------------------------------------------------------------------------
 
 
+def _seed(text: str) -> int:
+    """A numpy seed: a non-negative integer (argparse reports anything else as a usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
+    return value
+
+
 def _main_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="convcanon", description="convcanon tools")
     parser.add_argument("--version", action=_VersionAction)
@@ -291,7 +306,12 @@ def _main_parser() -> argparse.ArgumentParser:
         help="what runs AFTER: the numpy reference, XLA (convcanon[xla]) or IREE (convcanon[iree])",
     )
     verify.add_argument("--trials", type=int, default=3, help="random input sets to compare")
-    verify.add_argument("--seed", type=int, default=0)
+    verify.add_argument(
+        "--seed",
+        type=_seed,
+        default=0,
+        help="seed of the random inputs, an integer >= 0 (default 0; same seed, same inputs)",
+    )
     verify.add_argument(
         "--entry", default=None, help="function to compare (default: main, or the only one)"
     )
@@ -332,6 +352,8 @@ def _main_parser() -> argparse.ArgumentParser:
     imp.add_argument("--name", default="main", help="name of the emitted func.func")
     for command in (explain, run, verify, graph, imp):
         _add_max_input_size(command)
+    for choice in sub._choices_actions:  # `convcanon CMD --help` opens with what CMD is for
+        sub.choices[choice.dest].description = choice.help
     return parser
 
 

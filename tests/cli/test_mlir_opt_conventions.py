@@ -1,0 +1,147 @@
+"""mlir-opt habits: passes as flags, `-pass-pipeline=` with one or two dashes, the printer flags,
+`--version`, and `--help` that describes every option with its default."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+from cli_support import CNN, Runner  # pyright: ignore[reportMissingImports]
+
+from convcanon.cli import _main_parser, _opt_parser
+
+GENERAL = "stablehlo-canonicalize-conv{gate=general}"
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def by_pipeline() -> str:
+    from convcanon.driver import transform_text
+
+    return transform_text(CNN.read_text(), str(CNN), GENERAL)
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        ["--stablehlo-canonicalize-conv=gate=general"],
+        ["--stablehlo-canonicalize-conv={gate=general}"],
+        ["-stablehlo-canonicalize-conv=gate=general"],
+        [f"--pass-pipeline={GENERAL}"],
+        [f"-pass-pipeline={GENERAL}"],
+        ["-pass-pipeline", GENERAL],
+        [f"--pass-pipeline=builtin.module({GENERAL})"],
+        ["-p", GENERAL],
+    ],
+)
+def test_every_spelling_runs_the_same_pipeline(
+    opt: Runner, by_pipeline: str, spelling: list[str]
+) -> None:
+    result = opt(CNN, *spelling)
+    assert result.code == 0, result.err
+    assert result.out == by_pipeline
+
+
+def test_pass_flags_form_a_pipeline_in_order(opt: Runner) -> None:
+    result = opt(
+        CNN,
+        "--stablehlo-canonicalize-conv=gate=general negative-padding=slice",
+        "--stablehlo-canonicalize-conv",
+        "--stats",
+    )
+    assert result.code == 0, result.err
+    first, second = result.err.split("stablehlo-canonicalize-conv (pass 2 of the pipeline)")
+    assert "stablehlo-canonicalize-conv (pass 1 of the pipeline)" in first
+    assert "5 rewritten-pad" in first and "convs-seen" in second
+    assert "rewritten-pad" not in second  # the second run finds only canonical convs
+
+
+def test_flags_and_a_pipeline_together_are_bad_usage(opt: Runner) -> None:
+    result = opt(CNN, "--stablehlo-canonicalize-conv", "-p", GENERAL)
+    assert result.code == 2 and "not both" in result.err
+
+
+def test_an_unknown_flag_is_bad_usage_not_an_abbreviation(opt: Runner) -> None:
+    result = opt(CNN, "--stablehlo-canon")
+    assert result.code == 2 and result.out == ""
+
+
+def test_migraphx_to_tosa_as_a_flag(opt: Runner, tmp_path: Path) -> None:
+    source = tmp_path / "exp.mlir"
+    source.write_text(
+        "func.func @main(%x: !migraphx.shaped<2x3xf32, 3x1>) -> !migraphx.shaped<2x3xf32, 3x1> {\n"
+        "  %0 = migraphx.exp %x : <2x3xf32, 3x1> -> <2x3xf32, 3x1>\n"
+        "  func.return %0 : !migraphx.shaped<2x3xf32, 3x1>\n}\n"
+    )
+    flag, pipeline = opt(source, "--migraphx-to-tosa"), opt(source, "-p", "migraphx-to-tosa")
+    assert flag.code == 0, flag.err
+    assert "tosa.exp" in flag.out and flag.out == pipeline.out
+
+
+def test_print_debuginfo_prints_the_input_locations(opt: Runner) -> None:
+    result = opt(CNN, "--mlir-print-debuginfo")
+    assert result.code == 0, result.err
+    assert f'loc("{CNN}":3:10)' in result.out and 'loc("-"' not in result.out
+    plain = opt(CNN)
+    assert "loc(" not in plain.out
+
+
+def test_print_op_generic(opt: Runner) -> None:
+    result = opt(CNN, "-p", GENERAL, "--mlir-print-op-generic")
+    assert result.code == 0, result.err
+    assert '"stablehlo.convolution"(' in result.out and '"stablehlo.pad"(' in result.out
+    assert "stablehlo.convolution(%" not in result.out
+
+
+def test_printer_flags_on_migraphx(opt: Runner, tmp_path: Path) -> None:
+    source = tmp_path / "exp.mlir"
+    source.write_text(
+        "func.func @main(%x: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1> {\n"
+        "  %0 = migraphx.exp %x : <2xf32, 1> -> <2xf32, 1>\n"
+        "  func.return %0 : !migraphx.shaped<2xf32, 1>\n}\n"
+    )
+    assert '"migraphx.exp"(' in opt(source, "--mlir-print-op-generic").out
+    assert "loc(" in opt(source, "--mlir-print-debuginfo").out
+
+
+@pytest.mark.parametrize("tool", ["convcanon-opt", "convcanon"])
+def test_version_is_the_package_version(tool: str) -> None:
+    result = subprocess.run(
+        [str(BIN / tool), "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{tool} {version('convcanon')}\n"
+
+
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = _main_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {"convcanon-opt": _opt_parser(), **sub.choices}
+
+
+@pytest.mark.parametrize("name", ["convcanon-opt", "explain", "run", "verify", "graph",
+                                  "import-migraphx"])  # fmt: skip
+def test_help_describes_every_option_with_its_default(name: str) -> None:
+    parser = _subcommands()[name]
+    formatter = parser._get_formatter()
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction) or not action.option_strings:
+            continue
+        if action.default is argparse.SUPPRESS:  # --version and the pass flags: no value
+            assert action.help, action.option_strings
+            continue
+        text = formatter._get_help_string(action) or ""
+        assert len(text.split("(default")[0].strip()) > 5, (name, action.option_strings)
+        assert "default" in text, (name, action.option_strings, text)
+    assert parser.description, name
+    assert "default" in parser.format_help()
+
+
+def test_help_lists_the_pass_flags(opt: Runner) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        opt("--help")
+    assert exit_.value.code == 0
