@@ -284,4 +284,5 @@ TOSA_QUANT_KERNELS: dict[str, Kernel] = {
 def register(table: dict[str, Kernel]) -> None:
     """Add the quantization kernels (migraphx and TOSA) to an interpreter's op table."""
     table.update(QUANT_KERNELS)
-    table.update(TOSA_QUANT_KERNELS)
+    for name, kernel in TOSA_QUANT_KERNELS.items():
+        table.setdefault(name, kernel)  # the TOSA interpreter's own kernel, if it has one

@@ -1,0 +1,395 @@
+"""The quantization ops lowered to TOSA: iree-opt verifies every module, our TOSA interpreter and
+IREE (llvm-cpu) agree with the migraphx reference over flat strided buffers.
+
+Integer results must be equal; inputs span the whole int8 range and scales small enough to
+saturate. IREE compiles cost ~1 s, so the IREE hypothesis runs are small and the same strategies
+run with more examples on the interpreter. Block-scaled quant_dot (f4E2M1FN x f8E8M0FNU) is
+checked by iree-opt and the interpreter only: IREE 3.13's TOSA profile check refuses a
+`tosa.cast` from f4E2M1FN (and has no fp4 buffers), so it is not verified on IREE.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from convcanon.migraphx.io import parse_file_text
+from convcanon.reference.migraphx_interp import type_dtype
+
+from .harness import assert_close, entry, iree_opt_verify, lower, reference
+from .programs import Program, Val, conv_configs, layout_strides, memory_layouts, small_lens
+
+_IREE = settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+_INTERP = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def quant_inputs(text: str, seed: int = 0) -> list[np.ndarray]:
+    """Flat buffers: ints over their whole range (int32 over +-3000), floats in [-3, 3] for data
+    and (0.05, 2] for args whose name starts with `%scale`."""
+    module = parse_file_text(text, "<test>")
+    function = entry(module)
+    rng = np.random.default_rng(seed)
+    inputs: list[np.ndarray] = []
+    for arg, ty in zip(function.body.blocks[0].args, function.function_type.inputs, strict=True):
+        dtype = type_dtype(ty)
+        size = ty.flat_size()  # pyright: ignore[reportAttributeAccessIssue]
+        if dtype.kind in "iu" and dtype.itemsize == 1:
+            inputs.append(rng.integers(0, 256, size).astype(np.uint8).view(dtype))
+        elif dtype.kind in "iu":
+            inputs.append(rng.integers(-3000, 3000, size).astype(dtype))
+        elif (arg.name_hint or "").startswith("scale"):
+            inputs.append(rng.uniform(0.05, 2.0, size).astype(dtype))
+        else:
+            inputs.append(rng.uniform(-3.0, 3.0, size).astype(dtype))
+    return inputs
+
+
+def check(text: str, iree: bool = True, seed: int = 0, rtol: float = 1e-4) -> str:
+    """Lower; iree-opt verifies; our TOSA interpreter and (if `iree`) IREE equal the reference."""
+    tosa_text = lower(text)
+    iree_opt_verify(tosa_text)
+    inputs = quant_inputs(text, seed)
+    expected = reference(text, inputs)
+    assert_close(reference(tosa_text, inputs), expected, rtol)
+    if iree:
+        from convcanon.verify.iree_tosa import run_tosa_text
+
+        assert_close(run_tosa_text(tosa_text, inputs), expected, rtol)
+    return tosa_text
+
+
+def _arr(values: Sequence[int]) -> str:
+    return "[" + ", ".join(map(str, values)) + "]"
+
+
+def _scale_arg(p: Program, lens: Sequence[int], strides: Sequence[int], et: str = "f32") -> Val:
+    value = p.arg(lens, strides, et)
+    renamed = Val(f"%scale{len(p.args) - 1}", value.lens, value.strides, value.et)
+    p.args[-1] = renamed
+    return renamed
+
+
+@st.composite
+def _per_channel(draw: st.DrawFn, p: Program, lens: Sequence[int], et: str, scale: bool) -> Val:
+    """A full-shaped argument, or a per-axis vector broadcast to `lens` (how MIGraphX sends
+    per-channel scales and zero points)."""
+    lens = tuple(lens)
+    if draw(st.booleans()):
+        strides = draw(memory_layouts(lens, allow_broadcast=True))
+        return _scale_arg(p, lens, strides, et) if scale else p.arg(lens, strides, et)
+    axis = draw(st.integers(0, len(lens) - 1))
+    vec = _scale_arg(p, (lens[axis],), (1,), et) if scale else p.arg((lens[axis],), (1,), et)
+    strides = [1 if d == axis else 0 for d in range(len(lens))]
+    attrs = f"axis = {axis} : i64, out_lens = {_arr(lens)}"
+    return p.op("broadcast", [vec], lens, attrs, strides=strides)
+
+
+# -- strategies ------------------------------------------------------------------------------------
+
+
+@st.composite
+def quantize_programs(draw: st.DrawFn, out_types: Sequence[str] = ("i8", "i16")) -> str:
+    lens = draw(small_lens(1, 4))
+    p = Program()
+    src = draw(st.sampled_from(["f32", "f16"]))
+    x = p.arg(lens, draw(memory_layouts(lens, allow_broadcast=True)), src)
+    scale = draw(_per_channel(p, lens, src, scale=True))
+    out_et = draw(st.sampled_from(list(out_types)))
+    operands = [x, scale]
+    if draw(st.booleans()):
+        operands.append(draw(_per_channel(p, lens, out_et, scale=False)))
+    y = p.op("quantizelinear", operands, lens, strides=draw(memory_layouts(lens)), et=out_et)
+    return p.text([y])
+
+
+@st.composite
+def dequantize_programs(draw: st.DrawFn, in_types: Sequence[str] = ("i8", "i32")) -> str:
+    lens = draw(small_lens(1, 4))
+    p = Program()
+    in_et = draw(st.sampled_from(list(in_types)))
+    out_et = draw(st.sampled_from(["f32", "f16"]))
+    x = p.arg(lens, draw(memory_layouts(lens, allow_broadcast=True)), in_et)
+    operands = [x, draw(_per_channel(p, lens, out_et, scale=True))]
+    if draw(st.booleans()):
+        operands.append(draw(_per_channel(p, lens, in_et, scale=False)))
+    y = p.op("dequantizelinear", operands, lens, strides=draw(memory_layouts(lens)), et=out_et)
+    return p.text([y])
+
+
+@st.composite
+def quant_dot_programs(draw: st.DrawFn) -> str:
+    batch = tuple(draw(st.sampled_from([1, 2, 3])) for _ in range(draw(st.integers(0, 2))))
+    m, k, n = (draw(st.integers(1, 6)) for _ in range(3))
+    a_lens, b_lens, out = (*batch, m, k), (*batch, k, n), (*batch, m, n)
+    p = Program()
+    a = p.arg(a_lens, draw(memory_layouts(a_lens)), "i8")
+    b = p.arg(b_lens, draw(memory_layouts(b_lens)), "i8")
+    y = p.op("quant_dot", [a, b], out, strides=draw(memory_layouts(out)), et="i32")
+    return p.text([y])
+
+
+@st.composite
+def quant_conv_programs(draw: st.DrawFn) -> str:
+    cfg = draw(conv_configs())
+    p = Program()
+    x = p.arg(cfg.in_lens, draw(memory_layouts(cfg.in_lens)), "i8")
+    w = p.arg(cfg.w_lens, draw(memory_layouts(cfg.w_lens)), "i8")
+    out = cfg.out_lens
+    y = p.op(
+        "quant_convolution", [x, w], out, cfg.attrs(), strides=draw(memory_layouts(out)), et="i32"
+    )
+    return p.text([y])
+
+
+def backwards_extent(n: int, k: int, s: int, d: int, b: int, e: int) -> int:
+    return s * (n - 1) + d * (k - 1) + 1 - b - e
+
+
+@st.composite
+def backwards_conv_programs(draw: st.DrawFn, nsp: int | None = None) -> str:
+    nsp = nsp if nsp is not None else draw(st.sampled_from([1, 2, 2]))
+    group = draw(st.sampled_from([1, 1, 2, 3]))
+    k_in, c_out = group * draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    kernel = tuple(draw(st.integers(1, 3)) for _ in range(nsp))
+    stride = tuple(draw(st.integers(1, 3)) for _ in range(nsp))
+    dilation = tuple(draw(st.integers(1, 2)) for _ in range(nsp))
+    spatial = tuple(draw(st.integers(1, 5)) for _ in range(nsp))
+    begins, ends = [], []
+    for n, k, s, d in zip(spatial, kernel, stride, dilation, strict=True):
+        full = backwards_extent(n, k, s, d, 0, 0)
+        b = draw(st.integers(0, min(2, full - 1)))
+        begins.append(b)
+        ends.append(draw(st.integers(0, min(2, full - 1 - b))))
+    x_lens = (draw(st.integers(1, 2)), k_in, *spatial)
+    w_lens = (k_in, c_out, *kernel)
+    out = (
+        x_lens[0],
+        c_out * group,
+        *(
+            backwards_extent(*a)
+            for a in zip(spatial, kernel, stride, dilation, begins, ends, strict=True)
+        ),
+    )
+    attrs = (
+        f"dilation = {_arr(dilation)}, group = {group} : i64, padding = {_arr(begins + ends)}, "
+        f"padding_mode = 0 : i64, stride = {_arr(stride)}"
+    )
+    p = Program()
+    x = p.arg(x_lens, draw(memory_layouts(x_lens)))
+    w = p.arg(w_lens, draw(memory_layouts(w_lens)))
+    y = p.op("backwards_data_convolution", [x, w], out, attrs, strides=draw(memory_layouts(out)))
+    return p.text([y])
+
+
+@st.composite
+def unpack_programs(draw: st.DrawFn) -> str:
+    """unpack to i8 nibbles, or to si4 followed by a dequantize (4-bit values stay inside)."""
+    lens = draw(small_lens(1, 3))
+    axis = draw(st.integers(0, len(lens) - 1))
+    out = tuple(2 * n if d == axis else n for d, n in enumerate(lens))
+    p = Program()
+    x = p.arg(lens, draw(memory_layouts(lens)), "i8")
+    signed = draw(st.booleans())
+    et = "si4" if signed else "i8"
+    y = p.op("unpack", [x], out, f"axis = {axis} : i64", et=et)
+    if signed:
+        scale = _scale_arg(p, out, layout_strides(out))
+        y = p.op("dequantizelinear", [y, scale], out, strides=draw(memory_layouts(out)), et="f32")
+    return p.text([y])
+
+
+_FAMILIES = {
+    "quantizelinear": quantize_programs(),
+    "dequantizelinear": dequantize_programs(),
+    "quant_dot": quant_dot_programs(),
+    "quant_convolution": quant_conv_programs(),
+    "backwards_data_convolution": backwards_conv_programs(),
+    "unpack": unpack_programs(),
+}
+
+
+@pytest.mark.parametrize("family", sorted(_FAMILIES))
+def test_random_quant_program_matches_iree(family: str) -> None:
+    @_IREE
+    @given(_FAMILIES[family])
+    def run(text: str) -> None:
+        check(text)
+
+    run()
+
+
+@pytest.mark.parametrize("family", sorted(_FAMILIES))
+def test_random_quant_program_lowering_matches_reference(family: str) -> None:
+    @_INTERP
+    @given(_FAMILIES[family])
+    def run(text: str) -> None:
+        check(text, iree=False)
+
+    run()
+
+
+# -- hand-written programs shaped like what MIGraphX sends -----------------------------------------
+
+
+def _conv_attrs(padding: Sequence[int], stride: Sequence[int], group: int = 1) -> str:
+    nsp = len(stride)
+    return (
+        f"dilation = {_arr([1] * nsp)}, group = {group} : i64, padding = {_arr(padding)}, "
+        f"padding_mode = 0 : i64, stride = {_arr(stride)}"
+    )
+
+
+def int8_quantized_conv() -> str:
+    """NHWC f32 activation -> quantizelinear (per-tensor scale, zero point) -> quant_convolution
+    with int8 OIHW weights -> dequantizelinear by per-channel scales -> add bias -> relu."""
+    p = Program()
+    x = p.arg((1, 8, 6, 6), layout_strides((1, 8, 6, 6), (0, 2, 3, 1)))
+    sx = _scale_arg(p, (1,), (1,))
+    zx = p.arg((1,), (1,), "i8")
+    w = p.arg((4, 8, 3, 3), None, "i8")
+    sw = _scale_arg(p, (4,), (1,))
+    lens = (1, 8, 6, 6)
+    bcast = f"out_lens = {_arr(lens)}"
+    sxb = p.op("multibroadcast", [sx], lens, bcast, strides=(0, 0, 0, 0))
+    zxb = p.op("multibroadcast", [zx], lens, bcast, strides=(0, 0, 0, 0))
+    q = p.op("quantizelinear", [x, sxb, zxb], lens, strides=x.strides, et="i8")
+    out = (1, 4, 6, 6)
+    c = p.op("quant_convolution", [q, w], out, _conv_attrs([1, 1, 1, 1], [1, 1]), et="i32")
+    bcast_c = f"axis = 1 : i64, out_lens = {_arr(out)}"
+    scale = p.op("broadcast", [sw], out, bcast_c, strides=(0, 1, 0, 0))
+    y = p.op("dequantizelinear", [c, scale], out, et="f32")
+    return p.text([p.op("relu", [y], out)])
+
+
+def int8_quantized_dot() -> str:
+    """Per-row scales and zero points on the activation, per-column scales on the weight,
+    quant_dot int8 -> int32, dequantize by the product of the scales (a literal)."""
+    p = Program()
+    x = p.arg((2, 5, 16), None)
+    sx = _scale_arg(p, (2, 5, 1), None)
+    zx = p.arg((2, 5, 1), None, "i8")
+    w = p.arg((2, 16, 3), layout_strides((2, 16, 3), (0, 2, 1)), "i8")
+    lens, out = (2, 5, 16), (2, 5, 3)
+    sxb = p.op("multibroadcast", [sx], lens, f"out_lens = {_arr(lens)}", strides=(5, 1, 0))
+    zxb = p.op("multibroadcast", [zx], lens, f"out_lens = {_arr(lens)}", strides=(5, 1, 0))
+    q = p.op("quantizelinear", [x, sxb, zxb], lens, et="i8")
+    d = p.op("quant_dot", [q, w], out, et="i32")
+    s = p.literal("dense<0.0625> : tensor<1xf32>", (1,), (1,), "f32")
+    sb = p.op("multibroadcast", [s], out, f"out_lens = {_arr(out)}", strides=(0, 0, 0))
+    return p.text([p.op("dequantizelinear", [d, sb], out, et="f32")])
+
+
+def int4_weight_dot() -> str:
+    """An int4 weight packed two per byte: unpack (zero-extended nibbles), dequantize with a
+    per-group scale and the zero point 8 (a literal), then an f16 dot, as MIGraphX sends it."""
+    p = Program()
+    a = p.arg((3, 8), None, "f16")
+    packed = p.arg((8, 2), None, "i8")
+    sw = _scale_arg(p, (8, 2, 1), None, "f16")
+    u = p.op("unpack", [packed], (8, 4), "axis = 1 : i64", et="i8")
+    zp = p.literal("dense<8> : tensor<1xi8>", (1,), (0,), "i8")
+    zpb = p.op("multibroadcast", [zp], (8, 4), "out_lens = [8, 4]", strides=(0, 0))
+    s3 = p.op("multibroadcast", [sw], (8, 2, 2), "out_lens = [8, 2, 2]", strides=(2, 1, 0))
+    s2 = p.op("reshape", [s3], (8, 4), "dims = [8, 4]")
+    wf = p.op("dequantizelinear", [u, s2, zpb], (8, 4), et="f16")
+    return p.text([p.op("dot", [a, wf], (3, 4))])
+
+
+def transposed_conv_nhwc() -> str:
+    """ConvTranspose as MIGraphX sends it: stride 2, padding 1, NHWC gradient, group 1."""
+    p = Program()
+    x = p.arg((1, 4, 5, 5), layout_strides((1, 4, 5, 5), (0, 2, 3, 1)))
+    w = p.arg((4, 3, 4, 4), None)
+    out = (1, 3, 10, 10)
+    return p.text(
+        [p.op("backwards_data_convolution", [x, w], out, _conv_attrs([1, 1, 1, 1], [2, 2]))]
+    )
+
+
+HAND_WRITTEN = {
+    "int8_quantized_conv": int8_quantized_conv,
+    "int8_quantized_dot": int8_quantized_dot,
+    "int4_weight_dot": int4_weight_dot,
+    "transposed_conv_nhwc": transposed_conv_nhwc,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_WRITTEN))
+def test_hand_written_quant_program_matches_iree(name: str) -> None:
+    rtol = 2e-3 if name == "int4_weight_dot" else 1e-4  # an f16 dot
+    check(HAND_WRITTEN[name](), rtol=rtol)
+
+
+def test_quantize_saturates_and_rounds_half_to_even_on_iree() -> None:
+    """Ties go to even (2.5 -> 2, -0.5 -> 0, 3.5 -> 4) and far values saturate (127, -128)."""
+    text = (
+        "func.func @main(%x: !migraphx.shaped<8xf32, 1>, %s: !migraphx.shaped<8xf32, 0>) "
+        "-> !migraphx.shaped<8xi8, 1> {\n"
+        "  %q = migraphx.quantizelinear %x, %s : <8xf32, 1>, <8xf32, 0> -> <8xi8, 1>\n"
+        "  return %q : !migraphx.shaped<8xi8, 1>\n}\n"
+    )
+    from convcanon.verify.iree_tosa import run_tosa_text
+
+    tosa_text = lower(text)
+    iree_opt_verify(tosa_text)
+    x = np.array([2.5, -0.5, 3.5, 1e6, -1e6, 127.5, -128.5, 0.49], np.float32)
+    s = np.array([1.0], np.float32)
+    expected = np.array([2, 0, 4, 127, -128, 127, -128, 0], np.int8)
+    for engine in (lambda: run_tosa_text(tosa_text, [x, s]), lambda: reference(tosa_text, [x, s])):
+        np.testing.assert_array_equal(engine()[0], expected)
+    np.testing.assert_array_equal(reference(text, [x, s])[0], expected)
+
+
+def test_block_scaled_quant_dot_verifies_and_matches_reference() -> None:
+    """f4E2M1FN operands scaled per element by f8E8M0FNU (MXFP4); iree-opt and our TOSA
+    interpreter only (see the module docstring)."""
+    a_t, sa_t = "<2x32xf4E2M1FN, 32x1>", "<2x32xf8E8M0FNU, 32x1>"
+    b_t, sb_t = "<32x3xf4E2M1FN, 1x32>", "<32x3xf8E8M0FNU, 3x1>"
+    text = (
+        f"func.func @main(%a: !migraphx.shaped{a_t}, %sa: !migraphx.shaped{sa_t}, "
+        f"%b: !migraphx.shaped{b_t}, %sb: !migraphx.shaped{sb_t}) -> "
+        "!migraphx.shaped<2x3xf32, 3x1> {\n"
+        f"  %r = migraphx.quant_dot %a scaled by %sa, %b scaled by %sb : {a_t} scaled by "
+        f"!migraphx.shaped{sa_t}, {b_t} scaled by !migraphx.shaped{sb_t} -> <2x3xf32, 3x1>\n"
+        "  return %r : !migraphx.shaped<2x3xf32, 3x1>\n}\n"
+    )
+    import ml_dtypes
+
+    rng = np.random.default_rng(1)
+    a = rng.choice([-6, -3, -1, -0.5, 0, 0.5, 1.5, 4], 64).astype(ml_dtypes.float4_e2m1fn)
+    b = rng.choice([-2, -1, 0, 1, 3, 6], 96).astype(ml_dtypes.float4_e2m1fn)
+    sa = (2.0 ** rng.integers(-3, 3, 64)).astype(ml_dtypes.float8_e8m0fnu)
+    sb = (2.0 ** rng.integers(-3, 3, 96)).astype(ml_dtypes.float8_e8m0fnu)
+    tosa_text = lower(text)
+    iree_opt_verify(tosa_text)
+    got = reference(tosa_text, [a, sa, b, sb])[0]
+    av = (a.astype(np.float64) * sa.astype(np.float64)).reshape(2, 32)
+    # b is stored column-major (strides 1x32), its scales row-major (3x1)
+    bv = b.astype(np.float64).reshape(3, 32).T * sb.astype(np.float64).reshape(32, 3)
+    np.testing.assert_allclose(got, (av @ bv).reshape(-1), rtol=1e-6)
+    np.testing.assert_allclose(reference(text, [a, sa, b, sb])[0], got, rtol=1e-6)
+
+
+def test_unsigned_zero_point_dequantizes_by_value() -> None:
+    """A ui8 zero point 200 and data 255 dequantize to (255 - 200) * s, not (-1 + 56) * s:
+    unsigned bytes are masked after TOSA's sign-extending cast (interpreter only until the
+    boundary converts ui8 to signless i8)."""
+    text = (
+        "func.func @main(%x: !migraphx.shaped<4xui8, 1>, %scale: !migraphx.shaped<4xf32, 1>, "
+        "%z: !migraphx.shaped<4xui8, 1>) -> !migraphx.shaped<4xf32, 1> {\n"
+        "  %d = migraphx.dequantizelinear %x, %scale, %z : <4xui8, 1>, <4xf32, 1>, <4xui8, 1> "
+        "-> <4xf32, 1>\n  return %d : !migraphx.shaped<4xf32, 1>\n}\n"
+    )
+    x = np.array([255, 0, 128, 200], np.uint8)
+    s = np.array([0.5, 1.0, 2.0, 4.0], np.float32)
+    z = np.array([200, 200, 100, 200], np.uint8)
+    expected = (x.astype(np.float64) - z) * s
+    tosa_text = lower(text)
+    np.testing.assert_array_equal(reference(text, [x, s, z])[0], expected)
+    np.testing.assert_array_equal(reference(tosa_text, [x, s, z])[0], expected)
+    assert math.isclose(expected[0], 27.5)
