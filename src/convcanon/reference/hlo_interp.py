@@ -749,6 +749,8 @@ def _call(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[Te
     callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
     if callee not in it.functions:
         raise ConvcanonError(f"call to unknown function @{callee}", it.loc(op))
+    if not it.functions[callee].regions[0].blocks:
+        raise ConvcanonError(f"call to @{callee}, a declaration without a body", it.loc(op))
     return it.call(callee, args)
 
 

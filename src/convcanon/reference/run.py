@@ -74,6 +74,9 @@ def run_hlo_text(
 
     for name in names:
         func = interp.functions[name]
+        if not func.regions[0].blocks:
+            where = interp.loc(func)
+            raise ConvcanonError(f"@{name} is a declaration: it has no body to run", where)
         arg_types = [
             hlo_interp.tensor_type(a.type, interp.loc(func))
             for a in func.regions[0].blocks[0].arguments

@@ -52,7 +52,14 @@ def module_signature(text: str, filename: str, entry: str | None) -> Signature:
         ]
         entry = "main" if "main" in interp.functions else (public[0] if public else None)
     if entry is None or entry not in interp.functions:
-        raise ConvcanonError(f"no entry function @{entry or 'main'}", SourceLoc(filename))
+        known = ", ".join(interp.functions) or "none"
+        raise ConvcanonError(
+            f"no entry function @{entry or 'main'} (functions: {known})", SourceLoc(filename)
+        )
+    if not interp.functions[entry].regions[0].blocks:
+        raise ConvcanonError(
+            f"@{entry} is a declaration: it has no body to run", interp.loc(interp.functions[entry])
+        )
     block = interp.functions[entry].regions[0].blocks[0]
     args = [hlo_interp.tensor_type(a.type, SourceLoc(filename)) for a in block.arguments]
     for index, arg in enumerate(args):  # random inputs are allocated before any interpreter runs
@@ -261,8 +268,8 @@ def _finite_trial(
     problems = []
     for dist in DISTRIBUTIONS:
         inputs = plan.make_inputs(rng, dist)
-        truth = _run_truth(plan.truth, plan.truth.before_text, before_name, plan.entry, inputs)
         out_before = plan.run_before(before_text, before_name, plan.entry, inputs)
+        truth = _run_truth(plan.truth, plan.truth.before_text, before_name, plan.entry, inputs)
         bad = non_finite(truth if truth is not None else [np.asarray(b) for b in out_before])
         what = "BEFORE in f64" if truth is not None else "BEFORE"
         if not bad and truth is not None:  # BEFORE overflowing its own type compares nothing

@@ -49,6 +49,13 @@ def entry_function(module: ModuleOp, filename: str, entry: str | None) -> func.F
         raise ConvcanonError(
             f"no entry function @{entry or 'main'} (functions: {known})", SourceLoc(filename)
         )
+    if not chosen.body.blocks:
+        from convcanon.migraphx.io import op_location
+
+        raise ConvcanonError(
+            f"@{chosen.sym_name.data} is a declaration: it has no body to run",
+            op_location(chosen) or SourceLoc(filename),
+        )
     return chosen
 
 

@@ -90,7 +90,7 @@ def widen_text(text: str, filename: str) -> Widened:
     except ir.MLIRError as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else "verifier failed"
         return Widened(None, f"the f64 copy does not verify: {first}", False)
-    return Widened(print_module(module))
+    return Widened(print_module(module, debug_info=True))  # diagnostics keep their lines
 
 
 class _CannotWiden(Exception):

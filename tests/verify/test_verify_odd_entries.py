@@ -1,0 +1,72 @@
+"""Declarations and odd entries get a diagnostic from `run` and `verify`, never an IndexError;
+a negative `--seed` is a usage error (exit 2)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from convcanon.cli import main
+
+DECLARATION = "func.func private @main(tensor<2xf32>) -> tensor<2xf32>\n"
+CALLS_DECLARATION = """func.func private @ext(tensor<2xf32>) -> tensor<2xf32>
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = func.call @ext(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+"""
+MIGRAPHX_DECLARATION = (
+    "func.func private @main(!migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1>\n"
+)
+
+
+def _cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = main(list(argv))
+    return code, out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("text", "command", "message"),
+    [
+        (DECLARATION, ["run"], "m.mlir:1:1: error: @main is a declaration: it has no body to run"),
+        (DECLARATION, ["verify"], "m.mlir:1:1: error: @main is a declaration: it has no body"),
+        (
+            CALLS_DECLARATION,
+            ["verify"],
+            "m.mlir:3:8: error: call to @ext, a declaration without a body",
+        ),
+        (MIGRAPHX_DECLARATION, ["verify"], "m.mlir:1:1: error: @main is a declaration"),
+        (MIGRAPHX_DECLARATION, ["verify", "--engine", "iree"], "error: @main is a declaration"),
+    ],
+)
+def test_declaration_is_a_diagnostic(
+    text: str, command: list[str], message: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    files = [str(path)] if command[0] == "run" else [str(path), str(path)]
+    code, out = _cli(command[0], *files, *command[1:])
+    assert code == 1, out
+    assert message in out and "Traceback" not in out, out
+
+
+def test_unknown_entry_names_the_functions(tmp_path: Path) -> None:
+    path = tmp_path / "m.mlir"
+    path.write_text(CALLS_DECLARATION)
+    code, out = _cli("verify", str(path), str(path), "--entry", "nope")
+    assert code == 1
+    assert "error: no entry function @nope (functions: ext, main)" in out, out
+
+
+@pytest.mark.parametrize("seed", ["-1", "x", "1.5"])
+def test_bad_seed_is_a_usage_error(seed: str, tmp_path: Path) -> None:
+    path = tmp_path / "m.mlir"
+    path.write_text(CALLS_DECLARATION)
+    code, out = _cli("verify", str(path), str(path), "--seed", seed)
+    assert code == 2
+    assert f"argument --seed: must be an integer >= 0, not '{seed}'" in out, out
