@@ -79,14 +79,21 @@ def _over_limit(loc: SourceLoc, limit: int, size: int | None = None) -> Convcano
 # -- reading -------------------------------------------------------------------------------------
 
 
-def _read_bounded(handle: BinaryIO, loc: SourceLoc, limit: int) -> bytes:
-    """Read chunks until EOF, refusing as soon as more than `limit` bytes came."""
+def _not_text(loc: SourceLoc, offset: int) -> ConvcanonError:
+    return ConvcanonError(f"not UTF-8 text (a NUL byte at byte {offset})", loc)
+
+
+def _read_bounded(handle: BinaryIO, loc: SourceLoc, limit: int, text: bool) -> bytes:
+    """Read chunks until EOF, refusing as soon as more than `limit` bytes (or, for text, a NUL
+    byte: no MLIR or program text has one, and `cat /dev/zero |` is refused at once) came."""
     chunks: list[bytes] = []
     total = 0
     while True:
         chunk = handle.read(min(_CHUNK, limit + 1 - total))
         if not chunk:
             return b"".join(chunks)
+        if text and (nul := chunk.find(b"\0")) >= 0:
+            raise _not_text(loc, total + nul)
         chunks.append(chunk)
         total += len(chunk)
         if total > limit:
@@ -101,12 +108,15 @@ def _os_error(err: OSError, loc: SourceLoc) -> ConvcanonError:
     return ConvcanonError(err.strerror or str(err), loc)
 
 
-def read_input_bytes(path: str, limit: int | None = None) -> tuple[str, bytes]:
+def read_input_bytes(
+    path: str, limit: int | None = None, *, text: bool = False
+) -> tuple[str, bytes]:
     """Read a file (`-` is stdin) whole, bounded; returns (display name, bytes).
 
     Regular files over the limit are refused from their size alone; pipes, FIFOs and terminals
     are read in chunks up to the limit; other devices (`/dev/zero`, `/dev/urandom`, disks) are
-    refused unless they are empty, like `/dev/null`.
+    refused unless they are empty, like `/dev/null`. With `text`, a NUL byte is refused as soon
+    as it is read.
     """
     limit = _input_limit.get() if limit is None else limit
     name = "<stdin>" if path == "-" else path
@@ -116,20 +126,19 @@ def read_input_bytes(path: str, limit: int | None = None) -> tuple[str, bytes]:
             stdin = sys.stdin
             if stdin is None:
                 raise ConvcanonError("no stdin to read", loc)
-            handle = stdin.buffer if hasattr(stdin, "buffer") else None
-            if handle is None:  # a text stream put in place by a caller (tests, embedding)
+            if not hasattr(stdin, "buffer"):  # a text stream put in place by a caller (tests)
                 data = stdin.read(limit + 1).encode()
                 if len(data) > limit:
                     raise _over_limit(loc, limit)
                 return name, data
-            return name, _read_from(handle, loc, limit, owned=False)
+            return name, _read_from(stdin.buffer, loc, limit, text)
         with open(path, "rb", buffering=0) as raw:
-            return name, _read_from(raw, loc, limit, owned=True)
+            return name, _read_from(raw, loc, limit, text)
     except OSError as err:
         raise _os_error(err, loc) from None
 
 
-def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int, *, owned: bool) -> bytes:
+def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int, text: bool) -> bytes:
     try:
         mode = os.fstat(handle.fileno()).st_mode
     except (OSError, io.UnsupportedOperation):
@@ -147,7 +156,7 @@ def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int, *, owned: bool) -> 
                 f"is a {kind} device, not a file (a device like /dev/zero never ends)", loc
             )
         return b""
-    return _read_bounded(handle, loc, limit)
+    return _read_bounded(handle, loc, limit, text)
 
 
 def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
@@ -155,10 +164,9 @@ def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
 
     Newlines are normalized as Python's text mode does, so locations count lines the usual way.
     """
-    name, data = read_input_bytes(path, limit)
-    nul = data.find(b"\0")
-    if nul >= 0:
-        raise ConvcanonError(f"not UTF-8 text (a NUL byte at byte {nul})", SourceLoc(name))
+    name, data = read_input_bytes(path, limit, text=True)
+    if (nul := data.find(b"\0")) >= 0:  # a caller's text stream on stdin
+        raise _not_text(SourceLoc(name), nul)
     try:
         text = data.decode()
     except UnicodeDecodeError as err:

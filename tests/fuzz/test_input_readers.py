@@ -1,0 +1,313 @@
+"""Every reader bounds what it reads: devices that never end, inputs over `--max-input-size` and
+npz zip bombs are refused before they are read whole or inflated; odd npz members are diagnostics.
+
+Commands that would read without bound run in a child with a 2 GiB address-space limit and a
+timeout, so a reader that regresses fails its test instead of taking the machine's memory.
+"""
+
+from __future__ import annotations
+
+import io
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+import zipfile
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import pytest
+
+from convcanon.cli import main
+from convcanon.diagnostics import ConvcanonError
+from convcanon.fileio import load_npz, read_input
+
+MODULE = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n"
+PROGRAM = "x = @param:x -> float_type, {2}, {1}\n@1 = @return(x)\n"
+ENTRY = "import sys; from convcanon.cli import {0}; sys.exit({0}())"
+LIMIT_HELP = "over the input size limit"
+
+
+def _bounded_child() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def _run(
+    argv: list[str], *, opt: bool = False, stdin: IO[bytes] | None = None, data: bytes | None = None
+) -> subprocess.CompletedProcess[str]:
+    entry = ENTRY.format("opt_main" if opt else "main")
+    return subprocess.run(
+        [sys.executable, "-c", entry, *argv],
+        stdin=stdin,
+        input=data.decode() if data is not None else None,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_bounded_child,
+    )
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    paths = {"m.mlir": tmp_path / "m.mlir", "p.txt": tmp_path / "p.txt"}
+    paths["m.mlir"].write_text(MODULE)
+    paths["p.txt"].write_text(PROGRAM)
+    return paths
+
+
+READERS = [
+    (True, ["{dev}"]),
+    (False, ["run", "{dev}"]),
+    (False, ["run", "{m.mlir}", "--inputs", "{dev}"]),
+    (False, ["import-migraphx", "{dev}"]),
+    (False, ["verify", "{m.mlir}", "{dev}"]),
+    (False, ["explain", "{dev}"]),
+    (False, ["graph", "{dev}", "--format", "dot", "-o", "{out}"]),
+    (True, ["--input-hlo", "{dev}"]),
+]
+
+
+@pytest.mark.parametrize("opt, argv", READERS, ids=[" ".join(a) for _, a in READERS])
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_endless_device_is_refused_without_reading_it(
+    files: dict[str, Path], tmp_path: Path, opt: bool, argv: list[str], device: str
+):
+    args = [
+        a.replace("{dev}", device)
+        .replace("{m.mlir}", str(files["m.mlir"]))
+        .replace("{out}", str(tmp_path / "g.dot"))
+        for a in argv
+    ]
+    start = time.monotonic()
+    result = _run(args, opt=opt)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == (
+        f"{device}: error: is a character device, not a file (a device like /dev/zero never ends)\n"
+    )
+    assert time.monotonic() - start < 60
+    assert not (tmp_path / "g.dot").exists()
+
+
+def test_stdin_from_dev_zero_is_refused():
+    with open("/dev/zero", "rb") as zero:
+        result = _run(["-"], opt=True, stdin=zero)
+    assert result.returncode == 1
+    assert result.stderr.startswith("<stdin>: error: is a character device")
+
+
+def test_dev_null_is_an_empty_input_not_an_endless_one():
+    result = _run(["/dev/null"], opt=True)
+    assert result.returncode == 0, result.stderr
+    assert "module" in result.stdout
+
+
+def test_stdin_over_the_limit_is_refused_after_reading_only_the_limit():
+    result = _run(["--max-input-size", "1MiB"], opt=True, data=b"// comment\n" * 200_000)
+    assert result.returncode == 1
+    assert (
+        result.stderr == f"<stdin>: error: input {LIMIT_HELP} of 1048576 bytes (--max-input-size)\n"
+    )
+
+
+def test_pipe_of_nul_bytes_is_refused_at_the_first_chunk():
+    producer = subprocess.Popen(["cat", "/dev/zero"], stdout=subprocess.PIPE)
+    try:
+        result = _run(["-"], opt=True, stdin=producer.stdout)
+    finally:
+        producer.kill()
+        producer.wait()
+    assert result.returncode == 1
+    assert result.stderr.startswith("<stdin>: error: not UTF-8 text (a NUL byte at byte 0)")
+
+
+def test_regular_file_over_the_default_limit_is_refused_from_its_size(tmp_path: Path):
+    sparse = tmp_path / "huge.mlir"
+    with open(sparse, "wb") as handle:
+        handle.truncate(2 << 30)  # 2 GiB of holes: costs no disk, would cost 2 GiB to read
+    for opt, argv in [(True, [str(sparse)]), (False, ["import-migraphx", str(sparse)])]:
+        start = time.monotonic()
+        result = _run(argv, opt=opt)
+        assert result.returncode == 1, result.stderr
+        assert result.stderr == (
+            f"{sparse}: error: input is {2 << 30} bytes, {LIMIT_HELP} of {1 << 30} bytes "
+            "(--max-input-size)\n"
+        )
+        assert time.monotonic() - start < 30
+
+
+def test_max_input_size_applies_to_every_command(tmp_path: Path):
+    big = tmp_path / "big.mlir"
+    big.write_text(MODULE + "// padding\n" * 100)
+    for argv in (["run", str(big)], ["explain", str(big)], ["verify", str(big), str(big)]):
+        result = _run([*argv, "--max-input-size", "1000"])
+        assert result.returncode == 1, (argv, result.stderr)
+        assert f"{LIMIT_HELP} of 1000 bytes" in result.stderr
+
+
+def test_bad_max_input_size_is_a_usage_error(
+    files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+):
+    assert main(["explain", str(files["m.mlir"]), "--max-input-size", "lots"]) == 2
+    assert "bad input size limit 'lots'" in capsys.readouterr().err
+
+
+def test_the_limit_ends_with_the_command(files: dict[str, Path]):
+    assert main(["explain", str(files["m.mlir"]), "--max-input-size", "10"]) == 1
+    assert read_input(str(files["m.mlir"]))[1] == MODULE  # the default limit again
+
+
+def test_text_keeps_python_text_mode_newlines(tmp_path: Path):
+    source = tmp_path / "crlf.mlir"
+    source.write_bytes(b"a\r\nb\rc\n")
+    assert read_input(str(source)) == (str(source), "a\nb\nc\n")
+
+
+# -- npz -----------------------------------------------------------------------------------------
+
+
+def _npy(array: np.ndarray, version: tuple[int, int] = (1, 0)) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, array, version=version)
+    return buffer.getvalue()
+
+
+def _zip(members: list[tuple[str, bytes]], compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression) as archive:
+        for name, data in members:
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _npz_error(tmp_path: Path, data: bytes) -> str:
+    path = tmp_path / "in.npz"
+    path.write_bytes(data)
+    with pytest.raises(ConvcanonError) as caught:
+        load_npz(str(path))
+    return caught.value.render()
+
+
+@pytest.fixture(scope="module")
+def zip_bomb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """About 1 MB on disk, 1.2 GB inflated: one float32 array of 3e8 zeros."""
+    count = 300_000_000
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f4", "fortran_order": False, "shape": (count,)}
+    )
+    path = tmp_path_factory.mktemp("bomb") / "bomb.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        with archive.open("arg0.npy", "w", force_zip64=True) as member:
+            member.write(header.getvalue())
+            zeros = bytes(1 << 24)
+            left = count * 4
+            while left:
+                member.write(zeros[: min(left, len(zeros))])
+                left -= min(left, len(zeros))
+    assert path.stat().st_size < 2_000_000
+    return path
+
+
+def test_zip_bomb_is_refused_from_its_zip_directory_before_inflating(
+    zip_bomb: Path, files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+):
+    tracemalloc.start()
+    try:
+        code = main(["run", str(files["m.mlir"]), "--inputs", str(zip_bomb)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith(f"{zip_bomb}: error: cannot read inputs as .npz: its members inflate to")
+    assert "refused before inflating" in err
+    assert peak < 50 << 20, f"peak {peak} bytes: the archive was inflated"
+
+
+def test_member_that_understates_its_size_is_not_inflated_past_it(tmp_path: Path):
+    data = _zip([("arg0.npy", _npy(np.zeros(1 << 20, np.float32)))])
+    real = len(_npy(np.zeros(1 << 20, np.float32)))
+    # the zip directory (local header and central directory) now claims 100 bytes
+    lied = data.replace(real.to_bytes(4, "little"), (100).to_bytes(4, "little"))
+    assert lied != data
+    message = _npz_error(tmp_path, lied)
+    assert message.startswith(f"{tmp_path / 'in.npz'}: error: cannot read inputs as .npz: ")
+
+
+def test_truncated_npy_header_is_a_located_diagnostic(tmp_path: Path):
+    whole = _npy(np.arange(4, dtype=np.float32))
+    for cut in (8, 12, 30, 60):
+        message = _npz_error(tmp_path, _zip([("arg0.npy", whole[:cut])]))
+        assert message.startswith(
+            f"{tmp_path / 'in.npz'}: error: cannot read inputs as .npz: member 'arg0.npy' has a "
+            "bad .npy header"
+        ), message
+
+
+def test_truncated_npy_header_through_run_is_one_line(
+    tmp_path: Path, files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+):
+    path = tmp_path / "in.npz"
+    path.write_bytes(_zip([("arg0.npy", _npy(np.zeros(2, np.float32))[:40])]))
+    assert main(["run", str(files["m.mlir"]), "--inputs", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert "bad .npy header" in err
+
+
+@pytest.mark.parametrize("name", ["../arg0.npy", "dir/arg0.npy", "/abs.npy", "arg0", "arg0.txt"])
+def test_odd_member_names_are_refused(tmp_path: Path, name: str):
+    message = _npz_error(tmp_path, _zip([(name, _npy(np.zeros(2)))]))
+    assert f"an odd member name {name!r} (expected NAME.npy)" in message
+
+
+def test_repeated_member_name_is_refused(tmp_path: Path):
+    with pytest.warns(UserWarning, match="Duplicate name"):
+        data = _zip([("arg0.npy", _npy(np.zeros(2))), ("arg0.npy", _npy(np.ones(2)))])
+    assert "a repeated member name 'arg0.npy'" in _npz_error(tmp_path, data)
+
+
+def test_header_that_claims_more_data_than_the_member_holds_is_refused(tmp_path: Path):
+    small = _npy(np.zeros(4, np.float32))
+    claims_more = small.replace(b"(4,)", b"(9999999999,)".ljust(4)[:13]).replace(b"  \n", b"\n", 1)
+    message = _npz_error(tmp_path, _zip([("arg0.npy", claims_more)]))
+    assert "member 'arg0.npy': its .npy header describes 39999999996 bytes of data" in message
+
+
+def test_object_arrays_are_refused(tmp_path: Path):
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([{"evil": 1}], dtype=object), allow_pickle=True)
+    message = _npz_error(tmp_path, _zip([("arg0.npy", buffer.getvalue())]))
+    assert "holds Python objects; pickles are refused (allow_pickle=False)" in message
+
+
+def test_npz_over_the_limit_is_refused_before_reading(tmp_path: Path):
+    path = tmp_path / "in.npz"
+    path.write_bytes(_zip([("arg0.npy", _npy(np.zeros(1000)))], zipfile.ZIP_STORED))
+    with pytest.raises(ConvcanonError, match=LIMIT_HELP):
+        load_npz(str(path), limit=1000)
+
+
+def test_valid_arrays_load_exactly_as_numpy_saves_them(tmp_path: Path):
+    arrays = {
+        "arg0": np.arange(12, dtype=np.float32).reshape(3, 4),
+        "arg1": np.asfortranarray(np.arange(6, dtype=np.int64).reshape(2, 3)),
+        "scalar": np.array(2.5, np.float16),
+        "empty": np.zeros((0, 3), np.uint8),
+        "flags": np.array([True, False]),
+        "big_endian": np.arange(3, dtype=">i4"),
+        "complex": np.array([1 + 2j], np.complex64),
+    }
+    path = tmp_path / "in.npz"
+    np.savez_compressed(path, **arrays)  # pyright: ignore[reportArgumentType]
+    loaded = load_npz(str(path))
+    assert sorted(loaded) == sorted(arrays)
+    for name, array in arrays.items():
+        assert loaded[name].dtype == array.dtype and loaded[name].shape == array.shape, name
+        np.testing.assert_array_equal(loaded[name], array)
+        assert loaded[name].flags.writeable
+    wide = _zip([("arg0.npy", _npy(np.arange(3.0), version=(2, 0)))])
+    path.write_bytes(wide)
+    np.testing.assert_array_equal(load_npz(str(path))["arg0"], np.arange(3.0))
