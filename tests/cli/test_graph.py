@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from convcanon.graph import Node, added_nodes
+
+_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+requires_dot = pytest.mark.skipif(
+    shutil.which("dot") is None and not _CI,
+    reason="Graphviz's dot is not installed (apt-get install graphviz)",
+)
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-c", "import sys; from convcanon.cli import main; sys.exit(main())"]
@@ -57,6 +66,7 @@ def test_dot_output_has_both_panels_and_highlights(tmp_path: Path):
     assert '_arg1 [label="arg1\\ntensor<7x7x3x8xf32>", style=filled' not in dot
 
 
+@requires_dot
 def test_hlo_graph_renders_valid_svg(tmp_path: Path):
     out = tmp_path / "g.svg"
     result = _graph(str(HLO), "-p", "stablehlo-canonicalize-conv{gate=general}", "-o", str(out))
@@ -66,6 +76,7 @@ def test_hlo_graph_renders_valid_svg(tmp_path: Path):
     assert "stablehlo.pad" in out.read_text()
 
 
+@requires_dot
 def test_migraphx_graph_renders_valid_png(tmp_path: Path):
     out = tmp_path / "g.png"
     result = _graph(str(MIGRAPHX), "-p", "migraphx-to-tosa", "--format", "png", "-o", str(out))
@@ -114,6 +125,7 @@ def test_dash_output_is_stdout_not_a_file_named_dash(tmp_path: Path):
     assert not (tmp_path / "-").exists()
 
 
+@requires_dot
 def test_format_follows_the_output_extension(tmp_path: Path):
     for name, magic in (("g.png", b"\x89PNG"), ("g.dot", b"digraph"), ("g.svg", b"<?xml")):
         result = _graph(str(HLO), "-o", str(tmp_path / name))
@@ -164,11 +176,13 @@ def test_render_longer_than_a_second_says_so_on_stderr(tmp_path: Path):
     assert out.read_text().strip() == "<svg/>"
 
 
+@requires_dot
 def test_quick_render_prints_nothing_on_stderr(tmp_path: Path):
     result = _graph(str(HLO), "-o", str(tmp_path / "g.svg"))
     assert result.returncode == 0 and result.stderr == ""
 
 
+@requires_dot
 def test_graphviz_memory_is_bounded(tmp_path: Path):
     result = _graph(str(HLO), "--memory-limit", "1MiB", "-o", str(tmp_path / "g.svg"))
     assert result.returncode == 1

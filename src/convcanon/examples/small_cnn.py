@@ -59,6 +59,12 @@ def apply(variables: Any, x: jax.Array) -> jax.Array:
     return model.apply(variables, x)  # type: ignore[return-value]  # flax types it as Any
 
 
+def example_arguments(seed: int = 0) -> list[Any]:
+    """The exported module's arguments in order (`arg0`, `arg1`, ...): the parameter leaves as
+    `jax.jit` flattens them, then the input; `examples/small_cnn.inputs.npz` holds these."""
+    return jax.tree_util.tree_leaves((params(seed), example_input(seed)))
+
+
 def export_stablehlo() -> str:
     """The StableHLO text JAX lowers the forward pass to (the bundled example file's contents)."""
     x = jnp.zeros(INPUT_SHAPE, jnp.float32)
