@@ -82,6 +82,15 @@ def _tosa_edit(old: str, new: str) -> Callable[[], str]:
     return make
 
 
+def _add_chain(ops: int) -> str:
+    """@main as `ops` adds, each of the one before: a graph as long as it is big."""
+    names = ["%arg0", *(f"%{i}" for i in range(ops))]
+    pairs = zip(names, names[1:], strict=False)
+    adds = [f"  {b} = stablehlo.add {a}, {a} : tensor<4xf32>\n" for a, b in pairs]
+    head = "func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+    return head + "".join(adds) + f"  return {names[-1]} : tensor<4xf32>\n}}\n"
+
+
 HUGE = "99999999999x4"
 CANON = "stablehlo-canonicalize-conv{gate=general}"
 
@@ -483,6 +492,28 @@ CASES: list[Case] = [
             ),
         ]
     ],  # fmt: skip
+    # -- graph: Graphviz is bounded (a 3,000-op chain took 3.9 GB before it died)
+    Case(
+        "graph of a 3,000-op chain (rendered)",
+        ["graph", "{m.mlir}", "-o", "{g.svg}"],
+        {"m.mlir": lambda: _add_chain(3000)},
+        1,
+        "error: the graph has 3002 nodes (3002 input), over the limit of 1500 for rendering",
+    ),
+    Case(
+        "graph format unknown from -o",
+        ["graph", "{m.mlir}", "-o", "{g.pdf}"],
+        {"m.mlir": lambda: _add_chain(2)},
+        2,
+        "error: cannot tell the graph format from",
+    ),
+    Case(
+        "graph --max-nodes 0",
+        ["graph", "{m.mlir}", "--max-nodes", "0", "-o", "{g.svg}"],
+        {"m.mlir": lambda: _add_chain(2)},
+        2,
+        "error: --max-nodes must be at least 1, not 0",
+    ),
 ]
 
 
