@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,31 @@ def _pickled_npz() -> bytes:
     buffer = io.BytesIO()
     np.savez(buffer, arg0=np.array([{"evil": 1}], dtype=object))
     return buffer.getvalue()
+
+
+def _zip_of(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+HLO_PARAMETER_7 = (
+    "HloModule m\n\nENTRY main {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(7)\n"
+    "  ROOT c = f32[2] add(a, b)\n}\n"
+)
+HLO_TUPLE_ELEMENT_OF_ARRAY = (
+    "HloModule m\n\nENTRY main {\n  a = f32[2] parameter(0)\n"
+    "  ROOT c = f32[2] get-tuple-element(a), index=0\n}\n"
+)
+IDENTITY = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n"
 
 
 def _conv_hlo(window: str, dn: str = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", groups: int = 1,
@@ -283,6 +309,86 @@ CASES: list[Case] = [
         2,
         "is the input file",
     ),  # fmt: skip
+    # -- bounded readers and the one output writer
+    Case(
+        "input never ends (/dev/zero)",
+        ["/dev/zero"],
+        {},
+        1,
+        "is a character device, not a file",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "npz inputs never end (/dev/zero)",
+        ["run", "{m.mlir}", "--inputs", "/dev/zero"],
+        {"m.mlir": _f(IDENTITY)},
+        1,
+        "is a character device, not a file",
+    ),  # fmt: skip
+    Case(
+        "input over --max-input-size",
+        ["{m.mlir}", "--max-input-size", "50"],
+        {"m.mlir": _f(IDENTITY)},
+        1,
+        "over the input size limit of 50 bytes",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "bad --max-input-size",
+        ["{m.mlir}", "--max-input-size", "huge"],
+        {"m.mlir": _f(IDENTITY)},
+        2,
+        "bad input size limit",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "-o in a missing directory",
+        ["{m.mlir}", "-o", "{m.mlir}.d/out.mlir"],
+        {"m.mlir": _f(IDENTITY)},
+        1,
+        "no such directory",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "-o is a directory",
+        ["{m.mlir}", "-o", "/tmp"],
+        {"m.mlir": _f(IDENTITY)},
+        1,
+        "/tmp: error: is a directory",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "-o ''",
+        ["{m.mlir}", "-o", ""],
+        {"m.mlir": _f(IDENTITY)},
+        1,
+        "'': error: the output path is empty",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "-o /dev/full",
+        ["{m.mlir}", "-o", "/dev/full"],
+        {"m.mlir": _f(IDENTITY)},
+        1,
+        "/dev/full: error: cannot write the output: no space left on the device",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "--input-hlo: parameter(7) of 2 (XLA aborts)",
+        ["--input-hlo", "{m.hlo}"],
+        {"m.hlo": _f(HLO_PARAMETER_7)},
+        1,
+        "XLA's HLO reader was killed by SIGABRT: Check failed: param_no >= 0",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "--input-hlo: get-tuple-element of an array (LLVM ERROR)",
+        ["--input-hlo", "{m.hlo}"],
+        {"m.hlo": _f(HLO_TUPLE_ELEMENT_OF_ARRAY)},
+        1,
+        "LLVM ERROR: Failed to infer result type(s).",
+        "convcanon-opt",
+    ),  # fmt: skip
     # -- npz inputs
     Case(
         "inputs not an npz",
@@ -304,6 +410,48 @@ CASES: list[Case] = [
         {"m.mlir": sources.migraphx_text, "in.npz": _pickled_npz},
         1,
         "allow_pickle=False",
+    ),  # fmt: skip
+    Case(
+        "npz that inflates past --max-input-size (zip bomb)",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}", "--max-input-size", "1MiB"],
+        {
+            "m.mlir": _f(IDENTITY),
+            "in.npz": lambda: _zip_of({"arg0.npy": _npy(np.zeros(1 << 22, np.float32))}),
+        },
+        1,
+        "refused before inflating",
+    ),  # fmt: skip
+    Case(
+        "npz with a truncated .npy header",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {
+            "m.mlir": _f(IDENTITY),
+            "in.npz": lambda: _zip_of({"arg0.npy": _npy(np.zeros(2, np.float32))[:40]}),
+        },
+        1,
+        "member 'arg0.npy' has a bad .npy header",
+    ),  # fmt: skip
+    Case(
+        "npz member named ../arg0.npy",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {
+            "m.mlir": _f(IDENTITY),
+            "in.npz": lambda: _zip_of({"../arg0.npy": _npy(np.zeros(2, np.float32))}),
+        },
+        1,
+        "an odd member name '../arg0.npy'",
+    ),  # fmt: skip
+    Case(
+        ".npy header claims more data than the member holds",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {
+            "m.mlir": _f(IDENTITY),
+            "in.npz": lambda: _zip_of(
+                {"arg0.npy": _npy(np.zeros(2, np.float32)).replace(b"(2,)", b"(9,)")}
+            ),
+        },
+        1,
+        "its .npy header describes 36 bytes of data but it holds 8",
     ),  # fmt: skip
     Case(
         "npz with wrong names",
