@@ -90,10 +90,26 @@ _CONV_OPTIONS = (
     ),
     OptionSpec("max-window-param", int, 31, "largest stride or |padding| accepted (gate=neuron)"),
     OptionSpec(
-        "fold-lhs-dilation",
+        "max-phases",
+        int,
+        64,
+        "largest number of partial convs one conv's rewrite may emit (stride and lhs-dilation"
+        " phases); more is rejected with a reason",
+    ),
+    OptionSpec(
+        "lhs-dilation",
+        str,
+        "polyphase",
+        "polyphase: one conv per output phase, never multiplying inserted zeros; interior-pad:"
+        " fold it into the pad's interior padding",
+        ("polyphase", "interior-pad"),
+    ),
+    OptionSpec(
+        "wide-partials",
         bool,
         True,
-        "fold lhs dilation into the pad's interior padding (false: reject lhs-dilated convs)",
+        "f16/bf16/f8 convs split in partials: sum them in f32 and convert once (false: round"
+        " each partial to the result type)",
     ),
     OptionSpec(
         "negative-padding",

@@ -1,4 +1,4 @@
-"""The gate's presets, options and reason strings (DESIGN 2.2), on ConvParams built directly."""
+"""The gate's presets, options and reason strings, on ConvParams built directly."""
 
 from __future__ import annotations
 
@@ -76,9 +76,25 @@ GENERAL = ConvOptions(gate="general")
             "already canonical (zero padding, unit stride, no lhs dilation)",
         ),
         (
-            params(stride=1, lhs_dilation=2),
-            ConvOptions(fold_lhs_dilation=False),
-            "lhs dilation [2, 2] needs fold-lhs-dilation",
+            params(stride=3, spatial=(40, 40)),
+            ConvOptions(max_phases=8),
+            "needs 9 partial convs, over max-phases 8",
+        ),
+        (
+            params(stride=3, spatial=(40, 40), lhs_dilation=2),
+            ConvOptions(max_phases=8, max_window_param=40),
+            # per dim: output phase 1 has taps {0, 2} (2 stride phases), phase 0 tap {1}
+            "needs 9 partial convs, over max-phases 8",
+        ),
+        (
+            params(stride=1024, spatial=(2048, 2048), kernel=(1024, 1024)),
+            ConvOptions(gate="general"),
+            "needs 1048576 partial convs, over max-phases 64",
+        ),
+        (
+            params(stride=10**9, spatial=(10**9, 10**9), kernel=(70, 1)),
+            ConvOptions(gate="general"),
+            "needs 70 partial convs, over max-phases 64",
         ),
     ],
 )
@@ -120,10 +136,12 @@ def test_options_come_from_the_pipeline_mapping() -> None:
             "gate": "general",
             "allow-small-spatial": True,
             "max-window-param": 7,
-            "fold-lhs-dilation": False,
+            "lhs-dilation": "interior-pad",
             "negative-padding": "slice",
             "verbose": True,
+            "max-phases": 9,
+            "wide-partials": False,
         }
     )
-    assert options == ConvOptions("general", True, 7, False, "slice", True)
+    assert options == ConvOptions("general", True, 7, "interior-pad", "slice", True, 9, False)
     assert ConvOptions.from_mapping({}) == ConvOptions()

@@ -1,4 +1,4 @@
-"""The per-dim phase plan of the exact stride rewrite (DESIGN 2.4) against a 1-D numpy conv."""
+"""The per-dim phase plan of the exact stride rewrite against a 1-D numpy conv."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convcanon.hlo.rewrite_stride import Phase, plan_dim
+from convcanon.hlo.phase_plan import Phase, plan_dim, stride_phase_count
 
 
 def test_stride_two_kernel_three_has_even_and_odd_phases() -> None:
@@ -86,3 +86,18 @@ def test_sum_of_phases_equals_the_strided_conv(
         total += _conv1d(xs, ws, 1, plan.rhs_dilation, out, rev)
     np.testing.assert_array_equal(total, _conv1d(x, w, stride, dilation, out, rev))
     assert sum(p.taps for p in plan.phases) == kernel
+
+
+def test_stride_planning_is_linear_in_the_kernel_not_the_stride() -> None:
+    plan = plan_dim(extent=10**9 + 3, kernel=3, dilation=1, stride=10**9, out=1, reversed_=False)
+    assert [p.taps for p in plan.phases] == [1, 1, 1]
+    assert stride_phase_count(3, 1, 10**9) == 3
+
+
+@settings(max_examples=200, deadline=None)
+@given(kernel=st.integers(1, 8), dilation=st.integers(1, 8), stride=st.integers(1, 8))
+def test_phase_count_formula_matches_the_plan(kernel: int, dilation: int, stride: int) -> None:
+    out = 2
+    extent = (out - 1) * stride + (kernel - 1) * dilation + 1
+    plan = plan_dim(extent, kernel, dilation, stride, out, False)
+    assert len(plan.phases) == stride_phase_count(kernel, dilation, stride)

@@ -55,7 +55,7 @@ def _ops(printed: str) -> list[str]:
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_explicit_pad_folds_padding_and_lhs_dilation_into_one_pad(dialect) -> None:
-    after, stats, printed = run_pass(PAD_CASE, dialect, gate="general")
+    after, stats, printed = run_pass(PAD_CASE, dialect, gate="general", lhs_dilation="interior-pad")
     assert stats.counters == {"convs-seen": 1, "rewritten-pad": 1}
     pad = next(op for op in _ops(printed) if op == "pad")
     assert pad
@@ -69,23 +69,28 @@ def test_explicit_pad_folds_padding_and_lhs_dilation_into_one_pad(dialect) -> No
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_rebuilt_conv_keeps_every_other_attribute_and_the_location(dialect) -> None:
-    after, _, _ = run_pass(PAD_CASE, dialect, gate="general")
+@pytest.mark.parametrize("mode", ["interior-pad", "polyphase"])
+def test_rebuilt_conv_keeps_every_other_attribute_and_the_location(dialect, mode: str) -> None:
+    after, _, _ = run_pass(PAD_CASE, dialect, gate="general", lhs_dilation=mode)
     with after.module.context:
-        (conv,) = [c for f in functions(after.module) for c in convs_of(f, dialect)]
-        assert str(conv.location) == 'loc("model.py":12:3)'
-        assert str(conv.attributes["foo.keep"]) == "7 : i32"
-        precision = [str(a) for a in conv.attributes["precision_config"]]
-        assert precision == [
-            f"#{dialect.name}<precision HIGHEST>",
-            f"#{dialect.name}<precision DEFAULT>",
-        ]
-        assert str(conv.attributes["rhs_dilation"]) == str(dialect.i64_list([1, 1]))
+        convs = [c for f in functions(after.module) for c in convs_of(f, dialect)]
+        assert len(convs) == (1 if mode == "interior-pad" else 2)
+        for conv in convs:
+            assert str(conv.location) == 'loc("model.py":12:3)'
+            assert str(conv.attributes["foo.keep"]) == "7 : i32"
+            precision = [str(a) for a in conv.attributes["precision_config"]]
+            assert precision == [
+                f"#{dialect.name}<precision HIGHEST>",
+                f"#{dialect.name}<precision DEFAULT>",
+            ]
+            assert str(conv.attributes["rhs_dilation"]) == str(dialect.i64_list([1, 1]))
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_negative_padding_slice_mode_pads_positive_parts_then_crops(dialect) -> None:
-    after, _, printed = run_pass(PAD_CASE, dialect, gate="general", negative_padding="slice")
+    after, _, printed = run_pass(
+        PAD_CASE, dialect, gate="general", negative_padding="slice", lhs_dilation="interior-pad"
+    )
     ops = _ops(printed)
     assert ops.count("pad") == 1 and ops.count("slice") == 1
     if dialect is STABLEHLO:
@@ -96,13 +101,18 @@ def test_negative_padding_slice_mode_pads_positive_parts_then_crops(dialect) -> 
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-def test_fold_lhs_dilation_false_rejects_instead_of_miscompiling(dialect) -> None:
-    after, stats, printed = run_pass(PAD_CASE, dialect, gate="general", fold_lhs_dilation=False)
-    assert stats.counters == {
-        "convs-seen": 1,
-        "skipped: lhs dilation [2, 1] needs fold-lhs-dilation": 1,
-    }
-    assert "pad" not in _ops(printed)
+@pytest.mark.parametrize("negative", ["pad", "slice"])
+def test_polyphase_splits_the_dilated_dim_and_crops_negative_padding(dialect, negative) -> None:
+    after, stats, printed = run_pass(PAD_CASE, dialect, gate="general", negative_padding=negative)
+    assert stats.counters == {"convs-seen": 1, "rewritten-lhs-dilation": 1}
+    assert (
+        "interior = [0, 1, 0, 0]" in printed or "interior_padding = dense<[0, 1, 0, 0]>" in printed
+    )
+    before = "\n".join(line for line in printed.splitlines() if "convolution" not in line)
+    if negative == "slice":  # no negative amount in any pad of a conv's lhs
+        assert "low = [0, 0, -1, 0]" not in before and "dense<[0, 0, -1, 0]>" not in before
+    assert_canonical(all_conv_params(after, dialect))
+    _check_values(PAD_CASE, as_stablehlo_text(after, dialect))
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

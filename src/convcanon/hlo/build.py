@@ -18,16 +18,31 @@ from convcanon.hlo.dialects import Dialect, padding_attr
 AnyOp = ir.Operation | ir.OpView
 
 
-def zero_attr(element: ir.Type) -> ir.Attribute | None:
-    """The scalar zero tensor of `element`, or None if it has no zero (e.g. quantized)."""
-    scalar = ir.RankedTensorType.get([], element)
+def has_zero(element: ir.Type) -> bool:
+    """Whether `element` has a zero to pad with: not quantized types, and not f8E8M0FNU (an
+    exponent-only type whose smallest value is 2^-127)."""
+    if isinstance(element, (ir.IntegerType, ir.ComplexType)):
+        return True
+    return isinstance(element, ir.FloatType) and str(element) not in _NO_ZERO_FLOATS
+
+
+def _zero_attr(ty: ir.RankedTensorType) -> ir.Attribute | None:
+    """The zero splat of `ty`, or None for complex: the Python bindings cannot hold a complex
+    dense attribute (any access raises TypeError), so complex zeros are parsed as ops instead."""
+    element = ty.element_type
     if isinstance(element, ir.IntegerType):
-        return ir.DenseElementsAttr.get_splat(scalar, ir.IntegerAttr.get(element, 0))
+        return ir.DenseElementsAttr.get_splat(ty, ir.IntegerAttr.get(element, 0))
     if isinstance(element, ir.FloatType):
-        return ir.DenseElementsAttr.get_splat(scalar, ir.FloatAttr.get(element, 0.0))
-    if isinstance(element, ir.ComplexType):
-        return ir.Attribute.parse(f"dense<(0.0, 0.0)> : {scalar}")
+        return ir.DenseElementsAttr.get_splat(ty, ir.FloatAttr.get(element, 0.0))
     return None
+
+
+_NO_ZERO_FLOATS = frozenset({"f8E8M0FNU"})
+
+
+def is_narrow_float(element: ir.Type) -> bool:
+    """f16, bf16 and the f8/f6/f4 types: partial sums in these lose precision at each round."""
+    return isinstance(element, ir.FloatType) and element.width < 32
 
 
 class Builder:
@@ -39,6 +54,8 @@ class Builder:
         self._slice_name = dialect.op("slice")
         self._add_name = dialect.op("add")
         self._constant_name = dialect.op("constant")
+        self._convert_name = dialect.op("convert")
+        self.emitted: list[str] = []  # short names of every op built, in order
         self._lists: dict[tuple[int, ...], ir.Attribute] = {}
         self._paddings: dict[tuple[tuple[int, int], ...], ir.Attribute] = {}
         self._types: dict[tuple[tuple[int, ...], ir.Type], ir.Type] = {}
@@ -64,19 +81,32 @@ class Builder:
             ty = self._types[key] = ir.RankedTensorType.get(list(shape), element)
         return ty
 
-    def zero(
-        self, element: ir.Type, value: ir.Attribute, block: ir.Block, loc: ir.Location
-    ) -> ir.Value:
-        """The scalar zero constant of `element` for pads in `block` (`value` is its `zero_attr`):
-        one per block and element type, first in the block so that it dominates every use."""
+    def zero(self, element: ir.Type, block: ir.Block, loc: ir.Location) -> ir.Value:
+        """The scalar zero constant of `element` (which `has_zero`) for pads in `block`: one per
+        block and element type, first in the block so that it dominates every use."""
         key = (block, element)
         zero = self._zeros.get(key)
         if zero is None:
-            scalar = self.tensor((), element)
             ip = ir.InsertionPoint.at_block_begin(block)
-            zero = _create(self._constant_name, scalar, [], {"value": value}, ip, loc)
-            self._zeros[key] = zero
+            zero = self._zeros[key] = self.zeros((), element, ip, loc)
         return zero
+
+    def zeros(
+        self, shape: Sequence[int], element: ir.Type, ip: ir.InsertionPoint, loc: ir.Location
+    ) -> ir.Value:
+        """A zero constant of `shape` and `element` (which `has_zero`)."""
+        ty = ir.RankedTensorType(self.tensor(shape, element))
+        value = _zero_attr(ty)
+        if value is not None:
+            return self._create(self._constant_name, ty, [], {"value": value}, ip, loc)
+        self.emitted.append("constant")
+        text = (
+            f'%0 = "{self._constant_name}"() {{value = dense<(0.0, 0.0)> : {ty}}} : () -> {ty} '
+            f"{loc}"
+        )
+        op = ir.Operation.parse(text, context=ty.context)
+        ip.insert(op)
+        return op.result
 
     def pad(
         self,
@@ -101,7 +131,7 @@ class Builder:
             "interior_padding": self.i64_list(interior),
         }
         ty = self.tensor(out, element)
-        return _create(self._pad_name, ty, [value, zero], attrs, ip, loc), out
+        return self._create(self._pad_name, ty, [value, zero], attrs, ip, loc), out
 
     def slice_(
         self,
@@ -123,12 +153,36 @@ class Builder:
             "strides": self.i64_list(strides),
         }
         ty = self.tensor(out, element)
-        return _create(self._slice_name, ty, [value], attrs, ip, loc), out
+        return self._create(self._slice_name, ty, [value], attrs, ip, loc), out
 
     def add(
         self, lhs: ir.Value, rhs: ir.Value, ip: ir.InsertionPoint, loc: ir.Location
     ) -> ir.Value:
-        return _create(self._add_name, lhs.type, [lhs, rhs], {}, ip, loc)
+        return self._create(self._add_name, lhs.type, [lhs, rhs], {}, ip, loc)
+
+    def convert(
+        self, value: ir.Value, result: ir.Type, ip: ir.InsertionPoint, loc: ir.Location
+    ) -> ir.Value:
+        return self._create(self._convert_name, result, [value], {}, ip, loc)
+
+    def slice_spatial(
+        self,
+        value: ir.Value,
+        shape: tuple[int, ...],
+        element: ir.Type,
+        axes: tuple[int, ...],
+        windows: Sequence[tuple[int, int, int]],
+        ip: ir.InsertionPoint,
+        loc: ir.Location,
+    ) -> ir.Value:
+        """`value` (of `shape`) sliced by (start, stride, length) `windows` on `axes`, or
+        `value` itself if that is all of it."""
+        if is_whole(windows, tuple(shape[a] for a in axes)):
+            return value
+        start, limit, step = [0] * len(shape), list(shape), [1] * len(shape)
+        for axis, (lo, s, n) in zip(axes, windows, strict=True):
+            start[axis], step[axis], limit[axis] = lo, s, lo + (n - 1) * s + 1
+        return self.slice_(value, element, start, limit, step, ip, loc)[0]
 
     def rebuild_conv(
         self,
@@ -137,10 +191,14 @@ class Builder:
         rhs: ir.Value,
         overrides: Mapping[str, ir.Attribute],
         ip: ir.InsertionPoint,
+        result: ir.Type | None = None,
     ) -> ir.Operation:
-        """A copy of `conv` (attributes, location, result type) on new operands, some attrs
-        replaced: a clone, so every attribute is copied verbatim in C++."""
+        """A copy of `conv` (attributes, location, result type unless `result` is given) on new
+        operands, some attrs replaced: a clone, so every attribute is copied verbatim in C++."""
         new = conv.operation.clone(ip=ip)
+        self.emitted.append("convolution")
+        if result is not None:
+            new.results[0].set_type(result)
         operands = new.operands
         operands[0] = lhs
         operands[1] = rhs
@@ -149,21 +207,27 @@ class Builder:
             attributes[name] = attr
         return new
 
+    def _create(
+        self,
+        name: str,
+        result: ir.Type,
+        operands: Sequence[ir.Value],
+        attributes: Mapping[str, ir.Attribute],
+        ip: ir.InsertionPoint,
+        loc: ir.Location,
+    ) -> ir.Value:
+        """Create `name` at `ip` with location `loc`; returns its one result."""
+        self.emitted.append(name.partition(".")[2])
+        return ir.Operation.create(
+            name,
+            results=[result],
+            operands=list(operands),
+            attributes=dict(attributes),
+            loc=loc,
+            ip=ip,
+        ).result
 
-def _create(
-    name: str,
-    result: ir.Type,
-    operands: Sequence[ir.Value],
-    attributes: Mapping[str, ir.Attribute],
-    ip: ir.InsertionPoint,
-    loc: ir.Location,
-) -> ir.Value:
-    """Create `name` at `ip` with location `loc`; returns its one result."""
-    return ir.Operation.create(
-        name,
-        results=[result],
-        operands=list(operands),
-        attributes=dict(attributes),
-        loc=loc,
-        ip=ip,
-    ).result
+
+def is_whole(windows: Sequence[tuple[int, int, int]], extents: tuple[int, ...]) -> bool:
+    """Whether slicing by (start, stride, length) `windows` would return the whole operand."""
+    return all(w == (0, 1, e) for w, e in zip(windows, extents, strict=True))

@@ -1,8 +1,9 @@
-"""The eligibility gate (DESIGN 2.2): which convs get canonicalized, and why not when they do not.
+"""The eligibility gate: which convs get canonicalized, and why not when they do not.
 
 `neuron` reproduces the seed's `canCanonicalize` (rank 4, extents and window parameters small);
-`general` accepts any static conv of rank >= 3. Every rejection carries a reason string, shown by
-`explain`, the pass statistics and `verbose` remarks.
+`general` accepts any static conv of rank >= 3. Both refuse a conv whose rewrite would emit more
+than `max-phases` partial convs (a 405-byte conv can ask for millions). Every rejection carries a
+reason string, shown by `explain`, the pass statistics and `verbose` remarks.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from convcanon.hlo.params import ConvParams
+from convcanon.hlo.phase_plan import partial_convs
 
 Preset = Literal["neuron", "general"]
 NegativePadding = Literal["pad", "slice"]
+LhsDilation = Literal["polyphase", "interior-pad"]
 
 
 @dataclass(frozen=True)
@@ -24,25 +27,36 @@ class ConvOptions:
     gate: Preset = "neuron"
     allow_small_spatial: bool = False
     max_window_param: int = 31
-    fold_lhs_dilation: bool = True
+    lhs_dilation: LhsDilation = "polyphase"
     negative_padding: NegativePadding = "pad"
     verbose: bool = False
+    max_phases: int = 64
+    wide_partials: bool = True
+
+    @property
+    def polyphase(self) -> bool:
+        return self.lhs_dilation == "polyphase"
 
     @staticmethod
     def from_mapping(options: Mapping[str, bool | int | str]) -> ConvOptions:
         gate = str(options.get("gate", "neuron"))
         negative = str(options.get("negative-padding", "pad"))
+        lhs_dilation = str(options.get("lhs-dilation", "polyphase"))
         if gate not in ("neuron", "general"):
             raise ValueError(f"unknown gate preset {gate!r}")
         if negative not in ("pad", "slice"):
             raise ValueError(f"unknown negative-padding mode {negative!r}")
+        if lhs_dilation not in ("polyphase", "interior-pad"):
+            raise ValueError(f"unknown lhs-dilation mode {lhs_dilation!r}")
         return ConvOptions(
             gate="neuron" if gate == "neuron" else "general",
             allow_small_spatial=bool(options.get("allow-small-spatial", False)),
             max_window_param=int(options.get("max-window-param", 31)),
-            fold_lhs_dilation=bool(options.get("fold-lhs-dilation", True)),
+            lhs_dilation="polyphase" if lhs_dilation == "polyphase" else "interior-pad",
             negative_padding="pad" if negative == "pad" else "slice",
             verbose=bool(options.get("verbose", False)),
+            max_phases=int(options.get("max-phases", 64)),
+            wide_partials=bool(options.get("wide-partials", True)),
         )
 
 
@@ -50,10 +64,6 @@ class ConvOptions:
 class Decision:
     accepted: bool
     reason: str  # why rejected, or what will be canonicalized
-
-
-def _fmt(values: tuple[int, ...]) -> str:
-    return "[" + ", ".join(str(v) for v in values) + "]"
 
 
 def _neuron_rules(p: ConvParams, o: ConvOptions) -> str | None:
@@ -88,8 +98,6 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
             return Decision(False, why)
     if any(e <= 0 for e in p.out_spatial) or any(e <= 0 for e in p.lhs_spatial):
         return Decision(False, "empty spatial extent")
-    if any(d != 1 for d in p.lhs_dilation) and not o.fold_lhs_dilation:
-        return Decision(False, f"lhs dilation {_fmt(p.lhs_dilation)} needs fold-lhs-dilation")
     work = []
     if any(lo or hi for lo, hi in p.padding):
         work.append("padding")
@@ -99,4 +107,7 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
         work.append("stride")
     if not work:
         return Decision(False, "already canonical (zero padding, unit stride, no lhs dilation)")
+    partials = partial_convs(p, o.polyphase)
+    if partials > o.max_phases:
+        return Decision(False, f"needs {partials} partial convs, over max-phases {o.max_phases}")
     return Decision(True, " + ".join(work))

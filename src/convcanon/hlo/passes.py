@@ -1,8 +1,10 @@
-"""The conv canonicalization passes: collect-then-rewrite over each `func.func` (DESIGN 2.5).
+"""The conv canonicalization passes: collect-then-rewrite over each `func.func`.
 
 Phase 1 reads every conv's ConvParams and gate decision; phase 2 rewrites the accepted ones, pad
-first (the stride math assumes zero padding), then stride. `verbose` prints the seed's phase 2b
-remarks (convs whose operand chain reaches another conv) and every rejection, changing nothing.
+first (the stride math assumes zero padding), then stride. A lhs-dilated conv (polyphase mode)
+is first split into output phases, each an undilated conv that then goes through pad and
+stride. `verbose` prints the seed's phase 2b remarks (convs whose operand chain reaches another
+conv) and every rejection, changing nothing.
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.gate import ConvOptions, Decision, decide
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.params import ConvKey, ConvParams, conv_key, read_conv_params
-from convcanon.hlo.rewrite_pad import euet001, explicit_pad, pad_overrides, plan_pad
-from convcanon.hlo.rewrite_stride import explicit_stride, ops_added, phase_count, plan_stride
+from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, partial_convs, uses_polyphase
+from convcanon.hlo.rewrite_lhs_dilation import explicit_lhs_dilation
+from convcanon.hlo.rewrite_pad import euet001, explicit_pad, pad_overrides
+from convcanon.hlo.rewrite_stride import explicit_stride
 from convcanon.pipeline import OptionValue, PassStats
 
 
@@ -42,6 +46,9 @@ class ConvRecord:
     phases: int = 0
     ops_added: list[str] = field(default_factory=list)
     macs_after: int = 0
+    lattice_macs_before: int = 0
+    lhs_phases: int = 0  # output phases of the lhs-dilation rewrite (0: not used)
+    max_phases: int = 0  # the gate's limit on partial convs
     position: tuple[int, int] | None = None  # where the op is in the .mlir, for debug-info input
 
     @property
@@ -99,32 +106,25 @@ def _in_function(op: ir.Operation) -> bool:
 
 
 @dataclass(frozen=True)
-class _Zero:
-    """Where a padded conv gets its pad value: the zero of `element` shared in `block`."""
-
-    element: ir.Type
-    value: ir.Attribute
-    block: ir.Block
-
-
-@dataclass(frozen=True)
 class _Plan:
     """What the gate decides and the rewrite will emit for one conv configuration."""
 
     decision: Decision
-    phases: int
-    ops_added: tuple[str, ...]
+    phases: int  # partial convs
+    lattice_macs: int
+    lhs_phases: int
 
 
 def plan_conv(p: ConvParams, options: ConvOptions) -> _Plan:
-    """The gate's decision and the rewrite's output, computed from the params alone."""
+    """The gate's decision and the rewrite's size, computed from the params alone."""
     decision = decide(p, options)
+    lattice = 0 if p.dynamic_reason or p.num_spatial == 0 else lattice_macs(p)
     if not decision.accepted:
-        return _Plan(decision, 0, ())
-    pad_ops = plan_pad(p, options.negative_padding).ops_added if p.needs_pad else []
-    plans = plan_stride(p)
-    emitted = ops_added(plans, p) if p.needs_stride else ["convolution"]
-    return _Plan(decision, phase_count(plans), tuple(pad_ops + emitted))
+        return _Plan(decision, 0, lattice, 0)
+    lhs_phases = 0
+    if uses_polyphase(p, options.polyphase):
+        lhs_phases = math.prod(len(plan.phases) for plan in lhs_dilation_plans(p))
+    return _Plan(decision, partial_convs(p, options.polyphase), lattice, lhs_phases)
 
 
 def _reaches_conv(conv: ir.Operation, dialect: Dialect) -> ir.Operation | None:
@@ -164,9 +164,7 @@ def canonicalize(
     memo: dict[ConvKey, tuple[ConvParams, _Plan]] = {}
     module = hlo_file.module
     with module.context, ir.Location.unknown():
-        todo: list[tuple[ir.Operation, ConvParams, ConvRecord, _Zero | None]] = []
-        zero_attrs: dict[ir.Type, ir.Attribute | None] = {}
-        zero_sites: set[tuple[ir.Block, ir.Type]] = set()
+        todo: list[tuple[ir.Operation, ConvParams, ConvRecord]] = []
         for conv in _convs_in_functions(module, dialect):
             operands = conv.operands
             types = (operands[0].type, operands[1].type, conv.results[0].type)
@@ -185,8 +183,11 @@ def canonicalize(
                 decision,
                 types,
                 plan.phases,
-                list(plan.ops_added),
+                [],
                 0 if p.dynamic_reason else p.macs,
+                plan.lattice_macs,
+                plan.lhs_phases,
+                opts.max_phases,
             )
             record.position = hlo_file.position_of(dialect.conv, len(records))
             records.append(record)
@@ -195,23 +196,12 @@ def canonicalize(
             if not decision.accepted:
                 stats.bump(f"skipped: {decision.reason}")
                 continue
-            zero: _Zero | None = None
-            if p.needs_pad:
-                element = ir.ShapedType(types[0]).element_type
-                if element not in zero_attrs:
-                    zero_attrs[element] = build.zero_attr(element)
-                value = zero_attrs[element]
-                if value is None:
-                    raise euet001(p, record.loc)
-                zero = _Zero(element, value, conv.block)
-                if "constant" in record.ops_added:  # the pad's zero: one per block and type
-                    if (zero.block, element) in zero_sites:
-                        record.ops_added.remove("constant")
-                    zero_sites.add((zero.block, element))
-            todo.append((conv, p, record, zero))
+            if not _has_zeros(p, types, opts):
+                raise euet001(p, record.loc)
+            todo.append((conv, p, record))
         builder = build.Builder(dialect)
-        for conv, p, record, zero in todo:
-            _rewrite(builder, conv, p, record, zero, opts, stats)
+        for conv, p, record in todo:
+            _rewrite(builder, conv, p, record, opts, stats)
         if not records:
             check_conv_dialect(hlo_file, dialect)
         module.operation.verify()
@@ -229,45 +219,104 @@ def _verbose_remarks(
         _remark(loc, f"convolution's operand chain reaches the convolution at {where}")
 
 
+def _has_zeros(p: ConvParams, types: tuple[ir.Type, ir.Type, ir.Type], opts: ConvOptions) -> bool:
+    """Whether every pad the rewrite may emit has a zero: the lhs's, and the result's for the
+    pads that place output phases."""
+    if not p.needs_pad:
+        return True
+    elements = [ir.ShapedType(types[0]).element_type]
+    if uses_polyphase(p, opts.polyphase):
+        elements.append(ir.ShapedType(types[2]).element_type)
+    return all(build.has_zero(e) for e in elements)
+
+
 def _rewrite(
     b: build.Builder,
     conv: ir.Operation,
     p: ConvParams,
     record: ConvRecord,
-    zero: _Zero | None,
     opts: ConvOptions,
     stats: PassStats,
 ) -> None:
-    """Pad first, then stride, all emitted before `conv`, which the result replaces; records the
-    phases and multiply-adds actually emitted."""
+    """Rewrite one accepted conv before `conv`, which the result replaces; records the ops,
+    phases and multiply-adds actually emitted.
+
+    For f16/bf16/f8 results split into several partials (`wide-partials`), the partials are f32,
+    summed in f32 and converted once: rounding each partial first doubles the error."""
     ip, loc = ir.InsertionPoint(conv), record.location
+    b.emitted = []
+    result_type = ir.RankedTensorType(conv.results[0].type)
+    element = result_type.element_type
+    wide = opts.wide_partials and record.phases > 1 and build.is_narrow_float(element)
+    acc = ir.F32Type.get() if wide else element
+    acc_type = b.tensor(p.result_shape, acc)
+    if uses_polyphase(p, opts.polyphase):
+
+        def rewrite_phase(
+            template: ir.Operation, q: ConvParams
+        ) -> tuple[list[ir.Operation], ir.Value]:
+            phase_type = template.results[0].type
+            return _pad_then_stride(b, template, q, phase_type, opts, ip, loc, None)
+
+        plans = lhs_dilation_plans(p)
+        partials, total = explicit_lhs_dilation(b, conv, p, plans, acc, rewrite_phase, ip, loc)
+        stats.bump("rewritten-lhs-dilation")
+    else:
+        partials, total = _pad_then_stride(b, conv, p, acc_type, opts, ip, loc, stats)
+    if wide:
+        total = b.convert(total, result_type, ip, loc)
+        stats.bump("wide-partials")
+    conv.results[0].replace_all_uses_with(total)
+    conv.erase()
+    record.phases = len(partials)
+    record.ops_added = b.emitted
+    record.macs_after = sum(_emitted_macs(c, p) for c in partials)
+
+
+def _pad_then_stride(
+    b: build.Builder,
+    conv: ir.Operation,
+    p: ConvParams,
+    result_type: ir.Type,
+    opts: ConvOptions,
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+    stats: PassStats | None,
+) -> tuple[list[ir.Operation], ir.Value]:
+    """Explicit pad, then explicit stride, of `conv` (described by `p`); the partials get
+    `result_type`. A conv that needs neither is kept; otherwise it is erased. Returns the
+    partial convs and their sum."""
+    if not p.needs_pad and not p.needs_stride:
+        return [conv], conv.results[0]
     lhs, rhs = conv.operands[0], conv.operands[1]
-    lhs_element = ir.ShapedType(record.value_types[0]).element_type
+    lhs_element = ir.ShapedType(lhs.type).element_type
     lhs_shape = p.lhs_shape
     overrides: dict[str, ir.Attribute] = {}
-    if zero is not None:
+    if p.needs_pad:
+        block = conv.operation.block
 
         def zero_value() -> ir.Value:
-            return b.zero(zero.element, zero.value, zero.block, loc)
+            return b.zero(lhs_element, block, loc)
 
         lhs, lhs_shape = explicit_pad(
             b, lhs, lhs_element, p, opts.negative_padding, zero_value, ip, loc
         )
         overrides = pad_overrides(b, p, "lhs_dilation" in conv.attributes)
-        stats.bump("rewritten-pad")
+        if stats is not None:
+            stats.bump("rewritten-pad")
     if p.needs_stride:
-        rhs_element = ir.ShapedType(record.value_types[1]).element_type
-        partials, total = explicit_stride(
-            b, conv, lhs, lhs_shape, (lhs_element, rhs_element), p, overrides, ip, loc
-        )
-        stats.bump("rewritten-stride")
+        rhs_element = ir.ShapedType(rhs.type).element_type
+        types = (lhs_element, rhs_element, result_type)
+        partials, total = explicit_stride(b, conv, lhs, lhs_shape, types, p, overrides, ip, loc)
+        if stats is not None:
+            stats.bump("rewritten-stride")
     else:
-        partials = [b.rebuild_conv(conv, lhs, rhs, overrides, ip)]
+        partials = [b.rebuild_conv(conv, lhs, rhs, overrides, ip, result_type)]
         total = partials[0].results[0]
-    conv.results[0].replace_all_uses_with(total)
-    conv.erase()
-    record.phases = len(partials)
-    record.macs_after = sum(_emitted_macs(c, p) for c in partials)
+    if stats is None:  # a phase conv built by the lhs-dilation rewrite: replaced, not kept
+        b.emitted.remove("convolution")
+        conv.erase()
+    return partials, total
 
 
 def _emitted_macs(conv: ir.Operation, p: ConvParams) -> int:
