@@ -60,7 +60,8 @@ def _ops_named(module: ir.Module, op_name: str) -> list[ir.Operation]:
 
 # The first op of a generic-form file is quoted: `"builtin.module"() ...` or `"func.func"() ...`
 # (after any `#loc` alias lines and comments).
-_GENERIC_START = re.compile(r'\A(?:\s*(?://[^\n]*|#[\w.$-]+\s*=[^\n]*))*\s*"[\w.]+"\(')
+# Each comment or alias is a whole line: a comment that quotes an op is not the module's start.
+_GENERIC_START = re.compile(r'\A(?:\s*(?://|#[\w.$-]+\s*=)[^\n]*(?:\n|\Z))*\s*"[\w.]+"\(')
 
 
 def parse_file_text(text: str, filename: str) -> HloFile:
