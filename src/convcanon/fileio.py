@@ -192,6 +192,8 @@ def check_output_path(input_path: str, output_path: str | None) -> None:
 # -- npz -----------------------------------------------------------------------------------------
 
 _NPZ_MEMBER = re.compile(r"[A-Za-z_][\w.]*\.npy")
+# What zipfile raises on a damaged archive (RuntimeError: an encrypted member).
+_ZIP_ERRORS = (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError, RuntimeError)
 
 
 def _npz_error(path: str, message: str) -> ConvcanonError:
@@ -236,7 +238,7 @@ def load_npz(path: str, limit: int | None = None) -> dict[str, np.ndarray]:
         raise ConvcanonError(f"not an .npz archive ({what})", SourceLoc(name))
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
+    except _ZIP_ERRORS as err:
         raise _npz_error(name, str(err)) from None
     with archive:
         members = archive.infolist()
@@ -266,7 +268,7 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> 
     try:
         with archive.open(info) as member:
             raw = member.read(info.file_size + 1)
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError) as err:
+    except _ZIP_ERRORS as err:
         raise _npz_error(path, f"member {info.filename!r}: {err}") from None
     if len(raw) != info.file_size:
         raise _npz_error(path, f"member {info.filename!r} does not match its zip directory size")
@@ -402,9 +404,20 @@ def write_output(path: str, data: str | bytes) -> None:
 
 
 def _write_in_place(path: str, target: str, payload: bytes, own_fd: int | None) -> None:
-    """A device, FIFO, socket or descriptor: renaming onto it would replace it, so write into it."""
+    """A device, FIFO, socket or descriptor: renaming onto it would replace it, so write into it.
+
+    Our own descriptor (`/proc/self/fd/1`) is written through a duplicate, so the output lands
+    where the shell pointed it (appending if it was opened to append), after what we printed.
+    """
+    if own_fd is not None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
     try:
-        fd = os.dup(own_fd) if own_fd is not None else os.open(target, os.O_WRONLY | os.O_CLOEXEC)
+        if own_fd is not None:
+            fd = os.dup(own_fd)
+        else:  # O_TRUNC: a regular file reached through /proc; devices and FIFOs ignore it
+            fd = os.open(target, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC)
     except OSError as err:
         raise _write_error(path, err) from None
     try:
