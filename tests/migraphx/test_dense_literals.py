@@ -1,11 +1,8 @@
-"""Dense literals in migraphx/TOSA files are read as MLIR reads them, or refused."""
+"""Dense literals in migraphx/TOSA files are read as MLIR reads them, hex bit patterns included."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
-from convcanon.diagnostics import ConvcanonError
 from convcanon.reference.migraphx_interp import run_module_text
 
 MODULE = """func.func @main() -> tensor<2x{t}> {{
@@ -20,11 +17,23 @@ def _run(value: str, element: str) -> np.ndarray:
     return result
 
 
-def test_per_element_hex_floats_are_refused_not_misread():
-    # MLIR reads 0xFC00 as the f16 bit pattern (-inf); xDSL 0.75 would give 64500.0.
-    with pytest.raises(ConvcanonError, match="hexadecimal float elements") as info:
-        _run("dense<[0xFC00, 1.0]>", "f16")
-    assert info.value.loc is not None and (info.value.loc.line, info.value.loc.col) == (2, 34)
+def test_per_element_hex_floats_are_read_as_bit_patterns():
+    # MLIR reads 0xFC00 as the f16 bit pattern (-inf); xDSL 0.75 alone would give 64500.0.
+    assert _run("dense<[0xFC00, 1.0]>", "f16").tolist() == [-np.inf, 1.0]
+    assert _run("dense<0x7E00>", "f16").dtype == np.float16
+    assert np.isnan(_run("dense<0x7E00>", "f16")).all()
+    assert _run("dense<[0xFF800000, 0x7F800000]>", "f32").tolist() == [-np.inf, np.inf]
+
+
+def test_printed_inf_and_nan_literals_read_back():
+    from convcanon.migraphx.io import parse_file_text, print_file
+
+    text = MODULE.format(value='dense<"0x00FC007E">', t="f16")
+    printed = print_file(parse_file_text(text, "a.mlir"))
+    assert "0xfc00" in printed.lower()
+    assert print_file(parse_file_text(printed, "b.mlir")) == printed
+    (again,) = run_module_text(printed, "b.mlir", None, {})
+    assert again[0] == -np.inf and np.isnan(again[1])
 
 
 def test_hex_string_form_is_read_as_little_endian_bits():

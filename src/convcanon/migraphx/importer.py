@@ -13,6 +13,7 @@ computed one, and every failure names its line.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -38,22 +39,24 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from convcanon.diagnostics import MAX_SPLAT_ELEMENTS, ConvcanonError, SourceLoc
 from convcanon.fileio import check_output_path, read_input, write_output
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
+from convcanon.migraphx.quant_ops import PROGRAM_FIELDS as QUANT_PROGRAM_FIELDS
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 
 
 def _int(width: int, signed: bool = True) -> Callable[[], Attribute]:
-    signedness = Signedness.SIGNLESS if signed else Signedness.UNSIGNED
+    signedness = Signedness.SIGNED if signed else Signedness.UNSIGNED
     return lambda: IntegerType(width, signedness)
 
 
-# MIGraphX type names. bool_type is i8, as rocMLIR represents MIGraphX booleans.
+# MIGraphX type names, with integers sign-explicit as MIGraphX's MLIR emitter writes them
+# (`si8`, `ui8`); bool_type is si8, as MIGraphX hands booleans to MLIR.
 TYPE_NAMES: dict[str, Callable[[], Attribute]] = {
     "float_type": Float32Type,
     "half_type": Float16Type,
@@ -79,6 +82,7 @@ OP_FIELDS: dict[str, tuple[type[mx.MigraphxOp], tuple[str, ...]]] = {
     **{cls.name.removeprefix("migraphx."): (cls, ()) for cls in mx.ELEMENTWISE_BINARY},
     **{cls.name.removeprefix("migraphx."): (cls, ()) for cls in mx.ELEMENTWISE_UNARY},
     **{cls.name.removeprefix("migraphx."): (cls, ("axes",)) for cls in mx.REDUCTIONS},
+    **{cls.name.removeprefix("migraphx."): (cls, ()) for cls in mx.COMPARISONS},
     "contiguous": (mx.ContiguousOp, ()),
     "convert": (mx.ConvertOp, ()),
     "clip": (mx.ClipOp, ()),
@@ -89,11 +93,17 @@ OP_FIELDS: dict[str, tuple[type[mx.MigraphxOp], tuple[str, ...]]] = {
     "multibroadcast": (mx.MultiBroadcastOp, ("out_lens",)),
     "slice": (mx.SliceOp, ("axes", "starts", "ends")),
     "softmax": (mx.SoftmaxOp, ("axis",)),
+    "squeeze": (mx.SqueezeOp, ("axes",)),
+    "unsqueeze": (mx.UnsqueezeOp, ("axes", "steps")),
+    "flatten": (mx.FlattenOp, ("axis",)),
+    "gather": (mx.GatherOp, ("axis",)),
+    "scatter_none": (mx.ScatterNoneOp, ("axis",)),
     "dot": (mx.DotOp, ()),
     "convolution": (
         mx.ConvolutionOp,
         ("padding", "stride", "dilation", "group", "padding_mode"),
     ),
+    **QUANT_PROGRAM_FIELDS,
 }
 # Fields MIGraphX prints that carry no semantics here (the result type says it all).
 IGNORED_FIELDS = frozenset({"target_type", "use_dynamic_same_auto_pad", "out_dyn_dims"})
@@ -112,7 +122,7 @@ class _Cursor:
     def location(self, pos: int) -> FileLineColLoc:
         """Where an op came from, so later errors (verifier, migraphx-to-tosa) point into the
         program; locations are never printed."""
-        return FileLineColLoc(StringAttr(self.filename), IntAttr(self.line), IntAttr(pos + 1))
+        return FileLineColLoc(_file_attr(self.filename), IntAttr(self.line), IntAttr(pos + 1))
 
     def skip_ws(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos] in " \t":
@@ -147,6 +157,11 @@ class _Cursor:
         return found.group(0)
 
 
+@functools.lru_cache(maxsize=16)
+def _file_attr(filename: str) -> StringAttr:
+    return StringAttr(filename)
+
+
 _NAME = re.compile(r"[^\s=(),\[\]{}]+")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _INT = re.compile(r"-?\d+")
@@ -154,13 +169,29 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?
 _HEADER = re.compile(r'^module:\s*"?([^"]*)"?\s*$')
 
 
+INT64_LIMIT = 1 << 63
+MAX_NUMBER_CHARS = 400  # longer numbers are hostile (Python's int() stops at 4300 digits)
+
+
+def _bounded_int(cur: _Cursor, what: str) -> int:
+    cur.skip_ws()
+    pos = cur.pos
+    text = cur.match(_INT, f"an integer in {what}")
+    if len(text) > MAX_NUMBER_CHARS:
+        raise cur.error(f"integer of {len(text)} digits in {what}", pos)
+    value = int(text)
+    if not -INT64_LIMIT <= value < INT64_LIMIT:
+        raise cur.error(f"{text} in {what} does not fit in int64", pos)
+    return value
+
+
 def _int_list(cur: _Cursor, what: str) -> list[int]:
     cur.expect("{", f"to start {what}")
     values: list[int] = []
     if not cur.optional("}"):
-        values.append(int(cur.match(_INT, f"an integer in {what}")))
+        values.append(_bounded_int(cur, what))
         while cur.optional(","):
-            values.append(int(cur.match(_INT, f"an integer in {what}")))
+            values.append(_bounded_int(cur, what))
         cur.expect("}", f"to end {what}")
     return values
 
@@ -172,8 +203,20 @@ class _Shape:
     strides: list[int]
 
 
+_SHAPE_TEXT = re.compile(
+    r"\s*->\s*([A-Za-z_]\w*),\s*\{((?:\s*\d{1,18}\s*,)*\s*\d{1,18}\s*)?\},\s*"
+    r"\{((?:\s*\d{1,18}\s*,)*\s*\d{1,18}\s*)?\}(?:,\s*target_id=\d+)?\s*$"
+)
+
+
 def _shape(cur: _Cursor) -> _Shape:
     """`-> TYPE, {LENS}, {STRIDES}[, target_id=N]` to the end of the line."""
+    fast = _SHAPE_TEXT.match(cur.text, cur.pos)  # the common, well-formed line: one regex
+    if fast is not None and fast.group(1) in TYPE_NAMES:
+        cur.pos = len(cur.text)
+        lens = [int(v) for v in fast.group(2).split(",")] if fast.group(2) else []
+        strides = [int(v) for v in fast.group(3).split(",")] if fast.group(3) else []
+        return _Shape(fast.group(1), lens, strides)
     cur.expect("->", "before the result shape")
     cur.skip_ws()
     pos = cur.pos
@@ -262,16 +305,30 @@ class _Program:
         return value
 
 
+_SHAPED_CACHE: dict[tuple[str, tuple[int, ...], tuple[int, ...]], ShapedType] = {}
+
+
 def _shaped(cur: _Cursor, shape: _Shape) -> ShapedType:
+    key = (shape.type_name, tuple(shape.lens), tuple(shape.strides))
+    cached = _SHAPED_CACHE.get(key)
+    if cached is not None:
+        return cached
     element_type = TYPE_NAMES[shape.type_name]()
     if len(shape.lens) != len(shape.strides):
         raise cur.error(
             f"{len(shape.lens)} lens but {len(shape.strides)} strides (one stride per dim)"
         )
+    if any(n < 0 for n in shape.lens) or any(s < 0 for s in shape.strides):
+        raise cur.error(f"lens {shape.lens} and strides {shape.strides} must be non-negative")
     reason = layout.check_layout(shape.lens, shape.strides)
     if reason is not None:
         raise cur.error(f"shape {shape.lens}, {shape.strides} is not representable: {reason}")
-    return ShapedType(shape.lens, shape.strides, element_type)
+    if layout.flat_size(shape.lens, shape.strides) >= INT64_LIMIT:
+        raise cur.error(f"shape {shape.lens}, {shape.strides} spans more than 2^63 elements")
+    ty = ShapedType(shape.lens, shape.strides, element_type)
+    if len(_SHAPED_CACHE) < 4096:
+        _SHAPED_CACHE[key] = ty
+    return ty
 
 
 def _dense(tensor: TensorType, values: list[int] | list[float]) -> DenseIntOrFPElementsAttr:
@@ -279,36 +336,74 @@ def _dense(tensor: TensorType, values: list[int] | list[float]) -> DenseIntOrFPE
     return DenseIntOrFPElementsAttr.from_list(tensor, values)  # pyright: ignore[reportCallIssue, reportArgumentType]
 
 
-def _literal_attr(cur: _Cursor, values: list[float], ty: ShapedType) -> DenseIntOrFPElementsAttr:
+def _literal_attr(
+    cur: _Cursor, values: list[tuple[str, int]], ty: ShapedType, type_name: str
+) -> DenseIntOrFPElementsAttr:
     """Literal values (memory order when they fill the buffer, or one splat value) -> dense
-    attribute of the logical value in standard order."""
+    attribute of the logical value in standard order; every value checked against the type."""
     tensor = TensorType(ty.element_type, ty.lens)
     if math.prod(ty.lens) > MAX_SPLAT_ELEMENTS:  # the dense attribute holds every element
         raise cur.error(
             f"literal of {math.prod(ty.lens)} elements is over the limit of "
             f"{MAX_SPLAT_ELEMENTS} (its dense attribute would hold every element)"
         )
-    buffer = np.asarray(values, dtype=np.float64)
+    dtype = numpy_dtype(ty.element_type)
+    items = [_literal_value(cur, text, pos, dtype, type_name) for text, pos in values]
+    buffer = np.asarray(items, dtype=dtype if dtype.kind in "iub" else np.float64)
     if len(values) != 1:
         if len(values) != ty.flat_size():
             raise cur.error(
                 f"literal has {len(values)} values but its shape holds {ty.flat_size()} (or 1)"
             )
         buffer = layout.read_buffer(buffer, ty.lens, ty.stride_values).reshape(-1)
-    integral = numpy_dtype(ty.element_type).kind in "iub"
-    return _dense(tensor, buffer.astype(np.int64 if integral else np.float64).tolist())
+    return _dense(tensor, buffer.tolist())
 
 
-def _literal_values(cur: _Cursor) -> list[float]:
+def _literal_value(
+    cur: _Cursor, text: str, pos: int, dtype: np.dtype, type_name: str
+) -> int | float:
+    """One literal value of `dtype`, or a diagnostic when the type cannot hold it."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise cur.error(f"number of {len(text)} characters in the literal", pos)
+    if dtype.kind in "iub":
+        try:
+            value: int = int(text)
+        except ValueError:
+            number = float(text)
+            if not math.isfinite(number) or number != int(number):
+                raise cur.error(f"`{text}` is not an integer, as {type_name} needs", pos) from None
+            value = int(number)
+        low, high = (0, 1) if dtype == np.bool_ else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+        if not low <= value <= high:
+            raise cur.error(f"{text} is out of range for {type_name} [{low}, {high}]", pos)
+        return value
+    number = float(text)
+    if math.isfinite(number):
+        with np.errstate(all="ignore"):
+            rounded = np.asarray(number).astype(dtype)
+        if not np.isfinite(rounded.astype(np.float64)):
+            raise cur.error(f"{text} is out of range for {type_name}", pos)
+    return number
+
+
+def _literal_values(cur: _Cursor) -> list[tuple[str, int]]:
     cur.expect("{", "to start the literal values")
-    values: list[float] = []
+    values: list[tuple[str, int]] = []
     if not cur.optional("}"):
         while True:
-            values.append(float(cur.match(_NUMBER, "a number in the literal")))
+            cur.skip_ws()
+            pos = cur.pos
+            values.append((cur.match(_NUMBER, "a number in the literal"), pos))
             if cur.optional("}"):
                 break
             cur.expect(",", "or `}` in the literal values")
     return values
+
+
+@functools.lru_cache(maxsize=1024)
+def _int_attribute(value: tuple[int, ...] | int) -> Attribute:
+    """Attributes are immutable: one per distinct field value (a program repeats a few)."""
+    return mx.i64_array(value) if isinstance(value, tuple) else mx.i64(value)
 
 
 def _attributes(
@@ -317,7 +412,7 @@ def _attributes(
     _, wanted = OP_FIELDS[op_name]
     attributes: dict[str, Attribute] = {}
     for key, (value, pos) in fields.items():
-        if key in IGNORED_FIELDS:
+        if key in IGNORED_FIELDS or (key == "steps" and value == []):
             continue
         if key not in wanted:
             expected = ", ".join(wanted) or "none"
@@ -325,7 +420,7 @@ def _attributes(
         if not isinstance(value, list | int):
             raise cur.error(f"field `{key}` of `{op_name}` must be an integer or {{list}}", pos)
         try:
-            attributes[key] = mx.i64_array(value) if isinstance(value, list) else mx.i64(value)
+            attributes[key] = _int_attribute(tuple(value) if isinstance(value, list) else value)
         except VerifyException as err:  # e.g. an integer beyond i64
             raise cur.error(f"field `{key}`: {str(err).splitlines()[0]}", pos) from None
     return attributes
@@ -355,8 +450,9 @@ def _instruction(program: _Program, cur: _Cursor) -> None:
         return
     if cur.optional("@literal"):
         values = _literal_values(cur)
-        ty = _shaped(cur, _shape(cur))
-        op = mx.LiteralOp(_literal_attr(cur, values, ty), ty)
+        shape = _shape(cur)
+        ty = _shaped(cur, shape)
+        op = mx.LiteralOp(_literal_attr(cur, values, ty, shape.type_name), ty)
     else:
         op_name = cur.match(_IDENT, "an op name or @param/@literal/@return")
         if op_name not in OP_FIELDS:
@@ -368,14 +464,38 @@ def _instruction(program: _Program, cur: _Cursor) -> None:
         operands = [program.lookup(cur, a, p) for a, p in args]
         ty = _shaped(cur, _shape(cur))
         cls, _ = OP_FIELDS[op_name]
-        op = cls(operands, ty, _attributes(cur, op_name, fields))
+        attributes = _attributes(cur, op_name, fields)
+        if cls in mx.COMPARISONS and operands and _is_bool_result(operands[0], ty):
+            # MIGraphX types a comparison bool; rocMLIR's op keeps the operand type: compare,
+            # then convert, as MIGraphX's own MLIR emitter does
+            compare_type = ShapedType(ty.lens, ty.stride_values, _element(operands[0]))
+            _add(program, cur, cls(operands, compare_type, attributes), op_pos)
+            op = mx.ConvertOp([program.block.last_op.results[0]], ty)  # type: ignore[union-attr]
+        else:
+            op = cls.create(operands=operands, result_types=[ty], attributes=attributes)
+    _add(program, cur, op, op_pos)
+    program.values[name] = op.results[0]
+
+
+def _element(value: SSAValue) -> Attribute:
+    ty = value.type
+    return ty.element_type if isinstance(ty, ShapedType) else ty
+
+
+def _is_bool_result(operand: SSAValue, result: ShapedType) -> bool:
+    return result.element_type == TYPE_NAMES["bool_type"]() != _element(operand)
+
+
+def _add(program: _Program, cur: _Cursor, op: Operation, op_pos: int) -> None:
     op.location = cur.location(op_pos)
     try:
-        op.verify()
+        if type(op) in mx.IMPORTER_TRUSTED and isinstance(op, mx.MigraphxOp):
+            op.verify_semantics()  # we built its attributes: only its own checks can fail
+        else:
+            op.verify()
     except VerifyException as err:
         raise cur.error(str(err).strip().splitlines()[0], op_pos) from None
     program.block.add_op(op)
-    program.values[name] = op.results[0]
 
 
 def import_program(text: str, filename: str, name: str = "main") -> ModuleOp:
@@ -399,8 +519,9 @@ def import_program(text: str, filename: str, name: str = "main") -> ModuleOp:
         Region(program.block),
     )
     module = ModuleOp([function])
-    try:
-        module.verify()
+    try:  # every op was verified as it was added; the function's own checks remain
+        function.verify(verify_nested_ops=False)
+        returned.verify()
     except VerifyException as err:
         raise ConvcanonError(str(err).strip().splitlines()[0], SourceLoc(filename)) from None
     return module

@@ -6,9 +6,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
@@ -32,10 +34,14 @@ def make_context() -> Context:
     """builtin, func, arith, migraphx and the TOSA ops we emit."""
     from convcanon.migraphx.dialect import Migraphx
     from convcanon.tosa.ops import TOSA
+    from convcanon.tosa.quant_ops import TOSA_QUANT_OPS
 
     ctx = Context()
     for dialect in (builtin.Builtin, func.Func, arith.Arith, Migraphx, TOSA):
         ctx.load_dialect(dialect)
+    for op in TOSA_QUANT_OPS:
+        if ctx.get_optional_op(op.name) is None:  # the TOSA dialect may define it already
+            ctx.load_op(op)
     return ctx
 
 
@@ -66,29 +72,78 @@ def _op_lines(text: str, op_name: str) -> list[int]:
     return [n for n, line in enumerate(text.splitlines(), 1) if pattern.search(line)]
 
 
-# `dense<[0xFC00, ...]> : tensor<...xf16>`: xDSL 0.75 reads a per-element hex float as the integer
-# 64512 and converts it (64500.0), where MLIR reads the bit pattern (-inf). The string form
-# `dense<"0x...">` is read correctly. Refuse the element form instead of computing a wrong value.
+# `dense<[0xFC00, ...]> : tensor<...xf16>`: MLIR reads a per-element hex float as its bit pattern
+# (-inf); xDSL 0.75 reads the integer 64512 and converts it (64500.0). xDSL reads the string form
+# `dense<"0x...">` (little-endian bytes) as MLIR does, so per-element hex floats are rewritten to
+# it before parsing. xDSL prints inf/nan as per-element hex, which this makes readable again.
 _HEX_FLOAT_DENSE = re.compile(
-    r"dense<(?P<body>[^\"<>]*\b0[xX][0-9A-Fa-f]+[^\"<>]*)>\s*:\s*tensor<[^>]*?(?:bf16|f16|f32|f64|f8\w*)>"
+    r"dense<(?P<body>[^\"<>]*\b0[xX][0-9A-Fa-f]+[^\"<>]*)>(?P<colon>\s*:\s*)"
+    r"tensor<(?P<shape>(?:\d+x)*)(?P<element>bf16|f16|f32|f64|f\d\w*)>"
+)
+_DENSE_TOKEN = re.compile(
+    r"\s*(?:(?P<hex>0[xX][0-9A-Fa-f]+)|(?P<number>[-+]?[0-9.][0-9.eE+-]*)|[\[\],])"
 )
 
 
-def check_hex_float_elements(text: str, filename: str) -> None:
-    match = _HEX_FLOAT_DENSE.search(text)
-    if match is not None:
-        raise ConvcanonError(
-            "hexadecimal float elements in dense<...> are not supported in migraphx/TOSA files "
-            '(xDSL reads them as integers); write decimal values or the dense<"0x..."> form',
-            _offset_loc(text, match.start(), filename),
-        )
+@functools.lru_cache(maxsize=64)
+def _element_dtype(name: str) -> np.dtype | None:
+    from convcanon.migraphx.shaped_type import numpy_dtype
+
+    try:
+        return numpy_dtype(Parser(make_context(), name).parse_type())
+    except (ParseError, ValueError):
+        return None
+
+
+def _hex_string(body: str, dtype: np.dtype) -> str | None:
+    """The `"0x..."` bytes of dense elements written as hex bit patterns and/or decimals."""
+    bits: list[int] = []
+    pos = 0
+    width = dtype.itemsize * 8
+    while pos < len(body):
+        token = _DENSE_TOKEN.match(body, pos)
+        if token is None:
+            return None if body[pos:].strip() else "0x" + _pack(bits, dtype)
+        pos = token.end()
+        if token.group("hex") is not None:
+            value = int(token.group("hex"), 16)
+            if value >> width:
+                return None  # too wide for the type: leave it to the parser's message
+            bits.append(value)
+        elif token.group("number") is not None:
+            try:
+                value_array = np.asarray(float(token.group("number"))).astype(dtype)
+            except ValueError:
+                return None
+            bits.append(int(value_array.view(f"u{dtype.itemsize}")))
+    return "0x" + _pack(bits, dtype)
+
+
+def _pack(bits: list[int], dtype: np.dtype) -> str:
+    return np.asarray(bits, dtype=f"<u{dtype.itemsize}").tobytes().hex().upper()
+
+
+def rewrite_hex_float_elements(text: str) -> str:
+    """Per-element hex floats in `dense<...>` -> the equivalent `dense<"0x...">` string form."""
+    if "0x" not in text and "0X" not in text:
+        return text
+
+    def replace(match: re.Match[str]) -> str:
+        dtype = _element_dtype(match.group("element"))
+        packed = _hex_string(match.group("body"), dtype) if dtype is not None else None
+        if packed is None:
+            return match.group(0)
+        tail = match.group(0)[match.end("body") - match.start(0) + 1 :]
+        return f'dense<"{packed}">{tail}'
+
+    return _HEX_FLOAT_DENSE.sub(replace, text)
 
 
 def parse_file_text(text: str, filename: str) -> ModuleOp:
     """Parse and verify a module; any failure is a ConvcanonError at its location."""
     check_nesting(text, filename)  # xDSL's recursive descent would hit RecursionError
     check_splats(text, filename)
-    check_hex_float_elements(text, filename)
+    text = rewrite_hex_float_elements(text)
     parser: Parser | None = None
     try:
         parser = Parser(make_context(), text, filename)  # lexes the first token: may raise

@@ -43,6 +43,7 @@ from convcanon.migraphx.shaped_type import (
     is_float_type,
     parse_shaped_or_type,
     print_stripped,
+    stripped_text,
 )
 
 Lens = tuple[int, ...]
@@ -136,6 +137,11 @@ class MigraphxOp(IRDLOperation):
         raise NotImplementedError
 
     def verify_(self) -> None:
+        self.verify_semantics()
+
+    def verify_semantics(self) -> None:
+        """Operand count, and the declared result against the computed one (the importer calls
+        this alone for the ops in IMPORTER_TRUSTED: it builds their attributes itself)."""
         if self.OPERAND_NAMES and len(self.args) != len(self.OPERAND_NAMES):
             raise VerifyException(
                 f"{self.name} takes {len(self.OPERAND_NAMES)} operands "
@@ -164,10 +170,8 @@ class MigraphxOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_list(self.args, printer.print_operand)
         print_attr_dict(printer, dict(self.attributes))
-        printer.print_string(" : ")
-        printer.print_list([a.type for a in self.args], lambda t: print_stripped(printer, t))
-        printer.print_string(f" {self.TYPE_KEYWORD} ")
-        print_stripped(printer, self.output.type)
+        types = ", ".join(stripped_text(a.type) for a in self.args)
+        printer.print_string(f" : {types} {self.TYPE_KEYWORD} {stripped_text(self.output.type)}")
 
     @classmethod
     def parse(cls, parser: Parser) -> MigraphxOp:
@@ -242,6 +246,39 @@ class MinOp(ElementwiseBinaryOp):
 @irdl_op_definition
 class PowOp(ElementwiseBinaryOp):
     name = "migraphx.pow"
+
+
+# -- comparisons ---------------------------------------------------------------------------------
+
+
+class ComparisonOp(ElementwiseBinaryOp):
+    """1 where the comparison holds, else 0, in the operands' element type (as rocMLIR types it;
+    MIGraphX's emitter follows it with a `convert` to si8 when it wants a boolean)."""
+
+
+@irdl_op_definition
+class GreaterOp(ComparisonOp):
+    name = "migraphx.greater"
+
+
+@irdl_op_definition
+class GreaterOrEqualOp(ComparisonOp):
+    name = "migraphx.greater_or_equal"
+
+
+@irdl_op_definition
+class LessOp(ComparisonOp):
+    name = "migraphx.less"
+
+
+@irdl_op_definition
+class LessOrEqualOp(ComparisonOp):
+    name = "migraphx.less_or_equal"
+
+
+@irdl_op_definition
+class EqualOp(ComparisonOp):
+    name = "migraphx.equal"
 
 
 class ElementwiseUnaryOp(MigraphxOp):
@@ -431,6 +468,92 @@ class SliceOp(MigraphxOp):
             a.lens, int_list(self, "axes"), int_list(self, "starts"), int_list(self, "ends")
         )
         return lens, a.element_type
+
+
+@irdl_op_definition
+class SqueezeOp(MigraphxOp):
+    """Drop size-1 dims: those in `axes`, or every one when `axes` is absent or empty."""
+
+    name = "migraphx.squeeze"
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("input",)
+    axes = opt_attr_def(ArrayAttr)
+
+    def squeezed_axes(self) -> list[int]:
+        (a,) = self.in_types()
+        axes = int_list(self, "axes") if "axes" in self.attributes else []
+        return rules.squeeze_axes(a.lens, axes)
+
+    def infer(self) -> tuple[Lens, Attribute]:
+        (a,) = self.in_types()
+        dropped = set(self.squeezed_axes())
+        return tuple(n for d, n in enumerate(a.lens) if d not in dropped), a.element_type
+
+
+@irdl_op_definition
+class UnsqueezeOp(MigraphxOp):
+    """Insert size-1 dims at `axes` (positions in the result)."""
+
+    name = "migraphx.unsqueeze"
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("input",)
+    axes = attr_def(ArrayAttr)
+
+    def inserted_axes(self) -> list[int]:
+        (a,) = self.in_types()
+        return rules.unsqueeze_axes(a.rank, int_list(self, "axes"))
+
+    def infer(self) -> tuple[Lens, Attribute]:
+        (a,) = self.in_types()
+        return rules.insert_unit_dims(a.lens, self.inserted_axes()), a.element_type
+
+
+@irdl_op_definition
+class FlattenOp(MigraphxOp):
+    """[d0..dn] -> [d0*..*d(axis-1), d(axis)*..*dn]."""
+
+    name = "migraphx.flatten"
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("input",)
+    axis = attr_def(IntegerAttr)
+
+    def infer(self) -> tuple[Lens, Attribute]:
+        (a,) = self.in_types()
+        return rules.flatten_lens(a.lens, int_value(self, "axis")), a.element_type
+
+
+@irdl_op_definition
+class GatherOp(MigraphxOp):
+    """out[i.., j.., k..] = data[i.., indices[j..], k..] along `axis`; negative indices count
+    from the end; an index outside [-n, n) is undefined in MIGraphX."""
+
+    name = "migraphx.gather"
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("data", "indices")
+    axis = attr_def(IntegerAttr)
+
+    def infer(self) -> tuple[Lens, Attribute]:
+        data, indices = self.in_types()
+        _check_index_type(indices)
+        lens = rules.gather_lens(data.lens, indices.lens, int_value(self, "axis"))
+        return lens, data.element_type
+
+
+@irdl_op_definition
+class ScatterNoneOp(MigraphxOp):
+    """out = data, then out[p with p[axis] = indices[p]] = updates[p] for every p of indices
+    (ONNX ScatterElements without reduction); duplicate targets are undefined in MIGraphX."""
+
+    name = "migraphx.scatter_none"
+    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("data", "indices", "updates")
+    axis = attr_def(IntegerAttr)
+
+    def infer(self) -> tuple[Lens, Attribute]:
+        data, indices, updates = self.in_types()
+        _check_index_type(indices)
+        rules.scatter_check(data.lens, indices.lens, updates.lens, int_value(self, "axis"))
+        return data.lens, _same_element_type([data, updates])
+
+
+def _check_index_type(indices: ShapedType) -> None:
+    if not isinstance(indices.element_type, IntegerType) or indices.element_type.width.data < 8:
+        raise rules.ShapeError(f"indices must be integers, got {indices.element_type}")
 
 
 # -- reductions ----------------------------------------------------------------------------------
@@ -679,10 +802,18 @@ ELEMENTWISE_UNARY: tuple[type[MigraphxOp], ...] = (
     ErfOp,
 )
 REDUCTIONS: tuple[type[MigraphxOp], ...] = (ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp)
+COMPARISONS: tuple[type[MigraphxOp], ...] = (
+    GreaterOp,
+    GreaterOrEqualOp,
+    LessOp,
+    LessOrEqualOp,
+    EqualOp,
+)
 ALL_OPS: tuple[type[IRDLOperation], ...] = (
     *ELEMENTWISE_BINARY,
     *ELEMENTWISE_UNARY,
     *REDUCTIONS,
+    *COMPARISONS,
     ContiguousOp,
     ConvertOp,
     ClipOp,
@@ -692,10 +823,20 @@ ALL_OPS: tuple[type[IRDLOperation], ...] = (
     BroadcastOp,
     MultiBroadcastOp,
     SliceOp,
+    SqueezeOp,
+    UnsqueezeOp,
+    FlattenOp,
+    GatherOp,
+    ScatterNoneOp,
     SoftmaxOp,
     DotOp,
     ConvolutionOp,
     LiteralOp,
     AsLogicalShapeOp,
     AsUnderlyingShapeOp,
+)
+# Ops whose whole verifier is `MigraphxOp.verify_semantics` once their attributes have the
+# types the program importer gives them (it then skips xDSL's generic attribute checks).
+IMPORTER_TRUSTED: frozenset[type[IRDLOperation]] = frozenset(
+    op for op in ALL_OPS[: ALL_OPS.index(LiteralOp)] if op.__module__ == __name__
 )

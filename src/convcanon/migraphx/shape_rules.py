@@ -199,3 +199,70 @@ def conv_lens(
             )
         spatial.append((size + b + e - window) // s + 1)
     return (n, o, *spatial)
+
+
+def _axis_in(axis: int, rank: int, what: str) -> int:
+    if not -rank <= axis < rank:
+        raise ShapeError(
+            f"axis {axis} is out of bounds for {what} with rank {rank} "
+            f"(valid range is [{-rank}, {rank - 1}])"
+        )
+    return axis % rank
+
+
+def squeeze_axes(lens: Sequence[int], axes: Sequence[int]) -> list[int]:
+    """The dims squeeze drops: `axes` (each must have length 1), or every size-1 dim."""
+    if not axes:
+        return [d for d, n in enumerate(lens) if n == 1]
+    picked = sorted({_axis_in(a, len(lens), "input") for a in axes})
+    for a, d in zip(axes, picked, strict=False):
+        if lens[d] != 1:
+            raise ShapeError(
+                f"cannot squeeze axis {a} (normalized to {d}) which has size {lens[d]} "
+                "(expected size 1)"
+            )
+    return picked
+
+
+def unsqueeze_axes(rank: int, axes: Sequence[int]) -> list[int]:
+    """Result positions of the inserted size-1 dims (negatives count from the result's end)."""
+    out_rank = rank + len(axes)
+    picked = sorted({_axis_in(a, out_rank, "output") for a in axes})
+    if len(picked) != len(axes):
+        raise ShapeError(f"unsqueeze axes {list(axes)} repeat a position")
+    return picked
+
+
+def insert_unit_dims(lens: Sequence[int], positions: Sequence[int]) -> Lens:
+    rest = iter(lens)
+    wanted = set(positions)
+    return tuple(1 if d in wanted else next(rest) for d in range(len(lens) + len(positions)))
+
+
+def flatten_lens(lens: Sequence[int], axis: int) -> Lens:
+    rank = len(lens)
+    if not -rank <= axis <= rank:
+        raise ShapeError(f"flatten axis {axis} is out of range for rank {rank}")
+    axis = axis + rank if axis < 0 else axis
+    return (math.prod(lens[:axis]), math.prod(lens[axis:]))
+
+
+def gather_lens(data: Sequence[int], indices: Sequence[int], axis: int) -> Lens:
+    a = _axis_in(axis, len(data), "data")
+    return (*data[:a], *indices, *data[a + 1 :])
+
+
+def scatter_check(
+    data: Sequence[int], indices: Sequence[int], updates: Sequence[int], axis: int
+) -> None:
+    if not len(data) == len(indices) == len(updates):
+        raise ShapeError(
+            f"data, indices, and updates must have the same rank, got {len(data)}, "
+            f"{len(indices)}, and {len(updates)}"
+        )
+    a = _axis_in(axis, len(data), "data")
+    if tuple(indices) != tuple(updates):
+        raise ShapeError("indices and updates must have the same shape")
+    for d, (n, m) in enumerate(zip(data, indices, strict=True)):
+        if d != a and m > n:
+            raise ShapeError(f"indices dim {d} has length {m}, more than the data's {n}")

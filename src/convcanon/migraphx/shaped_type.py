@@ -15,10 +15,12 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     BFloat16Type,
+    Float4E2M1FNType,
     Float8E4M3FNType,
     Float8E4M3FNUZType,
     Float8E5M2FNUZType,
     Float8E5M2Type,
+    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -44,15 +46,17 @@ _FLOAT_DTYPES: dict[type[Attribute], str] = {
     Float8E4M3FNUZType: "float8_e4m3fnuz",
     Float8E5M2Type: "float8_e5m2",
     Float8E5M2FNUZType: "float8_e5m2fnuz",
+    Float4E2M1FNType: "float4_e2m1fn",
+    Float8E8M0FNUType: "float8_e8m0fnu",
 }
-_INT_WIDTHS = (1, 8, 16, 32, 64)
+_INT_WIDTHS = (1, 4, 8, 16, 32, 64)
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:
     """The numpy dtype of a known element type (ml_dtypes for bf16 and fp8); else ValueError."""
     name = _FLOAT_DTYPES.get(type(element_type))
     if name is not None:
-        if name.startswith(("bfloat", "float8")):
+        if name.startswith(("bfloat", "float8", "float4")):
             import ml_dtypes
 
             return np.dtype(getattr(ml_dtypes, name))
@@ -62,6 +66,10 @@ def numpy_dtype(element_type: Attribute) -> np.dtype:
         if width == 1:
             return np.dtype(np.bool_)
         unsigned = element_type.signedness.data == Signedness.UNSIGNED
+        if width == 4:  # si4/ui4: ml_dtypes' one-byte int4/uint4
+            import ml_dtypes
+
+            return np.dtype(ml_dtypes.uint4 if unsigned else ml_dtypes.int4)
         return np.dtype(f"{'u' if unsigned else ''}int{width}")
     raise ValueError(f"unsupported element type {element_type}")
 
@@ -171,6 +179,23 @@ def print_stripped(printer: Printer, ty: Attribute) -> None:
         printer.print_attribute(ty)
 
 
+_STRIPPED: dict[Attribute, str] = {}
+
+
+def stripped_text(ty: Attribute) -> str:
+    """`print_stripped` as a string, remembered per type (a program repeats a few shapes)."""
+    text = _STRIPPED.get(ty)
+    if text is None:
+        import io
+
+        stream = io.StringIO()
+        print_stripped(Printer(stream=stream), ty)
+        text = stream.getvalue()
+        if len(_STRIPPED) < 4096:
+            _STRIPPED[ty] = text
+    return text
+
+
 def _parse_body(parser: AttrParser) -> tuple[Attribute, Attribute, Attribute]:
     """`LENSxT, STRIDES>` or `T>`, after the `<` has been consumed; verified at its position."""
     start = pos = parser.pos
@@ -207,3 +232,20 @@ def parse_shaped_or_type(parser: AttrParser) -> Attribute:
     if parser.parse_optional_punctuation("<") is not None:
         return ShapedType.new(_parse_body(parser))
     return parser.parse_type()
+
+
+def is_unsigned(element_type: Attribute) -> bool:
+    return (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data == Signedness.UNSIGNED
+    )
+
+
+def signless(element_type: Attribute) -> Attribute:
+    """The TOSA (signless) twin of a sign-explicit integer type (`si8`, `ui8` -> `i8`)."""
+    if (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data != Signedness.SIGNLESS
+    ):
+        return IntegerType(element_type.width.data)
+    return element_type

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
@@ -62,6 +63,9 @@ def _elementwise(fn: Callable[..., np.ndarray]) -> Kernel:
 
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a / b: floats in f32 (f64 stays) and rounded once to the result type, so an f16/bf16
+    quotient is finite wherever a / b is; integers truncate toward zero. Integer division by
+    zero (and INT_MIN / -1) is undefined in MIGraphX itself: 0 here, whatever the engine gives."""
     if a.dtype.kind in "iu":
         safe = np.where(b == 0, 1, b)
         return np.where(b == 0, 0, np.trunc(a / safe)).astype(a.dtype)
@@ -78,6 +82,36 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 def _where(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     cond, a, b = args
     return np.where(cond != 0, a, b).astype(result_dtype(op))
+
+
+def _index_operand(op: Operation, indices: np.ndarray, length: int) -> np.ndarray:
+    """Indices counted from the end when negative; outside [-length, length) is undefined in
+    MIGraphX, so refused here."""
+    wide = indices.astype(np.int64)
+    if wide.size and (wide.min() < -length or wide.max() >= length):
+        raise ValueError(
+            f"an index is outside [-{length}, {length}) (undefined in MIGraphX): "
+            f"min {wide.min()}, max {wide.max()}"
+        )
+    return np.where(wide < 0, wide + length, wide)
+
+
+def _gather(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    data, indices = args
+    axis = rules.normalize_axis(mx.int_value(op, "axis"), data.ndim)
+    picked = _index_operand(op, indices, data.shape[axis])
+    return layout.c_order(np.take(data, picked, axis=axis))
+
+
+def _scatter_none(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """Positions written twice are undefined in MIGraphX; the last write wins here."""
+    data, indices, updates = args
+    axis = rules.normalize_axis(mx.int_value(op, "axis"), data.ndim)
+    target: list[Any] = list(np.indices(indices.shape))
+    target[axis] = _index_operand(op, indices, data.shape[axis])
+    out = layout.c_order(data.copy())
+    out[tuple(target)] = updates
+    return out
 
 
 def _convert(op: Operation, args: list[np.ndarray]) -> np.ndarray:
@@ -229,6 +263,16 @@ _BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 OP_TABLE: dict[str, Kernel] = {
     **{f"migraphx.{name}": _elementwise(fn) for name, fn in _UNARY.items()},
     **{f"migraphx.{name}": _elementwise(fn) for name, fn in _BINARY.items()},
+    "migraphx.greater": _elementwise(np.greater),
+    "migraphx.greater_or_equal": _elementwise(np.greater_equal),
+    "migraphx.less": _elementwise(np.less),
+    "migraphx.less_or_equal": _elementwise(np.less_equal),
+    "migraphx.equal": _elementwise(np.equal),
+    "migraphx.squeeze": _reshape,
+    "migraphx.unsqueeze": _reshape,
+    "migraphx.flatten": _reshape,
+    "migraphx.gather": _gather,
+    "migraphx.scatter_none": _scatter_none,
     "migraphx.clip": _elementwise(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)),
     "migraphx.where": _where,
     "migraphx.convert": _convert,
@@ -340,9 +384,17 @@ class Interpreter:
         line = self.op_lines.get(op, 0) if op is not None else 0
         return ConvcanonError(message, where or SourceLoc(self.filename, line))
 
-    def call(self, name: str, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def call(
+        self, name: str, args: Sequence[np.ndarray], caller: Operation | None = None, depth: int = 0
+    ) -> list[np.ndarray]:
         """Evaluate @name on body-level values (logical arrays for shaped arguments)."""
-        function = self.functions[name]
+        function = self.functions.get(name)
+        if function is None:
+            raise self.error(f"no function @{name} in this module", caller)
+        if not function.body.blocks:
+            raise self.error(f"@{name} is a declaration: it has no body to run", caller or function)
+        if depth > 64:
+            raise self.error(f"calls nest deeper than 64 at @{name} (recursion?)", caller)
         block = function.body.blocks[0]
         env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args, strict=True))
         for op in block.ops:
@@ -350,7 +402,7 @@ class Interpreter:
             if isinstance(op, func.ReturnOp):
                 return operands
             if isinstance(op, func.CallOp):
-                results = self.call(op.callee.root_reference.data, operands)
+                results = self.call(op.callee.root_reference.data, operands, op, depth + 1)
             else:
                 kernel = self.table.get(op.name)
                 if kernel is None:
@@ -387,6 +439,8 @@ class Interpreter:
     def run(self, name: str, flat_inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Run @name on flat buffers; returns flat buffers (shaped results written by layout)."""
         function = self.functions[name]
+        if not function.body.blocks:
+            raise self.error(f"@{name} is a declaration: it has no body to run", function)
         in_types = function.function_type.inputs.data
         out_types = function.function_type.outputs.data
         for ty in (*in_types, *out_types):

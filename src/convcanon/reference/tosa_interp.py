@@ -222,6 +222,20 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x))
 
 
+def _gather(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    values, indices = args
+    return np.take_along_axis(values, indices.astype(np.int64)[:, :, None], axis=1)
+
+
+def _scatter(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """Rows of `values_in` replaced by those of `input` (TOSA: each index written once)."""
+    values, indices, updates = args
+    out = values.copy()
+    for n in range(values.shape[0]):
+        out[n, indices[n].astype(np.int64)] = updates[n]
+    return out
+
+
 TOSA_KERNELS: dict[str, Kernel] = {
     "tosa.const": _const,
     "tosa.const_shape": _const,
@@ -246,6 +260,12 @@ TOSA_KERNELS: dict[str, Kernel] = {
     "tosa.pow": _elementwise(np.power, 2),
     "tosa.intdiv": _elementwise(_intdiv, 2),
     "tosa.greater": _elementwise(np.greater, 2),
+    "tosa.greater_equal": _elementwise(np.greater_equal, 2),
+    "tosa.equal": _elementwise(np.equal, 2),
+    "tosa.bitwise_and": _elementwise(np.bitwise_and, 2),
+    "tosa.bitwise_xor": _elementwise(np.bitwise_xor, 2),
+    "tosa.gather": _gather,
+    "tosa.scatter": _scatter,
     "tosa.exp": _elementwise(np.exp),
     "tosa.log": _elementwise(np.log),
     "tosa.tanh": _elementwise(np.tanh),

@@ -602,9 +602,8 @@ class SelectOp(TosaOp):
         _same_elements(self, [a, b, self.output])
 
 
-@irdl_op_definition
-class GreaterOp(BinaryOp):
-    name = "tosa.greater"
+class CompareOp(BinaryOp):
+    """Elementwise comparison: operands of one element type, an i1 result."""
 
     def verify_shapes(self) -> None:
         shapes = [_shape(v, f"operand {i}") for i, v in enumerate(self.args)]
@@ -612,6 +611,79 @@ class GreaterOp(BinaryOp):
         _same_elements(self, self.args)
         if _element(self.output) != IntegerType(1):
             raise VerifyException(f"expects an i1 result, got {self.output.type}")
+
+
+@irdl_op_definition
+class GreaterOp(CompareOp):
+    name = "tosa.greater"
+
+
+@irdl_op_definition
+class GreaterEqualOp(CompareOp):
+    name = "tosa.greater_equal"
+
+
+@irdl_op_definition
+class EqualOp(CompareOp):
+    name = "tosa.equal"
+
+
+class BitwiseOp(BinaryOp):
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        if not _is_int(_element(self.output)):
+            raise VerifyException(f"expects integer operands, got {self.output.type}")
+
+
+@irdl_op_definition
+class BitwiseAndOp(BitwiseOp):
+    name = "tosa.bitwise_and"
+
+
+@irdl_op_definition
+class BitwiseXorOp(BitwiseOp):
+    name = "tosa.bitwise_xor"
+
+
+@irdl_op_definition
+class GatherOp(TosaOp):
+    """values [N, K, C], indices [N, W] (i32) -> [N, W, C]."""
+
+    name = "tosa.gather"
+    ARITY: ClassVar[int | None] = 2
+
+    def verify_shapes(self) -> None:
+        values, indices = self.args
+        v, i = _shape(values, "values"), _shape(indices, "indices")
+        rules.check_rank("values", v, 3)
+        rules.check_rank("indices", i, 2)
+        if v[0] != i[0]:
+            raise ShapeError(f"values batch {v[0]} differs from the indices batch {i[0]}")
+        rules.check_result((v[0], i[1], v[2]), _shape(self.output, "result"))
+        _same_elements(self, [values, self.output])
+        if _element(indices) != i32:
+            raise VerifyException(f"expects i32 indices, got {indices.type}")
+
+
+@irdl_op_definition
+class ScatterOp(TosaOp):
+    """values_in [N, K, C], indices [N, W] (i32), input [N, W, C] -> [N, K, C]."""
+
+    name = "tosa.scatter"
+    ARITY: ClassVar[int | None] = 3
+
+    def verify_shapes(self) -> None:
+        values, indices, updates = self.args
+        v, i, u = (
+            _shape(x, w) for x, w in zip(self.args, ("values_in", "indices", "input"), strict=True)
+        )
+        rules.check_rank("values_in", v, 3)
+        rules.check_rank("indices", i, 2)
+        rules.check_result((v[0], i[1], v[2]), u)
+        rules.check_result(v, _shape(self.output, "result"))
+        _same_elements(self, [values, updates, self.output])
+        if _element(indices) != i32:
+            raise VerifyException(f"expects i32 indices, got {indices.type}")
 
 
 TOSA_OPS: tuple[type[TosaOp], ...] = (
@@ -652,6 +724,12 @@ TOSA_OPS: tuple[type[TosaOp], ...] = (
     ClampOp,
     SelectOp,
     GreaterOp,
+    GreaterEqualOp,
+    EqualOp,
+    BitwiseAndOp,
+    BitwiseXorOp,
+    GatherOp,
+    ScatterOp,
 )
 
 TOSA = Dialect("tosa", list(TOSA_OPS), [ShapeType])

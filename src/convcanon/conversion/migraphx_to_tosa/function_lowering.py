@@ -15,6 +15,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View
 from convcanon.conversion.migraphx_to_tosa.lowerings import LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
+    flat_tosa_type,
     lowering_error,
     read_flat,
     result_type,
@@ -31,8 +32,21 @@ from convcanon.tosa import ops as tosa
 class FunctionLowering:
     """Lowers one func.func into a new block of TOSA ops with flat boundary types."""
 
-    def __init__(self, function: func.FuncOp, stats: PassStats):
+    def __init__(
+        self,
+        function: func.FuncOp,
+        stats: PassStats,
+        functions: Mapping[str, func.FuncOp] | None = None,
+    ):
         self.function = function
+        self.functions = functions or {}
+        self.inlining: list[str] = [function.sym_name.data]
+        if not function.body.blocks:
+            raise lowering_error(
+                function,
+                f"@{function.sym_name.data} is a declaration: migraphx-to-tosa lowers function "
+                "bodies, and a body-less function has no flat-buffer meaning to give it",
+            )
         old_block = function.body.blocks[0]
         in_types = [self.flat_type(a.type) for a in old_block.args]
         self.block = Block(arg_types=in_types)
@@ -47,7 +61,7 @@ class FunctionLowering:
 
     @staticmethod
     def flat_type(ty: Attribute) -> Attribute:
-        return ty.flat_tensor_type() if isinstance(ty, ShapedType) else ty
+        return flat_tosa_type(ty)
 
     def view(self, value: SSAValue, user: Operation) -> View:
         if value in self.views:
@@ -72,12 +86,46 @@ class FunctionLowering:
             flat = write_flat(self.em, self.view(op.args[0], op), ty, op)
             self.tensors[op.output] = flat
             return
+        if isinstance(op, func.CallOp):
+            self.inline_call(op)
+            return
         lowering = LOWERINGS.get(op.name)
         if lowering is None:
             raise lowering_error(op, "has no lowering to TOSA")
         args = [self.view(v, op) for v in op.operands]
         self.views[op.results[0]] = lowering(self, op, args)
         self.em.stats.bump("migraphx ops lowered")
+
+    def inline_call(self, call: func.CallOp) -> None:
+        """A call of a function of this module is lowered inline: the callee's values stay
+        Views, so layouts flow through the call without boundary transposes."""
+        name = call.callee.root_reference.data
+        callee = self.functions.get(name)
+        if callee is None:
+            raise lowering_error(call, f"calls @{name}, which is not a function of this module")
+        if not callee.body.blocks:
+            raise lowering_error(
+                call, f"calls @{name}, a declaration: there is no body to lower in its place"
+            )
+        if name in self.inlining:
+            raise lowering_error(call, f"calls @{name} recursively; recursion cannot be inlined")
+        block = callee.body.blocks[0]
+        for arg, value in zip(block.args, call.operands, strict=True):
+            if value in self.views:
+                self.views[arg] = self.views[value]
+            else:
+                self.tensors[arg] = self.tensor(value, call)
+        self.inlining.append(name)
+        for op in block.ops:
+            if isinstance(op, func.ReturnOp):
+                for result, value in zip(call.results, op.operands, strict=True):
+                    if value in self.views:
+                        self.views[result] = self.views[value]
+                    else:
+                        self.tensors[result] = self.tensor(value, op)
+                break
+            self.lower_op(op)
+        self.inlining.pop()
 
     def run(self) -> func.FuncOp:
         old_block = self.function.body.blocks[0]
@@ -121,7 +169,8 @@ def migraphx_to_tosa(parsed: object, options: Mapping[str, OptionValue] | None =
     assert isinstance(module, ModuleOp)
     stats = PassStats()
     functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    lowered = [FunctionLowering(f, stats).run() for f in functions]
+    by_name = {f.sym_name.data: f for f in functions}
+    lowered = [FunctionLowering(f, stats, by_name).run() for f in functions]
     for old, new in zip(functions, lowered, strict=True):
         module.body.block.insert_op_before(new, old)
         old.detach()

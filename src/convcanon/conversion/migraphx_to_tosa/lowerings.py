@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
@@ -18,6 +19,7 @@ from xdsl.dialects.builtin import (
     f32,
     i1,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -34,11 +36,17 @@ from convcanon.conversion.migraphx_to_tosa.emitter import (
     shape_of,
     unary_view,
 )
-from convcanon.conversion.migraphx_to_tosa.type_conversion import lowering_error, result_type
+from convcanon.conversion.migraphx_to_tosa.type_conversion import (
+    integer_width,
+    lowering_error,
+    operand_element,
+    result_element,
+    result_type,
+)
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
-from convcanon.migraphx.shaped_type import numpy_dtype
+from convcanon.migraphx.shaped_type import is_unsigned, numpy_dtype, signless
 from convcanon.tosa import ops as tosa
 
 if TYPE_CHECKING:
@@ -77,28 +85,101 @@ def declared_frame(op: Operation) -> tuple[int, ...]:
     return layout.inverse_permutation(result_type(op).memory_layout().perm)
 
 
+# -- integers: TOSA is signless, its integer profile computes on i32 -------------------------------
+
+
+def widen(em: Emitter, x: View, element: Attribute) -> View:
+    """An integer narrower than 32 bits as i32, sign- or zero-extended by its migraphx type."""
+    width = integer_width(element)
+    if width is None or width >= 32:
+        return x
+    wide = unary_view(em, tosa.CastOp, x, i32)
+    if not is_unsigned(element):
+        return wide
+    mask = View.plain(em.scalar(i32, (1 << width) - 1, len(wide.base_shape)))
+    return elementwise_views(em, tosa.BitwiseAndOp, [wide, mask], wide.lens)
+
+
+def zero_extend(em: Emitter, x: View, element: Attribute) -> View:
+    """An unsigned integer as a wider signless one holding the same non-negative value
+    (i32 for up to 16 bits, i64 for 32 bits)."""
+    width = integer_width(element)
+    if width is None or not is_unsigned(element) or width >= 64:
+        return x
+    if width < 32:
+        return widen(em, x, element)
+    wide = unary_view(em, tosa.CastOp, x, i64)
+    mask = View.plain(em.scalar(i64, (1 << 32) - 1, len(wide.base_shape)))
+    return elementwise_views(em, tosa.BitwiseAndOp, [wide, mask], wide.lens)
+
+
+def order_bits(em: Emitter, x: View, element: Attribute) -> View:
+    """Unsigned 32/64-bit values with the sign bit flipped: signed order is then unsigned order
+    (its own inverse)."""
+    width = integer_width(element)
+    if width is None or width < 32 or not is_unsigned(element):
+        return x
+    flip = View.plain(em.scalar(x.element_type, -(1 << (width - 1)), len(x.base_shape)))
+    return elementwise_views(em, tosa.BitwiseXorOp, [x, flip], x.lens)
+
+
+def in_int_domain(em: Emitter, x: View, element: Attribute) -> View:
+    """A value where TOSA's signed integer ops give the migraphx type's answer."""
+    return order_bits(em, widen(em, x, element), element)
+
+
+def from_int_domain(em: Emitter, x: View, element: Attribute) -> View:
+    """Back to the migraphx type's bits (narrowing casts wrap, so sums and products stay exact)."""
+    x = order_bits(em, x, element)
+    target = signless(element)
+    return x if x.element_type == target else unary_view(em, tosa.CastOp, x, target)
+
+
 def _binary(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     lens = result_type(op).lens
-    return elementwise_views(lw.em, _BINARY[op.name], args, lens, hint=declared_frame(op))
+    element = result_element(op)
+    if integer_width(element) is None:
+        return elementwise_views(lw.em, _BINARY[op.name], args, lens, hint=declared_frame(op))
+    if op.name in ("migraphx.add", "migraphx.sub", "migraphx.mul"):
+        args = [widen(lw.em, a, element) for a in args]  # wrapping: the sign does not matter
+        out = elementwise_views(lw.em, _BINARY[op.name], args, lens, hint=declared_frame(op))
+        return from_int_domain(lw.em, out, signless(element))
+    if op.name == "migraphx.pow":
+        raise lowering_error(op, f"on {element} has no exact TOSA lowering (integer pow)")
+    args = [in_int_domain(lw.em, a, element) for a in args]
+    out = elementwise_views(lw.em, _BINARY[op.name], args, lens, hint=declared_frame(op))
+    return from_int_domain(lw.em, out, element)
 
 
 def _unary(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    if op.name == "migraphx.abs" and is_unsigned(result_element(op)):
+        return args[0]
     return unary_view(lw.em, _UNARY[op.name], args[0])
 
 
 def _div(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
-    """Floats: a * reciprocal(b); ints: truncating tosa.intdiv (on i32)."""
+    """Floats: a * reciprocal(b) computed in f32 (f64 stays) and rounded once to the result type,
+    so an f16/bf16 quotient is finite wherever a / b is. Integers: truncating tosa.intdiv on i32
+    (narrower types widened by their sign). Integer division by zero is undefined in MIGraphX."""
     a, b = args
+    em = lw.em
     lens, hint = result_type(op).lens, declared_frame(op)
     et = a.element_type
     if is_float(et):
-        inverse = unary_view(lw.em, tosa.ReciprocalOp, b)
-        return elementwise_views(lw.em, tosa.MulOp, [a, inverse], lens, hint=hint)
-    if et == i32:
-        return elementwise_views(lw.em, tosa.IntDivOp, args, lens, hint=hint)
-    wide = [unary_view(lw.em, tosa.CastOp, v, i32) for v in args]
-    quotient = elementwise_views(lw.em, tosa.IntDivOp, wide, lens, hint=hint)
-    return unary_view(lw.em, tosa.CastOp, quotient, et)
+        wide = f32 if et != f32 and numpy_dtype(et).itemsize < 4 else et
+        a, b = (v if v.element_type == wide else unary_view(em, tosa.CastOp, v, wide) for v in args)
+        inverse = unary_view(em, tosa.ReciprocalOp, b)
+        quotient = elementwise_views(em, tosa.MulOp, [a, inverse], lens, hint=hint)
+        return quotient if wide == et else unary_view(em, tosa.CastOp, quotient, et)
+    element = result_element(op)
+    width = integer_width(element)
+    if width is None or width > 32 or (width == 32 and is_unsigned(element)):
+        raise lowering_error(
+            op, f"on {element} has no exact TOSA lowering (tosa.intdiv is signed 32-bit)"
+        )
+    wide_args = [widen(em, v, element) for v in args]
+    quotient = elementwise_views(em, tosa.IntDivOp, wide_args, lens, hint=hint)
+    return from_int_domain(em, quotient, element)
 
 
 def _sqrt(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
@@ -118,6 +199,8 @@ def _bound_attr(et: Attribute, value: float) -> Attribute:
 
 def _relu(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     (x,) = args
+    if is_unsigned(result_element(op)):
+        return x  # never below zero
     et = x.element_type
     props = {"min_val": _bound_attr(et, 0), "max_val": _bound_attr(et, math.inf)}
     clamp = tosa.ClampOp([x.base], x.base.type, props)
@@ -125,11 +208,13 @@ def _relu(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
 
 
 def _clip(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
-    x, lo, hi = args
+    element = result_element(op)
+    x, lo, hi = (in_int_domain(lw.em, v, element) for v in args)
     lens = result_type(op).lens
     hint = declared_frame(op)
     low = elementwise_views(lw.em, tosa.MaximumOp, [x, lo], lens, hint=hint)
-    return elementwise_views(lw.em, tosa.MinimumOp, [low, hi], lens, hint=hint)
+    out = elementwise_views(lw.em, tosa.MinimumOp, [low, hi], lens, hint=hint)
+    return from_int_domain(lw.em, out, element)
 
 
 def _to_bool(lw: FunctionLowering, view: View) -> View:
@@ -149,14 +234,29 @@ def _where(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
 
 
 def _convert(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
-    """tosa.cast; float->int first truncates toward zero (TOSA's cast rounds to nearest)."""
+    """tosa.cast, with MIGraphX's meaning: float->int truncates toward zero (TOSA's cast rounds
+    to nearest); an unsigned source is zero-extended first; a float->unsigned goes through i32
+    so 200.0 -> ui8 is 200 (TOSA saturates at the signed bound); int->int narrowing wraps."""
     (x,) = args
-    src, dst = x.element_type, result_type(op).element_type
-    if src == dst:
+    em = lw.em
+    src_mx, dst_mx = operand_element(op, 0), result_element(op)
+    dst = signless(dst_mx)
+    if x.element_type == dst and is_unsigned(src_mx) == is_unsigned(dst_mx):
         return x
-    if is_float(src) and not is_float(dst) and dst != i1:
+    if x.element_type == dst and not is_float(dst):
+        return x  # same bits (si8 <-> ui8)
+    if is_unsigned(src_mx):
+        if integer_width(src_mx) == 64 and is_float(dst):
+            raise lowering_error(op, f"{src_mx} -> {dst_mx} has no exact TOSA lowering")
+        x = zero_extend(em, x, src_mx)
+    if is_float(x.element_type) and not is_float(dst) and dst != i1:
         x = _trunc(lw, x)
-    return unary_view(lw.em, tosa.CastOp, x, dst)
+        width = integer_width(dst_mx) or 0
+        if is_unsigned(dst_mx) and width < 32:
+            x = unary_view(em, tosa.CastOp, x, i32)
+    if x.element_type == dst:
+        return x
+    return unary_view(em, tosa.CastOp, x, dst)
 
 
 def _trunc(lw: FunctionLowering, x: View) -> View:
@@ -213,6 +313,129 @@ def _slice(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     return View(base, x.perm, result_type(op).lens)
 
 
+def drop_unit_dims(em: Emitter, view: View, dims: Sequence[int]) -> View:
+    """The view without the size-1 logical `dims`: their base dims go in a reshape, no data
+    moves and the remaining order is kept."""
+    dropped = set(dims)
+    removed = {view.perm[d] for d in dropped}
+    shape = view.base_shape
+    base = em.reshape(view.base, [n for b, n in enumerate(shape) if b not in removed])
+    remap = {b: b - sum(1 for r in removed if r < b) for b in range(len(shape))}
+    perm = tuple(remap[view.perm[i]] for i in range(len(view.lens)) if i not in dropped)
+    lens = tuple(n for i, n in enumerate(view.lens) if i not in dropped)
+    return View(base, perm, lens)
+
+
+def insert_unit_dims(em: Emitter, view: View, positions: Sequence[int]) -> View:
+    """The view with size-1 logical dims at result `positions` (new trailing base dims)."""
+    shape = view.base_shape
+    base = em.reshape(view.base, (*shape, *([1] * len(positions))))
+    old, new = iter(view.perm), iter(range(len(shape), len(shape) + len(positions)))
+    wanted = set(positions)
+    rank = len(view.lens) + len(positions)
+    perm = tuple(next(new) if i in wanted else next(old) for i in range(rank))
+    return View(base, perm, rules.insert_unit_dims(view.lens, positions))
+
+
+def _squeeze(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    assert isinstance(op, mx.SqueezeOp)
+    return drop_unit_dims(lw.em, args[0], op.squeezed_axes())
+
+
+def _unsqueeze(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    assert isinstance(op, mx.UnsqueezeOp)
+    return insert_unit_dims(lw.em, args[0], op.inserted_axes())
+
+
+# -- comparisons, gather, scatter ------------------------------------------------------------------
+
+_COMPARE: dict[str, tuple[type[tosa.TosaOp], bool]] = {
+    "migraphx.greater": (tosa.GreaterOp, False),
+    "migraphx.greater_or_equal": (tosa.GreaterEqualOp, False),
+    "migraphx.less": (tosa.GreaterOp, True),
+    "migraphx.less_or_equal": (tosa.GreaterEqualOp, True),
+    "migraphx.equal": (tosa.EqualOp, False),
+}
+
+
+def _compare(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """tosa.greater/greater_equal/equal (less: operands swapped) on i32 or the float type, then
+    1/0 in the result type with a select (a cast from i1 to a float is outside TOSA's profile)."""
+    em = lw.em
+    cls, swap = _COMPARE[op.name]
+    element = operand_element(op, 0)
+    a, b = (in_int_domain(em, v, element) for v in args)
+    if swap:
+        a, b = b, a
+    lens, hint = result_type(op).lens, declared_frame(op)
+    cond = elementwise_views(em, cls, [a, b], lens, i1, hint=hint)
+    out = signless(result_element(op))
+    if out == i1:
+        return cond
+    rank = len(cond.base_shape)
+    one, zero = (View.plain(em.scalar(out, v, rank)) for v in (1, 0))
+    return elementwise_views(em, tosa.SelectOp, [cond, one, zero], lens, out)
+
+
+def _index_tensor(lw: FunctionLowering, op: Operation, view: View, length: int) -> SSAValue:
+    """Indices as a flat i32 tensor, negatives counted from the end (as MIGraphX does)."""
+    em = lw.em
+    element = operand_element(op, 1)
+    if length >= 1 << 31:
+        raise lowering_error(op, f"indexes a dim of {length} elements, beyond tosa's i32 indices")
+    x = zero_extend(em, view, element) if is_unsigned(element) else widen(em, view, element)
+    if x.element_type != i32:
+        x = unary_view(em, tosa.CastOp, x, i32)
+    if not is_unsigned(element):
+        rank = len(x.base_shape)
+        zero, size = (View.plain(em.scalar(i32, v, rank)) for v in (0, length))
+        nonnegative = elementwise_views(em, tosa.GreaterEqualOp, [x, zero], x.lens, i1)
+        shifted = elementwise_views(em, tosa.AddOp, [x, size], x.lens)
+        x = elementwise_views(em, tosa.SelectOp, [nonnegative, x, shifted], x.lens, i32)
+    return em.reshape(logical(em, x), [math.prod(view.lens)])
+
+
+def _gather(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """tosa.gather on [outer, axis, inner]; the indices are tiled over the outer dims."""
+    data, indices = args
+    em = lw.em
+    axis = rules.normalize_axis(mx.int_value(op, "axis"), len(data.lens))
+    outer, length = math.prod(data.lens[:axis]), data.lens[axis]
+    inner = math.prod(data.lens[axis + 1 :])
+    values = em.reshape(logical(em, data), [outer, length, inner])
+    width = math.prod(indices.lens)
+    picked = em.tile(em.reshape(_index_tensor(lw, op, indices, length), [1, width]), [outer, 1])
+    et = data.element_type
+    out = em.add(tosa.GatherOp([values, picked], TensorType(et, [outer, width, inner])))
+    return View.plain(em.reshape(out, result_type(op).lens))
+
+
+def _scatter_none(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """tosa.scatter over the flat data: each update's flat position is its own position with the
+    axis coordinate replaced by its index (a compile-time offset plus index * axis stride)."""
+    data, indices, updates = args
+    em = lw.em
+    lens = data.lens
+    axis = rules.normalize_axis(mx.int_value(op, "axis"), len(lens))
+    total, width = math.prod(lens), math.prod(indices.lens)
+    if total >= 1 << 31:
+        raise lowering_error(op, f"scatters into {total} elements, beyond tosa's i32 indices")
+    strides = layout.standard_strides(lens)
+    coords = np.indices(indices.lens).reshape(len(lens), -1)
+    offsets = sum(coords[d] * strides[d] for d in range(len(lens)) if d != axis)
+    offsets = np.broadcast_to(np.asarray(offsets, dtype=np.int64), (width,))
+    rows = View.plain(em.reshape(_index_tensor(lw, op, indices, lens[axis]), [1, width]))
+    stride = View.plain(em.scalar(i32, strides[axis], 2))
+    base = View.plain(em.const(tosa.dense(i32, [1, width], offsets.tolist())))
+    scaled = elementwise_views(em, tosa.MulOp, [rows, stride], (1, width))
+    flat = elementwise_views(em, tosa.AddOp, [scaled, base], (1, width))
+    et = data.element_type
+    values = em.reshape(logical(em, data), [1, total, 1])
+    new = em.reshape(logical(em, updates), [1, width, 1])
+    out = em.add(tosa.ScatterOp([values, flat.base, new], TensorType(et, [1, total, 1])))
+    return View.plain(em.reshape(out, lens))
+
+
 # -- reductions and softmax ------------------------------------------------------------------------
 
 _REDUCE: dict[str, type[tosa.TosaOp]] = {
@@ -257,9 +480,26 @@ def reduce_view(
 
 
 def _reduce(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """Integers reduce on i32 (TOSA's integer profile has no i8/i16 reduce_sum), widened by
+    their sign and narrowed back (a sum wraps, as in MIGraphX); unsigned max/min compare with the
+    sign bit flipped."""
     (x,) = args
+    em = lw.em
     axes = [rules.normalize_axis(a, len(x.lens)) for a in mx.int_list(op, "axes")]
-    return reduce_view(lw.em, _REDUCE[op.name], x, axes, op.name == "migraphx.reduce_mean")
+    mean = op.name == "migraphx.reduce_mean"
+    element = result_element(op)
+    width = integer_width(element)
+    if width is None:
+        return reduce_view(em, _REDUCE[op.name], x, axes, mean)
+    if op.name in ("migraphx.reduce_max", "migraphx.reduce_min"):
+        out = reduce_view(em, _REDUCE[op.name], in_int_domain(em, x, element), axes, mean)
+        return from_int_domain(em, out, element)
+    if mean and (width > 32 or (width == 32 and is_unsigned(element))):
+        raise lowering_error(
+            op, f"on {element} has no exact TOSA lowering (tosa.intdiv is signed 32-bit)"
+        )
+    out = reduce_view(em, tosa.ReduceSumOp, widen(em, x, element), axes, mean)
+    return from_int_domain(em, out, signless(element))
 
 
 def _softmax(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
@@ -432,10 +672,16 @@ def _literal(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     value_type = value.get_type()
     assert isinstance(value_type, TensorType)
     shape = tuple(value_type.get_shape())
+    element = signless(ty.element_type)
+    values: list[Any] = list(value.get_values())
+    if element != ty.element_type:  # the same bits in the signless type (ui8 200 -> i8 -56)
+        dtype = numpy_dtype(ty.element_type)
+        values = np.asarray(values, dtype=dtype).view(dtype.str.replace("u", "i")).tolist()
     if shape == ty.lens and not (value.is_splat() and math.prod(shape) > 1):
-        return View.plain(lw.em.const(value))
-    first: Any = next(iter(value.get_values()))
-    const = lw.em.const(tosa.dense(ty.element_type, [1] * len(ty.lens), [first]))
+        if element == ty.element_type:
+            return View.plain(lw.em.const(value))
+        return View.plain(lw.em.const(tosa.dense(element, shape, values)))
+    const = lw.em.const(tosa.dense(element, [1] * len(ty.lens), values[:1]))
     return View(const, tuple(range(len(ty.lens))), ty.lens)
 
 
@@ -455,6 +701,12 @@ LOWERINGS: dict[str, Lowering] = {
     "migraphx.broadcast": _broadcast,
     "migraphx.multibroadcast": _multibroadcast,
     "migraphx.slice": _slice,
+    "migraphx.squeeze": _squeeze,
+    "migraphx.unsqueeze": _unsqueeze,
+    "migraphx.flatten": _reshape,
+    "migraphx.gather": _gather,
+    "migraphx.scatter_none": _scatter_none,
+    **{name: _compare for name in _COMPARE},
     "migraphx.softmax": _softmax,
     "migraphx.dot": _dot,
     "migraphx.convolution": _conv,

@@ -7,13 +7,14 @@ the gaps and reshapes flat. A broadcast result cannot be written: the write is a
 
 from __future__ import annotations
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View, materialize, shape_of
 from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx import layout
 from convcanon.migraphx.io import op_location
-from convcanon.migraphx.shaped_type import ShapedType
+from convcanon.migraphx.shaped_type import ShapedType, signless
 
 
 def lowering_error(op: Operation, message: str) -> ConvcanonError:
@@ -50,3 +51,33 @@ def write_flat(em: Emitter, view: View, ty: ShapedType, op: Operation) -> SSAVal
     high = [m - n for m, n in zip(mem.mem_shape, shape_of(t), strict=True)]
     t = em.pad_zero(t, [0] * len(high), high)
     return em.reshape(t, [ty.flat_size()])
+
+
+# -- element types ---------------------------------------------------------------------------------
+#
+# The migraphx dialect keeps MIGraphX's sign-explicit integers (si8, ui8, ...); TOSA is signless.
+# Values cross as the same bits (`ui8` 200 is `i8` -56), and every lowering whose meaning depends
+# on the sign asks `operand_element` for the migraphx type.
+
+
+def flat_tosa_type(ty: Attribute) -> Attribute:
+    """A function-boundary type after conversion: the flat signless buffer of a shaped value."""
+    if isinstance(ty, ShapedType):
+        return TensorType(signless(ty.element_type), [ty.flat_size()])
+    if isinstance(ty, TensorType):
+        return TensorType(signless(ty.element_type), ty.get_shape())
+    return ty
+
+
+def operand_element(op: Operation, index: int) -> Attribute:
+    """The migraphx (sign-explicit) element type of operand `index`."""
+    ty = op.operands[index].type
+    return ty.element_type if isinstance(ty, ShapedType) else ty
+
+
+def result_element(op: Operation) -> Attribute:
+    return result_type(op).element_type
+
+
+def integer_width(element_type: Attribute) -> int | None:
+    return element_type.width.data if isinstance(element_type, IntegerType) else None
