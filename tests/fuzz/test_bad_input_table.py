@@ -665,6 +665,48 @@ CASES: list[Case] = [
 ]
 
 
+# -- no silent no-ops, and XLA HLO given as MLIR
+CASES += [
+    Case(
+        "MHLO pass on a StableHLO module",
+        ["{m.mlir}", "-p", "canonicalize-conv"],
+        {"m.mlir": lambda: sources.STABLEHLO.read_text()},
+        1,
+        "m.mlir:3:10: error: canonicalize-conv found no mhlo.convolution but 6 stablehlo.convolution ops: use stablehlo-canonicalize-conv",
+        "convcanon-opt",
+    ),
+    Case(
+        "StableHLO pass on an MHLO module",
+        ["{m.mlir}", "--stablehlo-canonicalize-conv"],
+        {"m.mlir": sources.mhlo_text},
+        1,
+        "use canonicalize-conv for mhlo modules",
+        "convcanon-opt",
+    ),
+    Case(
+        "explain with the other dialect's pass",
+        ["explain", "{m.mlir}", "-p", "canonicalize-conv"],
+        {"m.mlir": lambda: sources.STABLEHLO.read_text()},
+        1,
+        "use stablehlo-canonicalize-conv for stablehlo modules",
+    ),
+    Case(
+        "XLA HLO text without --input-hlo",
+        ["{m.hlo}"],
+        {"m.hlo": _f("HloModule jit_f, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n")},
+        1,
+        "m.hlo:1:1: error: this is XLA HLO text, not MLIR: pass --input-hlo to convert it",
+        "convcanon-opt",
+    ),
+    Case(
+        "HloModuleProto without --input-hlo",
+        ["explain", "{m.pb}"],
+        {"m.pb": _f(b"\n\x05jit_f\x1a\xff\xfe")},
+        1,
+        "if it is a serialized XLA HloModuleProto (.pb), pass --input-hlo to convert it",
+    ),
+]
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}
