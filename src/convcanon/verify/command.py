@@ -298,7 +298,7 @@ def _summary(trials: int, engine: str, truth: Truth, tally: Tally, used: list[st
         parts.append(
             f"{tally.float_elements} float element(s) judged against {against}: "
             f"AFTER's max error {tally.worst_after:.3g}, BEFORE's {tally.worst_before:.3g}, "
-            f"closest call {tally.worst_share:.2g} of the allowance {tally.worst_allowed:.3g}"
+            f"closest call {tally.worst_share:.0%} of the allowance"
         )
         if tally.f64_compared:
             parts.append(f"AFTER in f64 within {tally.worst_f64:.3g} of the truth")
@@ -409,7 +409,12 @@ def _half_b_plan(
         print(
             f"{side} is a migraphx module: it runs on the reference interpreter, the TOSA on IREE"
         )
-    truth = Truth(None, None, None, "", "migraphx/TOSA modules have no f64 copy yet")
+    wide_before, why = half_b.widened_text(before_text, before_name)
+    if wide_before is None:
+        truth = Truth(None, None, None, "", f"no f64 copy: {why}")
+    else:
+        wide_after, _ = half_b.widened_text(after_text, after_name)
+        truth = Truth(wide_before, wide_after, HALF_B_ENGINES["reference"], "migraphx reference")
     return Plan(name, args, make_inputs, reduction, run_before, run_after, truth)
 
 

@@ -64,17 +64,50 @@ def xla_engine(
 def iree_engine(
     text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
 ) -> list[np.ndarray]:
-    """iree-base-compiler (StableHLO input, llvm-cpu) then iree-base-runtime (local-task)."""
+    """iree-base-compiler (StableHLO input, llvm-cpu) then iree-base-runtime (local-task); MHLO
+    is legalized to StableHLO first."""
     _require("iree.compiler", "iree", "iree-base-compiler")
     _require("iree.runtime", "iree", "iree-base-runtime")
     import iree.runtime
 
-    vmfb = _iree_compile(text, filename)
+    vmfb = _iree_compile(iree_input_text(text, filename, entry), filename)
     module = iree.runtime.load_vm_flatbuffer(vmfb, driver="local-task")
     results = getattr(module, entry)(*[np.ascontiguousarray(x) for x in inputs])
     if not isinstance(results, tuple | list):
         results = (results,)
     return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+
+
+@lru_cache(maxsize=8)
+def iree_input_text(text: str, filename: str, entry: str) -> str:
+    """What IREE's StableHLO input accepts: MHLO legalized to StableHLO (IREE has no MHLO
+    dialect), and `entry` public (IREE exports only public functions)."""
+    from jaxlib.mlir import ir
+
+    from convcanon.hlo.context import parse_module, print_module
+    from convcanon.hlo.legalize import to_stablehlo
+
+    module = parse_module(text, filename)
+    changed = False
+    for op in module.body.operations:
+        attributes = op.operation.attributes
+        if (
+            op.operation.name == "func.func"
+            and ir.StringAttr(attributes["sym_name"]).value == entry
+            and "sym_visibility" in attributes
+        ):
+            del attributes["sym_visibility"]
+            changed = True
+    if "mhlo." in text:
+        try:
+            to_stablehlo(module)
+        except ir.MLIRError as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else "failed"
+            raise ConvcanonError(
+                f"cannot legalize MHLO to StableHLO for IREE: {first}", SourceLoc(filename)
+            ) from None
+        changed = True
+    return print_module(module, debug_info=True) if changed else text
 
 
 @lru_cache(maxsize=8)
@@ -114,15 +147,24 @@ def tosa_iree_engine(
     _require("iree.runtime", "iree", "iree-base-runtime")
     from convcanon.verify.iree_tosa import compile_tosa_text, run_vmfb
 
-    return run_vmfb(compile_tosa_text(_tosa_text(text, filename), filename), entry, inputs)
+    vmfb = compile_tosa_text(_tosa_text(text, filename, entry), filename)
+    return run_vmfb(vmfb, entry, inputs, filename)
 
 
 @lru_cache(maxsize=8)
-def _tosa_text(text: str, filename: str) -> str:
+def _tosa_text(text: str, filename: str, entry: str) -> str:
+    """The module as TOSA, with `entry` public: IREE drops private functions, so a private
+    entry (`--entry NAME`) would leave nothing to run."""
+    from xdsl.dialects import func
+
+    from convcanon.migraphx.io import print_file
     from convcanon.verify.half_b import has_migraphx_ops, lowered_text, parse
 
     module = parse(text, filename)
-    return lowered_text(module) if has_migraphx_ops(module) else text
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == entry and op.body.blocks:
+            op.sym_visibility = None
+    return lowered_text(module) if has_migraphx_ops(module) else print_file(module)
 
 
 HALF_B_ENGINES: dict[str, Engine] = {

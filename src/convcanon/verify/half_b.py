@@ -8,6 +8,7 @@ lowering take the same random inputs and their outputs compare element for eleme
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,3 +125,28 @@ def lowered_text(module: ModuleOp) -> str:
 
     migraphx_to_tosa(module, {})
     return print_file(module)
+
+
+_NARROW_FLOAT = re.compile(
+    r"(?<=[x<:\s,(])(?:f16|bf16|f32|f8E4M3FN|f8E5M2|f8E4M3FNUZ|f8E5M2FNUZ)(?=[>,\s)}\]])"
+)
+
+
+def widened_text(text: str, filename: str) -> tuple[str | None, str]:
+    """A migraphx module with its floats in f64 (the migraphx reference computes f64 exactly),
+    or None and why not: TOSA (its reference accumulates contractions in f32), hex literals."""
+    module = parse(text, filename)
+    if any(op.name.startswith("tosa.") for op in module.walk()):
+        return None, "the TOSA reference accumulates in f32"
+    if not has_migraphx_ops(module):
+        return None, "no migraphx ops"
+    if re.search(r"dense<\s*\"?0x", text):
+        return None, "hex-encoded literals"
+    wide = _NARROW_FLOAT.sub("f64", text)
+    if wide == text:
+        return text, ""
+    try:
+        parse(wide, filename)
+    except ConvcanonError as err:
+        return None, f"the f64 copy does not parse: {err.message}"
+    return wide, ""

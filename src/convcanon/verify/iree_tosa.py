@@ -46,13 +46,22 @@ def compile_tosa_text(text: str, filename: str = "<tosa>") -> bytes:
     return vmfb
 
 
-def run_vmfb(vmfb: bytes, name: str, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+def run_vmfb(
+    vmfb: bytes, name: str, inputs: Sequence[np.ndarray], filename: str = "<tosa>"
+) -> list[np.ndarray]:
     import iree.runtime as ireert
 
     config = ireert.Config("local-sync")
     context = ireert.SystemContext(config=config)
     context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
-    function = context.modules.module[name]
+    try:
+        function = context.modules.module[name]
+    except KeyError:
+        raise ConvcanonError(
+            f"IREE's compiled module has no public function @{name} (private functions are "
+            "not exported)",
+            SourceLoc(filename),
+        ) from None
     result = function(*[np.ascontiguousarray(x) for x in inputs])
     outputs = result if isinstance(result, tuple | list) else (result,)
     return [np.asarray(out.to_host() if hasattr(out, "to_host") else out) for out in outputs]
