@@ -705,6 +705,31 @@ CASES += [
         1,
         "if it is a serialized XLA HloModuleProto (.pb), pass --input-hlo to convert it",
     ),
+    # -- conv canonicalization options and element types
+    Case(
+        "conv padding of f8E8M0FNU (no zero)",
+        ["{m.mlir}", "-p", CANON],
+        {"m.mlir": _f(_conv_hlo("pad = [[1, 1], [1, 1]]", out="1x8x8x4").replace("xf32>", "xf8E8M0FNU>"))},
+        1,
+        "error: EUET001: element type f8E8M0FNU of the convolution's lhs cannot be zero-padded",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "max-phases not an integer",
+        ["{m.mlir}", "-p", "stablehlo-canonicalize-conv{max-phases=many}"],
+        {"m.mlir": _f(_conv_hlo("stride = [2, 2]", out="1x3x3x4"))},
+        2,
+        "option 'max-phases' expects an integer",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "lhs-dilation mode unknown",
+        ["{m.mlir}", "-p", "stablehlo-canonicalize-conv{lhs-dilation=fold}"],
+        {"m.mlir": _f(_conv_hlo("stride = [2, 2]", out="1x3x3x4"))},
+        2,
+        "option 'lhs-dilation' must be one of polyphase, interior-pad",
+        "convcanon-opt",
+    ),  # fmt: skip
 ]
 
 def run_case(case: Case, work: Path) -> tuple[int, str]:

@@ -241,13 +241,15 @@ def _rewrite(
     """Rewrite one accepted conv before `conv`, which the result replaces; records the ops,
     phases and multiply-adds actually emitted.
 
-    For f16/bf16/f8 results split into several partials (`wide-partials`), the partials are f32,
-    summed in f32 and converted once: rounding each partial first doubles the error."""
+    For f16/bf16/f8 results where an output sums several partials (`wide-partials`), the
+    partials are f32, summed in f32 and converted once: rounding each partial first doubles the
+    error. Output phases never overlap, so placing them needs no widening."""
     ip, loc = ir.InsertionPoint(conv), record.location
     b.emitted = []
     result_type = ir.RankedTensorType(conv.results[0].type)
     element = result_type.element_type
-    wide = opts.wide_partials and record.phases > 1 and build.is_narrow_float(element)
+    overlapping = record.phases > max(record.lhs_phases, 1)
+    wide = opts.wide_partials and overlapping and build.is_narrow_float(element)
     acc = ir.F32Type.get() if wide else element
     acc_type = b.tensor(p.result_shape, acc)
     if uses_polyphase(p, opts.polyphase):

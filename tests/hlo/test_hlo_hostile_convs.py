@@ -1,0 +1,88 @@
+"""Hostile convs: planning cost independent of stride, max-phases, and element types whose zero
+is missing (f8E8M0FNU) or not an ordinary float (complex)."""
+# ruff: noqa: E501  (MLIR fixtures are one op per line, as JAX prints them)
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from convcanon.diagnostics import ConvcanonError
+from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
+from convcanon.hlo.explain import explain_rows
+
+from .cases import all_conv_params, as_stablehlo_text, assert_canonical, run_pass, xla
+
+DIALECTS = [pytest.param(STABLEHLO, id="stablehlo"), pytest.param(MHLO, id="mhlo")]
+
+HUGE_STRIDE = """
+func.func public @main(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x4xf32>) -> tensor<1x1x6x4xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1000000000, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x8x4xf32>, tensor<3x3x4x4xf32>) -> tensor<1x1x6x4xf32>
+  return %0 : tensor<1x1x6x4xf32>
+}
+"""
+
+# 405 bytes that would ask for 1024 x 1024 partial convs
+HUGE_KERNEL = """
+func.func @main(%x: tensor<1x2048x2048x1xf32>, %w: tensor<1024x1024x1x1xf32>) -> tensor<1x2x2x1xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1024, 1024]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2048x2048x1xf32>, tensor<1024x1024x1x1xf32>) -> tensor<1x2x2x1xf32>
+  return %0 : tensor<1x2x2x1xf32>
+}
+"""
+
+# stride 2 with padding and lhs dilation 2 in one dim: pads in both rewrites
+PADDED = """
+func.func public @main(%x: tensor<1x6x5x2xT>, %w: tensor<3x3x2x2xT>) -> tensor<1x6x3x2xT> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 2], pad = [[1, 1], [1, 1]], lhs_dilate = [2, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x6x5x2xT>, tensor<3x3x2x2xT>) -> tensor<1x6x3x2xT>
+  return %0 : tensor<1x6x3x2xT>
+}
+"""
+
+
+def test_a_stride_of_a_billion_plans_at_once() -> None:
+    start = time.perf_counter()
+    (row,) = explain_rows(HUGE_STRIDE, "m.mlir", "stablehlo-canonicalize-conv{gate=general}")
+    assert time.perf_counter() - start < 5  # looping over range(stride) would never end
+    assert row["decision"] == "rewrite" and row["phases"] == 3
+    assert row["macs_after"] == row["macs_before"]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_conv_needing_a_million_partials_is_refused_with_the_reason(dialect: Dialect) -> None:
+    start = time.perf_counter()
+    _, stats, printed = run_pass(HUGE_KERNEL, dialect, gate="general")
+    assert time.perf_counter() - start < 10
+    assert stats.counters == {
+        "convs-seen": 1,
+        "skipped: needs 1048576 partial convs, over max-phases 64": 1,
+    }
+    assert printed.count("convolution(") == 1
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_an_element_type_without_zero_is_euet001_at_the_conv(dialect: Dialect) -> None:
+    text = PADDED.replace("xT>", "xf8E8M0FNU>")
+    with pytest.raises(ConvcanonError) as info:
+        run_pass(text, dialect, gate="general")
+    assert info.value.code == "EUET001"
+    assert "f8E8M0FNU" in str(info.value)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("mode", ["polyphase", "interior-pad"])
+def test_complex_convs_are_padded_with_a_complex_zero(dialect: Dialect, mode: str) -> None:
+    text = PADDED.replace("xT>", "xcomplex<f32>>")
+    after, _, _ = run_pass(text, dialect, gate="general", lhs_dilation=mode)
+    assert_canonical(all_conv_params(after, dialect))
+    rng = np.random.default_rng(5)
+    inputs = [
+        (rng.standard_normal(s) + 1j * rng.standard_normal(s)).astype(np.complex64)
+        for s in [(1, 6, 5, 2), (3, 3, 2, 2)]
+    ]
+    (expected,) = xla(
+        text.replace("complex<f32>", "complex<f64>"), [x.astype(np.complex128) for x in inputs]
+    )
+    (got,) = xla(as_stablehlo_text(after, dialect), inputs)
+    np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
