@@ -332,7 +332,7 @@ def _main_parser() -> argparse.ArgumentParser:
         "--max-nodes",
         type=int,
         default=1500,
-        help="refuse to render a graph with more nodes than this (default 1500; dot is unlimited)",
+        help="refuse to render a graph with more nodes than this (default 1500; --format dot: any)",
     )
     graph.add_argument(
         "--timeout",
