@@ -51,6 +51,7 @@ def test_seed_and_its_lowering_agree(
     code, out = _verify(capsys, programs["seed"], programs["seed_tosa"], "--engine", engine)
     assert code == 0, out
     assert f"ok: 3 trial(s) on engine {engine}" in out
+    assert "judged against BEFORE evaluated in f64 (migraphx reference)" in out, out
     if engine == "iree":
         assert "before is a migraphx module: it runs on the reference interpreter" in out
 
@@ -90,3 +91,11 @@ def test_xla_engine_and_mixed_halves_are_clear_errors(
     code, out = _verify(capsys, str(hlo), programs["seed"])
     assert code == 1
     assert "cannot compare a StableHLO/MHLO module with a migraphx/TOSA module" in out
+
+
+def test_tosa_before_is_its_own_truth_and_says_why(
+    programs: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _verify(capsys, programs["seed_tosa"], programs["seed_tosa"])
+    assert code == 0, out
+    assert "judged against BEFORE itself (no f64 copy: the TOSA reference accumulates in f32)" in out
