@@ -98,4 +98,4 @@ def test_tosa_before_is_its_own_truth_and_says_why(
 ) -> None:
     code, out = _verify(capsys, programs["seed_tosa"], programs["seed_tosa"])
     assert code == 0, out
-    assert "judged against BEFORE itself (no f64 copy: the TOSA reference accumulates in f32)" in out
+    assert "against BEFORE itself (no f64 copy: the TOSA reference accumulates in f32)" in out
