@@ -732,6 +732,23 @@ CASES += [
     ),  # fmt: skip
 ]
 
+# -- declarations and odd entries (run, verify)
+_DECLARATION = "func.func private @main(tensor<2xf32>) -> tensor<2xf32>\n"
+_CALLS_DECLARATION = (
+    "func.func private @ext(tensor<2xf32>) -> tensor<2xf32>\n"
+    "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+    "  %0 = func.call @ext(%x) : (tensor<2xf32>) -> tensor<2xf32>\n"
+    "  return %0 : tensor<2xf32>\n}\n"
+)
+CASES += [
+    Case("run a declaration", ["run", "{m.mlir}"], {"m.mlir": _f(_DECLARATION)}, 1, "m.mlir:1:1: error: @main is a declaration: it has no body to run"),
+    Case("verify a declaration", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_DECLARATION)}, 1, "m.mlir:1:1: error: @main is a declaration"),
+    Case("func.call to a declaration", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_CALLS_DECLARATION)}, 1, "m.mlir:3:8: error: call to @ext, a declaration without a body"),
+    Case("verify --seed -1", ["verify", "{m.mlir}", "{m.mlir}", "--seed", "-1"], {"m.mlir": _f(_CALLS_DECLARATION)}, 2, "argument --seed: must be an integer >= 0, not '-1'"),
+    Case("verify --engine iree --entry unknown (migraphx)", ["verify", "{m.mlir}", "{m.mlir}", "--engine", "iree", "--entry", "nope"], {"m.mlir": sources.migraphx_text}, 1, "error: no entry function @nope (functions: main)"),
+]  # fmt: skip
+
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}
