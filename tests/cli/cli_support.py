@@ -11,6 +11,13 @@ CNN = REPO / "examples" / "small_cnn.stablehlo.mlir"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DEBUGINFO = FIXTURES / "debuginfo.stablehlo.mlir"  # JAX's as_text(debug_info=True), path relative
 
+# The smallest migraphx module: exp of a 2-vector.
+MIGRAPHX_EXP = (
+    "func.func @main(%x: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1> {\n"
+    "  %0 = migraphx.exp %x : <2xf32, 1> -> <2xf32, 1>\n"
+    "  func.return %0 : !migraphx.shaped<2xf32, 1>\n}\n"
+)
+
 
 @dataclass(frozen=True)
 class Result:

@@ -10,7 +10,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from cli_support import CNN, Runner  # pyright: ignore[reportMissingImports]
+from cli_support import CNN, MIGRAPHX_EXP, Runner  # pyright: ignore[reportMissingImports]
 
 from convcanon.cli import _main_parser, _opt_parser
 
@@ -72,11 +72,7 @@ def test_an_unknown_flag_is_bad_usage_not_an_abbreviation(opt: Runner) -> None:
 
 def test_migraphx_to_tosa_as_a_flag(opt: Runner, tmp_path: Path) -> None:
     source = tmp_path / "exp.mlir"
-    source.write_text(
-        "func.func @main(%x: !migraphx.shaped<2x3xf32, 3x1>) -> !migraphx.shaped<2x3xf32, 3x1> {\n"
-        "  %0 = migraphx.exp %x : <2x3xf32, 3x1> -> <2x3xf32, 3x1>\n"
-        "  func.return %0 : !migraphx.shaped<2x3xf32, 3x1>\n}\n"
-    )
+    source.write_text(MIGRAPHX_EXP)
     flag, pipeline = opt(source, "--migraphx-to-tosa"), opt(source, "-p", "migraphx-to-tosa")
     assert flag.code == 0, flag.err
     assert "tosa.exp" in flag.out and flag.out == pipeline.out
@@ -99,11 +95,7 @@ def test_print_op_generic(opt: Runner) -> None:
 
 def test_printer_flags_on_migraphx(opt: Runner, tmp_path: Path) -> None:
     source = tmp_path / "exp.mlir"
-    source.write_text(
-        "func.func @main(%x: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1> {\n"
-        "  %0 = migraphx.exp %x : <2xf32, 1> -> <2xf32, 1>\n"
-        "  func.return %0 : !migraphx.shaped<2xf32, 1>\n}\n"
-    )
+    source.write_text(MIGRAPHX_EXP)
     assert '"migraphx.exp"(' in opt(source, "--mlir-print-op-generic").out
     assert "loc(" in opt(source, "--mlir-print-debuginfo").out
 

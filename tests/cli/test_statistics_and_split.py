@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from cli_support import CNN, Runner  # pyright: ignore[reportMissingImports]
+from cli_support import CNN, MIGRAPHX_EXP, Runner  # pyright: ignore[reportMissingImports]
 
 GENERAL = "stablehlo-canonicalize-conv{gate=general}"
 
@@ -65,13 +65,9 @@ def test_every_bad_chunk_is_reported_at_its_line(opt: Runner, tmp_path: Path) ->
 
 
 def test_a_split_chunk_error_on_migraphx_has_its_line(opt: Runner, tmp_path: Path) -> None:
-    ok = (
-        "func.func @main(%x: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1> {\n"
-        "  %0 = migraphx.exp %x : <2xf32, 1> -> <2xf32, 1>\n"
-        "  func.return %0 : !migraphx.shaped<2xf32, 1>\n}\n"
-    )
     source = tmp_path / "mx.mlir"
-    source.write_text(ok + "// -----\n" + ok.replace("migraphx.exp", "migraphx.bogus"))
+    bad = MIGRAPHX_EXP.replace("migraphx.exp", "migraphx.bogus")
+    source.write_text(MIGRAPHX_EXP + "// -----\n" + bad)
     result = opt(source, "--split-input-file", "--migraphx-to-tosa")
     assert result.code == 1 and result.out == ""
     assert result.err.startswith(f"{source}:7:"), result.err
