@@ -79,21 +79,25 @@ def _over_limit(loc: SourceLoc, limit: int, size: int | None = None) -> Convcano
 # -- reading -------------------------------------------------------------------------------------
 
 
-def _not_text(loc: SourceLoc, offset: int) -> ConvcanonError:
-    return ConvcanonError(f"not UTF-8 text (a NUL byte at byte {offset})", loc)
-
-
 def _read_bounded(handle: BinaryIO, loc: SourceLoc, limit: int, text: bool) -> bytes:
-    """Read chunks until EOF, refusing as soon as more than `limit` bytes (or, for text, a NUL
-    byte: no MLIR or program text has one, and `cat /dev/zero |` is refused at once) came."""
+    """Read chunks until EOF, refusing as soon as more than `limit` bytes came; with `text`, also
+    at the first NUL byte (no MLIR or program text has one), so `cat /dev/zero |` stops at once."""
     chunks: list[bytes] = []
-    total = 0
+    total = lines = line_start = 0
     while True:
         chunk = handle.read(min(_CHUNK, limit + 1 - total))
         if not chunk:
             return b"".join(chunks)
         if text and (nul := chunk.find(b"\0")) >= 0:
-            raise _not_text(loc, total + nul)
+            lines += chunk.count(b"\n", 0, nul)
+            last = chunk.rfind(b"\n", 0, nul)
+            line_start = total + last + 1 if last >= 0 else line_start
+            where = SourceLoc(loc.file, lines + 1, total + nul - line_start + 1)
+            raise ConvcanonError("not UTF-8 text (a NUL byte)", where)
+        if text:
+            lines += chunk.count(b"\n")
+            last = chunk.rfind(b"\n")
+            line_start = total + last + 1 if last >= 0 else line_start
         chunks.append(chunk)
         total += len(chunk)
         if total > limit:
@@ -115,8 +119,8 @@ def read_input_bytes(
 
     Regular files over the limit are refused from their size alone; pipes, FIFOs and terminals
     are read in chunks up to the limit; other devices (`/dev/zero`, `/dev/urandom`, disks) are
-    refused unless they are empty, like `/dev/null`. With `text`, a NUL byte is refused as soon
-    as it is read.
+    refused unless they are empty, like `/dev/null`. With `text`, a stream's NUL byte is refused
+    as soon as it is read (a regular file's is left to the parser, which locates it).
     """
     limit = _input_limit.get() if limit is None else limit
     name = "<stdin>" if path == "-" else path
@@ -149,6 +153,7 @@ def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int, text: bool) -> byte
         size = os.fstat(handle.fileno()).st_size
         if size > limit:
             raise _over_limit(loc, limit, size)
+        return _read_bounded(handle, loc, limit, text=False)
     elif (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) and not os.isatty(handle.fileno()):
         if handle.read(1):
             kind = "character" if stat.S_ISCHR(mode) else "block"
@@ -165,8 +170,6 @@ def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
     Newlines are normalized as Python's text mode does, so locations count lines the usual way.
     """
     name, data = read_input_bytes(path, limit, text=True)
-    if (nul := data.find(b"\0")) >= 0:  # a caller's text stream on stdin
-        raise _not_text(SourceLoc(name), nul)
     try:
         text = data.decode()
     except UnicodeDecodeError as err:

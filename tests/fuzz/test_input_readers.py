@@ -119,7 +119,12 @@ def test_pipe_of_nul_bytes_is_refused_at_the_first_chunk():
         producer.kill()
         producer.wait()
     assert result.returncode == 1
-    assert result.stderr.startswith("<stdin>: error: not UTF-8 text (a NUL byte at byte 0)")
+    assert result.stderr.startswith("<stdin>:1:1: error: not UTF-8 text (a NUL byte)")
+
+
+def test_nul_in_a_stream_is_located():
+    result = _run(["-"], opt=True, data=b"// one\n// two \0")
+    assert result.stderr.startswith("<stdin>:2:8: error: not UTF-8 text (a NUL byte)")
 
 
 def test_regular_file_over_the_default_limit_is_refused_from_its_size(tmp_path: Path):
