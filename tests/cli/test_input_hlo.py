@@ -48,3 +48,18 @@ def test_garbage_hlo_is_a_one_line_error(tmp_path: Path):
     assert result.returncode == 1
     assert result.stderr.startswith(f"{bad}: error: ")
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["proto", "text"])
+def test_without_input_hlo_the_error_suggests_it(hlo_files: tuple[Path, Path], which: int):
+    result = subprocess.run([*OPT, str(hlo_files[which])], capture_output=True, text=True)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith(f"{hlo_files[which]}")
+    assert "pass --input-hlo to convert it" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_explain_takes_input_hlo(hlo_files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]):
+    from convcanon.cli import main
+
+    assert main(["explain", "--input-hlo", str(hlo_files[0]), "--format", "json"]) == 0
+    assert '"convs_seen": 1' in capsys.readouterr().out
