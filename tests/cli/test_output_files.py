@@ -149,19 +149,23 @@ def test_link_to_proc_self_fd_1_writes_into_the_childs_stdout(tmp_path: Path, st
     assert not _leftovers(tmp_path)
 
 
-def test_output_through_dev_fd_appends_where_the_shell_redirected(tmp_path: Path):
-    """`-o /dev/fd/1` with stdout opened for append writes at its end, like a shell would."""
+def test_output_through_proc_self_fd_appends_where_the_shell_redirected(tmp_path: Path):
+    """A private link to /proc/self/fd/1, with stdout opened to append: the output goes at the
+    end of what was there, as a shell's `>>` promises."""
     module = tmp_path / "m.mlir"
     module.write_text(MODULE)
+    link = tmp_path / "out-link"
+    link.symlink_to("/proc/self/fd/1")
     captured = tmp_path / "captured.txt"
     captured.write_text("first line\n")
     with open(captured, "ab") as stdout:
         result = subprocess.run(
-            [*OPT, str(module), "-o", "/dev/fd/1"], stdout=stdout, stderr=subprocess.PIPE, text=True
+            [*OPT, str(module), "-o", str(link)], stdout=stdout, stderr=subprocess.PIPE, text=True
         )
     assert result.returncode == 0, result.stderr
     text = captured.read_text()
     assert text.startswith("first line\n") and "func.func @main" in text
+    assert link.is_symlink()
 
 
 def test_writing_to_dev_null_keeps_the_device():
