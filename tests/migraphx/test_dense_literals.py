@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from convcanon.reference.migraphx_interp import run_module_text
 
 MODULE = """func.func @main() -> tensor<2x{t}> {{

@@ -41,7 +41,10 @@ def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
         dtype = type_dtype(ty)
         if dtype == np.bool_:
             inputs.append(rng.integers(0, 2, shape).astype(bool))
-        elif dtype.kind in "iu":
+        elif dtype.kind == "u":  # the upper half too, where unsigned meaning differs from signed
+            high = min(int(np.iinfo(dtype).max), 1 << 40)
+            inputs.append(rng.integers(0, high, shape, endpoint=True).astype(dtype))
+        elif dtype.kind == "i":
             inputs.append(rng.integers(-5, 6, shape).astype(dtype))
         else:
             inputs.append(rng.uniform(0.5, 2.0, shape).astype(dtype))
@@ -60,8 +63,15 @@ def iree_opt_verify(tosa_text: str) -> None:
     assert done.returncode == 0, done.stderr + "\n" + tosa_text
 
 
+def as_signless(x: np.ndarray) -> np.ndarray:
+    """An unsigned buffer as the signless (numpy: signed) buffer TOSA holds: the same bits."""
+    return x.view(x.dtype.str.replace("u", "i")) if x.dtype.kind == "u" else x
+
+
 def assert_close(actual: list[np.ndarray], expected: list[np.ndarray], rtol: float = 1e-4) -> None:
     assert len(actual) == len(expected)
+    actual = [as_signless(a) for a in actual]
+    expected = [as_signless(e) for e in expected]
     for a, e in zip(actual, expected, strict=True):
         assert a.shape == e.shape, (a.shape, e.shape)
         if e.dtype.kind in "fV":
@@ -72,22 +82,30 @@ def assert_close(actual: list[np.ndarray], expected: list[np.ndarray], rtol: flo
             np.testing.assert_array_equal(a, e)
 
 
-def check_with_iree(text: str, seed: int = 0, rtol: float = 1e-4) -> str:
+def check_with_iree(
+    text: str, seed: int = 0, rtol: float = 1e-4, inputs: list[np.ndarray] | None = None
+) -> str:
     """Lower, verify with iree-opt, run on IREE and on our TOSA interpreter; returns the TOSA."""
     from convcanon.verify.iree_tosa import run_tosa_text
 
     tosa_text = lower(text)
     iree_opt_verify(tosa_text)
-    inputs = random_inputs(parse_file_text(text, "<test>"), seed)
+    if inputs is None:
+        inputs = random_inputs(parse_file_text(text, "<test>"), seed)
     expected = reference(text, inputs)
-    assert_close(run_tosa_text(tosa_text, inputs), expected, rtol)
-    assert_close(reference(tosa_text, inputs), expected, rtol)
+    flat = [as_signless(x) for x in inputs]
+    assert_close(run_tosa_text(tosa_text, flat), expected, rtol)
+    assert_close(reference(tosa_text, flat), expected, rtol)
     return tosa_text
 
 
-def check_with_interpreter(text: str, seed: int = 0, rtol: float = 1e-4) -> str:
+def check_with_interpreter(
+    text: str, seed: int = 0, rtol: float = 1e-4, inputs: list[np.ndarray] | None = None
+) -> str:
     """Lower and run the TOSA on our reference interpreter (cheap: no IREE compile)."""
     tosa_text = lower(text)
-    inputs = random_inputs(parse_file_text(text, "<test>"), seed)
-    assert_close(reference(tosa_text, inputs), reference(text, inputs), rtol)
+    if inputs is None:
+        inputs = random_inputs(parse_file_text(text, "<test>"), seed)
+    flat = [as_signless(x) for x in inputs]
+    assert_close(reference(tosa_text, flat), reference(text, inputs), rtol)
     return tosa_text

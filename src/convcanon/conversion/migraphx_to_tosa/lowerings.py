@@ -248,7 +248,10 @@ def _convert(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     if is_unsigned(src_mx):
         if integer_width(src_mx) == 64 and is_float(dst):
             raise lowering_error(op, f"{src_mx} -> {dst_mx} has no exact TOSA lowering")
-        x = zero_extend(em, x, src_mx)
+        if integer_width(src_mx) == 32 and is_float(dst):
+            x = _unsigned32_to_f32(lw, x)
+        else:
+            x = zero_extend(em, x, src_mx)
     if is_float(x.element_type) and not is_float(dst) and dst != i1:
         x = _trunc(lw, x)
         width = integer_width(dst_mx) or 0
@@ -257,6 +260,26 @@ def _convert(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     if x.element_type == dst:
         return x
     return unary_view(em, tosa.CastOp, x, dst)
+
+
+def _unsigned32_to_f32(lw: FunctionLowering, x: View) -> View:
+    """ui32 bits (in i32) -> f32, rounded once: high and low 16 bits convert exactly and their
+    sum rounds (TOSA's profile has no i64 -> f32 cast)."""
+    em = lw.em
+    rank = len(x.base_shape)
+    high_bits = View.plain(em.scalar(i32, -(1 << 16), rank))
+    low_bits = View.plain(em.scalar(i32, (1 << 16) - 1, rank))
+    high = unary_view(
+        em, tosa.CastOp, elementwise_views(em, tosa.BitwiseAndOp, [x, high_bits], x.lens), f32
+    )
+    low = unary_view(
+        em, tosa.CastOp, elementwise_views(em, tosa.BitwiseAndOp, [x, low_bits], x.lens), f32
+    )
+    zero = View.plain(em.scalar(f32, 0.0, rank))
+    wrapped = elementwise_views(em, tosa.GreaterOp, [zero, high], x.lens, i1)
+    lifted = elementwise_views(em, tosa.AddOp, [high, View.plain(em.scalar(f32, 2.0**32, rank))], x.lens)
+    high = elementwise_views(em, tosa.SelectOp, [wrapped, lifted, high], x.lens, f32)
+    return elementwise_views(em, tosa.AddOp, [high, low], x.lens)
 
 
 def _trunc(lw: FunctionLowering, x: View) -> View:
