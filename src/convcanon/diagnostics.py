@@ -97,20 +97,3 @@ def check_splats(text: str, filename: str, limit: int = MAX_SPLAT_ELEMENTS) -> N
                 "migraphx/TOSA files",
                 SourceLoc(filename, line, col),
             )
-
-
-_MOVED_TO_FILEIO = {
-    "read_input": "read_input",
-    "check_output_path": "check_output_path",
-    "write_atomically": "write_output",
-}
-
-
-def __getattr__(name: str) -> object:
-    """Keep `from convcanon.diagnostics import read_input` working: it moved to `fileio` (which
-    imports this module, so the forward must be lazy)."""
-    if name in _MOVED_TO_FILEIO:
-        from convcanon import fileio
-
-        return getattr(fileio, _MOVED_TO_FILEIO[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
