@@ -277,7 +277,9 @@ def _unsigned32_to_f32(lw: FunctionLowering, x: View) -> View:
     )
     zero = View.plain(em.scalar(f32, 0.0, rank))
     wrapped = elementwise_views(em, tosa.GreaterOp, [zero, high], x.lens, i1)
-    lifted = elementwise_views(em, tosa.AddOp, [high, View.plain(em.scalar(f32, 2.0**32, rank))], x.lens)
+    lifted = elementwise_views(
+        em, tosa.AddOp, [high, View.plain(em.scalar(f32, 2.0**32, rank))], x.lens
+    )
     high = elementwise_views(em, tosa.SelectOp, [wrapped, lifted, high], x.lens, f32)
     return elementwise_views(em, tosa.AddOp, [high, low], x.lens)
 
