@@ -220,3 +220,18 @@ def test_max_phases_counts_the_lhs_dilation_phases() -> None:
     }
     _, stats, _ = run_pass(TRANSPOSED, STABLEHLO, gate="general", max_phases=4)
     assert stats.counters["rewritten-lhs-dilation"] == 1
+
+
+def test_explain_shows_phases_dense_and_lattice_macs_and_max_phases() -> None:
+    from convcanon.hlo.explain import explain_rows, render
+
+    pipeline = "stablehlo-canonicalize-conv{gate=general max-phases=9}"
+    (row,) = explain_rows(TRANSPOSED, "t.mlir", pipeline)
+    assert (row["phases"], row["lhs_phases"], row["max_phases"]) == (4, 4, 9)
+    assert row["macs_after"] == row["lattice_macs_before"] == row["macs_before"] // 4
+    assert row["ops_added"].count("convolution") == 4 and "convert" not in row["ops_added"]
+    text = render([row], "table")
+    assert f"{row['macs_before']} dense, {row['lattice_macs_before']} lattice" in text
+    assert "after / lattice x1.000" in text and "max-phases 9 per conv" in text
+    (interior,) = explain_rows(TRANSPOSED, "t.mlir", pipeline[:-1] + " lhs-dilation=interior-pad}")
+    assert interior["macs_after"] == interior["macs_before"] and interior["lhs_phases"] == 0

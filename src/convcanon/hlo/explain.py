@@ -50,6 +50,9 @@ def _row(record: Any) -> dict[str, Any]:
         "ops_added": record.ops_added,
         "macs_before": 0 if p.dynamic_reason else p.macs,
         "macs_after": record.macs_after,
+        "lattice_macs_before": record.lattice_macs_before,  # products of real or padding elements
+        "lhs_phases": record.lhs_phases,  # output phases of the lhs-dilation rewrite
+        "max_phases": record.max_phases,
     }
 
 
@@ -76,6 +79,7 @@ _COLUMNS = (
     "reason",
     "phases",
     "ops added",
+    "multiply-adds",
 )
 
 
@@ -97,8 +101,22 @@ def _cells(row: dict[str, Any]) -> list[str]:
         f"f={row['feature_groups']} b={row['batch_groups']}",
         row["decision"],
         row["reason"],
-        str(row["phases"]),
+        str(row["phases"]) + (f" ({row['lhs_phases']} out)" if row["lhs_phases"] else ""),
         _ops_summary(row["ops_added"]),
+        f"{row['macs_before']} dense, {row['lattice_macs_before']} lattice -> {row['macs_after']}",
+    ]
+
+
+def _lattice_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The floor a rewrite that never multiplies inserted zeros can reach, and max-phases."""
+    lattice = sum(r["lattice_macs_before"] for r in rows)
+    after = sum(r["macs_after"] for r in rows if r["decision"] == "rewrite")
+    lattice_done = sum(r["lattice_macs_before"] for r in rows if r["decision"] == "rewrite")
+    ratio = f" (rewritten: after / lattice x{after / lattice_done:.3f})" if lattice_done else ""
+    limit = max((r["max_phases"] for r in rows), default=0)
+    return [
+        f"lattice multiply-adds: {lattice} before{ratio}",
+        f"partial convs: {sum(r['phases'] for r in rows)} (max-phases {limit} per conv)",
     ]
 
 
@@ -126,10 +144,12 @@ def render(rows: list[dict[str, Any]], fmt: str) -> str:
     if fmt == "markdown":
         lines = ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in table]
         lines.insert(1, "|" + "---|" * len(table[0]))
-        return "\n".join(lines + [""] + [f"- {s}" for s in _summary_lines(summary)]) + "\n"
+        tail = _summary_lines(summary) + _lattice_lines(rows)
+        return "\n".join(lines + [""] + [f"- {s}" for s in tail]) + "\n"
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in table]
-    return "\n".join([s.rstrip() for s in lines] + [""] + _summary_lines(summary)) + "\n"
+    tail = _summary_lines(summary) + _lattice_lines(rows)
+    return "\n".join([s.rstrip() for s in lines] + [""] + tail) + "\n"
 
 
 def _conv_pass(pipeline: str) -> PassInvocation:
