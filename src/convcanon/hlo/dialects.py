@@ -1,6 +1,6 @@
 """The MHLO/StableHLO twin as one table: op names and the attribute kind each dialect stores.
 
-Both dialects hold the same facts (DESIGN 2.1); they differ only in how integer and boolean
+Both dialects hold the same facts; they differ only in how integer and boolean
 lists are stored (`array<i64: ...>` vs `dense<...> : tensor<Nxi64>`) and in op-name prefix.
 Reading accepts either kind, so readers are dialect-neutral; writing follows the table. Padding
 (`tensor<Nx2xi64>`), dimension numbers and precision config are copied verbatim or written
@@ -20,7 +20,7 @@ ListKind = Literal["array", "dense"]
 
 @dataclass(frozen=True)
 class Dialect:
-    """One row of the twin table (see DESIGN 2.1)."""
+    """One row of the twin table."""
 
     name: str
     list_kind: ListKind  # window_strides/dilations/reversal and pad/slice index lists

@@ -1,4 +1,4 @@
-"""ConvParams: one immutable, dialect-neutral view of a convolution, read once (DESIGN 2.1).
+"""ConvParams: one immutable, dialect-neutral view of a convolution, read once.
 
 The gate, both rewrites and `explain` read only this. Missing optional attributes mean their
 defaults (stride 1, padding 0, dilations 1, reversal false). A dynamic or unranked operand

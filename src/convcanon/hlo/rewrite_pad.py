@@ -1,4 +1,4 @@
-"""Explicit pad (DESIGN 2.3): conv padding and lhs dilation become a `pad` of the lhs.
+"""Explicit pad: conv padding (and, in interior-pad mode, lhs dilation) becomes a `pad` of the lhs.
 
 `conv(x, w, padding=P, lhs_dilation=L)` -> `conv(pad(x, 0, lo=P.lo, hi=P.hi, interior=L-1), w,
 padding=0, lhs_dilation=1)`. Conv semantics dilate then pad, and `pad` applies interior padding
