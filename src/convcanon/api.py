@@ -129,11 +129,13 @@ def _module_inputs(lowered: Any, example_args: tuple[Any, ...]) -> list[Any]:
     import numpy as np
 
     leaves = jax.tree_util.tree_leaves(example_args)
-    avals = [info._aval for info in jax.tree_util.tree_leaves(lowered.args_info)]
-    kept = lowered._lowering.compile_args.get("kept_var_idx")  # private: fall back to all
+    infos = jax.tree_util.tree_leaves(lowered.args_info)
+    # `kept_var_idx` is JAX-internal: without it, assume every argument was kept.
+    compile_args = getattr(getattr(lowered, "_lowering", None), "compile_args", None) or {}
+    kept = compile_args.get("kept_var_idx")
     return [
-        np.asarray(leaf, dtype=aval.dtype)
-        for index, (leaf, aval) in enumerate(zip(leaves, avals, strict=True))
+        np.asarray(leaf, dtype=info.dtype)
+        for index, (leaf, info) in enumerate(zip(leaves, infos, strict=True))
         if kept is None or index in kept
     ]
 
