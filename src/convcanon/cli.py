@@ -14,7 +14,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from convcanon.diagnostics import ConvcanonError, UsageError
-from convcanon.fileio import MAX_INPUT_SIZE_HELP, flush_stdout, set_max_input_size, stdout_error
+from convcanon.fileio import (
+    MAX_INPUT_SIZE_HELP,
+    flush_stdout,
+    is_stdout_failure,
+    set_max_input_size,
+    stdout_error,
+)
 from convcanon.pipeline import PASSES, PassInfo
 
 # XLA's C++ logging reads this when jaxlib loads: keep stderr for our diagnostics.
@@ -98,6 +104,11 @@ def _guarded(body: Callable[[], int]) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError as err:  # stdout's reader went away mid-print
+        print(stdout_error(err).render(), file=sys.stderr)
+        return 1
+    except OSError as err:  # a print to a full stdout (`> /dev/full`); any other is a bug
+        if not is_stdout_failure(err):
+            raise
         print(stdout_error(err).render(), file=sys.stderr)
         return 1
     except RecursionError:

@@ -484,6 +484,16 @@ def stdout_error(err: OSError) -> ConvcanonError:
     return _write_error("<stdout>", err)
 
 
+# What a write to a full or failing stdout raises; every write to a file goes through
+# `write_output`, which reports its own, so one of these reaching the CLI came from a print.
+_STDOUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE})
+
+
+def is_stdout_failure(err: OSError) -> bool:
+    """Whether an OSError that escaped a command is a print to stdout that could not be written."""
+    return err.errno in _STDOUT_ERRNOS
+
+
 def write_stdout(data: str | bytes) -> None:
     """Write to stdout and flush, so a full device or closed pipe is an error here, not at exit."""
     try:

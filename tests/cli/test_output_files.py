@@ -21,6 +21,10 @@ from convcanon.diagnostics import ConvcanonError
 from convcanon.fileio import write_output
 
 MODULE = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n"
+CONSTANT_MODULE = (
+    "func.func @main() -> tensor<2xf32> {\n  %a = stablehlo.constant dense<1.0> : tensor<2xf32>\n"
+    "  return %a : tensor<2xf32>\n}\n"
+)
 PROGRAM = "x = @param:x -> float_type, {2}, {1}\n@1 = @return(x)\n"
 NO_SPACE = "cannot write the output: no space left on the device"
 OPT = [sys.executable, "-c", "import sys; from convcanon.cli import opt_main; sys.exit(opt_main())"]
@@ -232,8 +236,7 @@ COMMANDS = [
     ("convcanon-opt", ["{in}", "-o", "{out}"], MODULE),
     ("convcanon", ["import-migraphx", "{in}", "-o", "{out}"], PROGRAM),
     ("convcanon", ["graph", "{in}", "--format", "dot", "-o", "{out}"], MODULE),
-    ("convcanon", ["run", "{in}", "--output", "{out}"], MODULE.replace("(%a: tensor<2xf32>)", "()")
-     .replace("return %a", "%a = stablehlo.constant dense<1.0> : tensor<2xf32>\n  return %a")),
+    ("convcanon", ["run", "{in}", "--output", "{out}"], CONSTANT_MODULE),
 ]  # fmt: skip
 
 
@@ -273,6 +276,30 @@ def test_stdout_on_dev_full_is_an_error(tmp_path: Path):
     assert (
         result.stderr == "<stdout>: error: cannot write the output: no space left on the device\n"
     )
+
+
+STDOUT_COMMANDS = [
+    ["explain", "{m}"],
+    ["verify", "{m}", "{m}"],
+    ["run", "{c}"],
+    ["import-migraphx", "{p}"],
+    ["graph", "{m}", "--format", "dot", "-o", "-"],
+]
+
+
+@pytest.mark.parametrize("argv", STDOUT_COMMANDS, ids=[a[0] for a in STDOUT_COMMANDS])
+def test_every_command_reports_a_full_stdout(tmp_path: Path, argv: list[str]):
+    files = {"{m}": MODULE, "{c}": CONSTANT_MODULE, "{p}": PROGRAM}
+    for key, text in files.items():
+        (tmp_path / key.strip("{}")).write_text(text)
+    args = [str(tmp_path / a.strip("{}")) if a in files else a for a in argv]
+    entry = "import sys; from convcanon.cli import main; sys.exit(main())"
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-c", entry, *args], stdout=full, stderr=subprocess.PIPE, text=True
+        )
+    assert result.returncode == 1
+    assert result.stderr == f"<stdout>: error: {NO_SPACE}\n"
 
 
 def test_stdout_to_a_closed_pipe_is_an_error(tmp_path: Path):
