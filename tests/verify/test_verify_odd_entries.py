@@ -70,3 +70,38 @@ def test_bad_seed_is_a_usage_error(seed: str, tmp_path: Path) -> None:
     code, out = _cli("verify", str(path), str(path), "--seed", seed)
     assert code == 2
     assert f"argument --seed: must be an integer >= 0, not '{seed}'" in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "func.func @main() {\n  return\n}\n",
+        "func.func @main(%x: tensor<0xf32>) -> tensor<0xf32> {\n  return %x : tensor<0xf32>\n}\n",
+    ],
+)
+def test_no_result_elements_is_nothing_compared(text: str, tmp_path: Path) -> None:
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    code, out = _cli("verify", str(path), str(path))
+    assert code == 1
+    assert "error: nothing to compare: the results of @main have no elements" in out, out
+    assert not out.startswith("ok"), out
+
+
+COMPLEX = """func.func @main(%x: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {
+  %c = stablehlo.constant dense<[(1.0, 2.0), (3.0, -1.0)]> : tensor<2xcomplex<f32>>
+  %y = stablehlo.multiply %x, %c : tensor<2xcomplex<f32>>
+  return %y : tensor<2xcomplex<f32>>
+}
+"""
+
+
+def test_complex_literals_are_widened_and_judged(tmp_path: Path) -> None:
+    """Complex literals the MLIR bindings cannot downcast still get an f64 copy."""
+    path, wrong = tmp_path / "m.mlir", tmp_path / "wrong.mlir"
+    path.write_text(COMPLEX)
+    wrong.write_text(COMPLEX.replace("(3.0, -1.0)", "(3.0, 1.0)"))
+    code, out = _cli("verify", str(path), str(path))
+    assert code == 0 and "judged against BEFORE evaluated in f64 (reference)" in out, out
+    code, out = _cli("verify", str(path), str(wrong))
+    assert code == 1 and "output 0 differs at index [1]" in out, out

@@ -83,6 +83,8 @@ def widen_text(text: str, filename: str) -> Widened:
             changed = _widen(module)
     except _CannotWiden as err:
         return Widened(None, str(err), False)
+    except (TypeError, ValueError) as err:  # an attribute or type the bindings cannot handle
+        return Widened(None, f"cannot widen: {err}", False)
     if not changed:
         return Widened(text, changed=False)
     try:
@@ -118,6 +120,8 @@ def _widen(module: ir.Module) -> bool:
                     if wide is not None:
                         arg.set_type(wide)
                         changed = True
+        if kind == "constant" and "value" in op.attributes:
+            changed |= _widen_constant(op)  # reads the literal by its narrow result type
         for result in op.results:
             wide = wide_type(result.type)
             if wide is not None:
@@ -125,8 +129,6 @@ def _widen(module: ir.Module) -> bool:
                 changed = True
         if op.name == "func.func":
             changed |= _widen_signature(op)
-        elif kind == "constant" and "value" in op.attributes:
-            changed |= _widen_constant(op)
     return changed
 
 
@@ -141,26 +143,32 @@ def _widen_signature(op: ir.Operation) -> bool:
 
 
 def _widen_constant(op: ir.Operation) -> bool:
+    """Re-encode a narrow float literal in f64 (values exact: every narrow float is an f64)."""
     from convcanon.reference import hlo_interp
 
-    attr = op.attributes["value"]
-    if not isinstance(attr, ir.DenseElementsAttr):
-        return False
-    dense = ir.DenseElementsAttr(attr)
-    old = dense.type
-    wide = wide_type(old)
-    if wide is None:
-        return False
-    assert isinstance(wide, ir.RankedTensorType)
+    old = op.results[0].type
     try:
-        value = hlo_interp.dense_value(attr, hlo_interp.tensor_type(old))
-    except ConvcanonError as err:
-        raise _CannotWiden(f"cannot read a literal: {err.message}") from None
+        attr = op.attributes["value"]
+        narrow = ir.DenseElementsAttr(attr).type if isinstance(attr, ir.DenseElementsAttr) else None
+    except TypeError:  # complex literals: the bindings cannot downcast them
+        attr, narrow = None, None
+    if attr is not None and narrow is None:
+        return False
+    wide = wide_type(narrow if narrow is not None else old)
+    if wide is None or not isinstance(wide, ir.RankedTensorType):
+        return False
+    try:
+        if attr is not None and narrow is not None:
+            value = hlo_interp.dense_value(attr, hlo_interp.tensor_type(narrow))
+        else:
+            value = hlo_interp.parse_dense_text(str(op), hlo_interp.tensor_type(old))
+    except (ConvcanonError, ValueError, KeyError) as err:
+        raise _CannotWiden(f"cannot read a literal: {err}") from None
     target = np.complex128 if value.dtype.kind == "c" else np.float64
     element = ir.RankedTensorType(wide).element_type
     shape = list(ir.RankedTensorType(wide).shape)
     array = np.ascontiguousarray(value.astype(target))
-    if dense.is_splat and target is np.float64:
+    if attr is not None and ir.DenseElementsAttr(attr).is_splat and target is np.float64:
         flat = array.reshape(-1)
         scalar = ir.FloatAttr.get(element, float(flat[0]) if flat.size else 0.0)
         op.attributes["value"] = ir.DenseElementsAttr.get_splat(wide, scalar)
