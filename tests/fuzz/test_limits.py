@@ -272,3 +272,158 @@ def test_integer_overflow_in_tosa_is_a_located_error(tmp_path, capsys, number):
     outcome = run_cli(opt_main, [str(path)], capsys)
     assert outcome.code == 1 and "Traceback" not in outcome.stderr, outcome
     assert f"{path}:3:" in outcome.stderr, outcome
+
+
+# -- every allocation under the memory limit: kernels plan their peak before allocating ---------
+
+MIB = "1MiB"
+CROPPING_PAD = """func.func @main() -> tensor<8xf32> {
+  %x = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]> : tensor<8xf32>
+  %c = stablehlo.constant dense<-1.0> : tensor<f32>
+  %0 = stablehlo.pad %x, %c, low = [LOW], high = [HIGH], interior = [0]
+    : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+"""
+DILATED_CONV = """func.func @main() -> tensor<1x1x8xf32> {
+  %x = stablehlo.constant dense<[[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]]]> : tensor<1x1x8xf32>
+  %w = stablehlo.constant dense<2.0> : tensor<1x1x1xf32>
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0],
+    window = {stride = [DIL], lhs_dilate = [DIL]}
+    {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+    : (tensor<1x1x8xf32>, tensor<1x1x1xf32>) -> tensor<1x1x8xf32>
+  return %0 : tensor<1x1x8xf32>
+}
+"""
+WIDE_REDUCE_WINDOW = """func.func @main() -> tensor<2049xf32> {
+  %x = stablehlo.constant dense<1.0> : tensor<4096xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %z) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {window_dimensions = array<i64: 2048>} : (tensor<4096xf32>, tensor<f32>) -> tensor<2049xf32>
+  return %0 : tensor<2049xf32>
+}
+"""
+PADDED_MIGRAPHX_CONV = """func.func @main(%x: !migraphx.shaped<1x1x4x4xf32, 16x16x4x1>,
+    %w: !migraphx.shaped<1x1x3x3xf32, 9x9x3x1>) -> !migraphx.shaped<1x1x2x2xf32, 4x4x2x1> {
+  %0 = migraphx.convolution %x, %w {dilation = [1, 1], group = 1 : i64,
+    padding = [5000, 5000, 5000, 5000], padding_mode = 0 : i64, stride = [10001, 10001]}
+    : <1x1x4x4xf32, 16x16x4x1>, <1x1x3x3xf32, 9x9x3x1> -> <1x1x2x2xf32, 4x4x2x1>
+  func.return %0 : !migraphx.shaped<1x1x2x2xf32, 4x4x2x1>
+}
+"""
+
+
+def _run_result(tmp_path: Path, capsys, text: str, *argv: str) -> tuple[object, np.ndarray | None]:
+    module = _write(tmp_path, "m.mlir", text)
+    out = tmp_path / "out.npz"
+    outcome = run_cli(main, ["run", str(module), "--output", str(out), *argv], capsys)
+    result = np.load(out)["result0"] if outcome.code == 0 else None
+    return outcome, result
+
+
+def _traced(text: str) -> tuple[np.ndarray, int]:
+    """Run @main in-process under a 1 MiB limit; its result and tracemalloc's peak in bytes."""
+    import tracemalloc
+
+    from convcanon.reference.run import run_hlo_text
+
+    run_hlo_text(CROPPING_PAD.replace("LOW", "0").replace("HIGH", "0"), "warm-up.mlir")
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        (report,) = run_hlo_text(text, "m.mlir", memory_limit=1 << 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return report.results[0], peak
+
+
+@pytest.mark.parametrize(("low", "high"), [(100000000, -100000000), (-100000000, 100000000)])
+def test_cropping_pad_runs_in_its_result_size(tmp_path, capsys, low, high):
+    """pad low=+1e8 high=-1e8 of 8 elements built a 400 MB intermediate; it needs 32 bytes."""
+    text = CROPPING_PAD.replace("LOW", str(low)).replace("HIGH", str(high))
+    result, peak = _traced(text)
+    np.testing.assert_array_equal(result, np.full(8, -1.0, np.float32))
+    assert peak < 1 << 20, peak
+    outcome, result = _run_result(tmp_path, capsys, text, "--memory-limit", MIB)
+    assert outcome.code == 0, outcome
+    np.testing.assert_array_equal(result, np.full(8, -1.0, np.float32))
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "interior", "expected"),
+    [
+        (-3, 3, 0, [4, 5, 6, 7, 8, -1, -1, -1]),
+        (2, -2, 0, [-1, -1, 1, 2, 3, 4, 5, 6]),
+        (-5, -4, 1, [-1, 4, -1, 5, -1, 6]),
+        (-15, 0, 1, []),
+    ],
+)
+def test_partly_cropping_pad_keeps_the_right_elements(low, high, interior, expected):
+    text = (
+        CROPPING_PAD.replace("LOW", str(low))
+        .replace("HIGH", str(high))
+        .replace("interior = [0]", f"interior = [{interior}]")
+        .replace("-> tensor<8xf32>", f"-> tensor<{len(expected)}xf32>")
+        .replace("tensor<8xf32> {", f"tensor<{len(expected)}xf32> {{")
+        .replace("return %0 : tensor<8xf32>", f"return %0 : tensor<{len(expected)}xf32>")
+    )
+    result, _ = _traced(text)
+    np.testing.assert_array_equal(result, np.array(expected, np.float32))
+
+
+def test_lhs_dilated_conv_refuses_its_dilated_input_over_the_limit(tmp_path, capsys):
+    """lhs dilation 1e6 of 8 elements: a 28 MB dilated input behind an 8-element result."""
+    text = DILATED_CONV.replace("DIL", "1000000")
+    outcome, _ = _run_result(tmp_path, capsys, text, "--memory-limit", MIB)
+    assert outcome.code == 1, outcome
+    assert "m.mlir:4:8: error: out of memory: stablehlo.convolution: convolution needs" in (
+        outcome.stderr
+    ), outcome
+    assert "over the memory limit of 1048576" in outcome.stderr
+    small = DILATED_CONV.replace("DIL", "1000")  # 28 kB: runs, every output reads one input
+    outcome, result = _run_result(tmp_path, capsys, small, "--memory-limit", MIB)
+    assert outcome.code == 0, outcome
+    np.testing.assert_array_equal(result.ravel(), 2 * np.arange(1, 9, dtype=np.float32))
+
+
+def test_wide_reduce_window_needs_no_window_copy(tmp_path, capsys):
+    """2049 windows of 2048 elements: the window copy was 16 MB; the fold needs 25 kB."""
+    result, peak = _traced(WIDE_REDUCE_WINDOW)
+    np.testing.assert_array_equal(result, np.full(2049, 2048.0, np.float32))
+    assert peak < 1 << 20, peak
+    outcome, result = _run_result(tmp_path, capsys, WIDE_REDUCE_WINDOW, "--memory-limit", MIB)
+    assert outcome.code == 0, outcome
+    np.testing.assert_array_equal(result, np.full(2049, 2048.0, np.float32))
+
+
+@pytest.mark.parametrize("dialect", ["migraphx", "tosa"])
+def test_padded_conv_refuses_its_padded_input_over_the_limit(tmp_path, capsys, dialect):
+    """padding 5000 and stride 10001: a 2x2 result, im2col of 36 floats, a 400 MB padded input."""
+    text = PADDED_MIGRAPHX_CONV
+    if dialect == "tosa":
+        from convcanon.driver import transform_text
+
+        text = transform_text(text, "m.mlir", "migraphx-to-tosa")
+    module = _write(tmp_path, "m.mlir", text)
+    feed = _write(
+        tmp_path, "in.npz", _npz(arg0=np.ones(16, np.float32), arg1=np.ones(9, np.float32))
+    )
+    outcome = run_cli(
+        main, ["run", str(module), "--inputs", str(feed), "--memory-limit", MIB], capsys
+    )
+    assert outcome.code == 1, outcome
+    assert "error: out of memory: " in outcome.stderr and "over the memory limit" in outcome.stderr
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if "conv" in row and "=" in row)
+    assert f"{module}:{line}:" in outcome.stderr, outcome
+
+
+def _npz(**arrays: np.ndarray) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # pyright: ignore[reportArgumentType]
+    return buffer.getvalue()

@@ -23,7 +23,7 @@ from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
-from convcanon.reference.kernels import conv_general
+from convcanon.reference.kernels import OverBudget, conv_general, memory_limit
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
 
@@ -409,7 +409,10 @@ class Interpreter:
                     raise self.error(f"no reference semantics for '{op.name}'", op)
                 self.check_memory(op, operands)
                 try:
-                    results = [kernel(op, operands)]
+                    with memory_limit(self.memory_limit):  # kernels plan their intermediates
+                        results = [kernel(op, operands)]
+                except OverBudget as err:
+                    raise self.error(f"out of memory: '{op.name}': {err}", op) from None
                 except (layout.LayoutError, rules.ShapeError) as err:
                     raise self.error(f"'{op.name}': {err}", op) from None
                 except ValueError as err:  # operand shapes the op's verifier let through
