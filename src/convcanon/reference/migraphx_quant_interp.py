@@ -1,5 +1,5 @@
 """Reference semantics (numpy) of the migraphx quantization ops and the TOSA ops their lowering
-adds (transpose_conv2d, bitwise and shifts).
+adds (transpose_conv2d, shifts).
 
 As MIGraphX computes them (its `op/*.hpp`):
 - dequantizelinear: `(T(x) - T(zero_point)) * scale` in the scale's type T;
@@ -252,7 +252,7 @@ def _shift_amount(b: np.ndarray) -> np.ndarray:
     return b.astype(np.int64)
 
 
-def _bitwise(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Kernel:
+def _logical_shift(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Kernel:
     def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         a, b = args
         dtype = _tosa_dtype(op)
@@ -274,9 +274,8 @@ def _arithmetic_right_shift(op: Operation, args: list[np.ndarray]) -> np.ndarray
 
 TOSA_QUANT_KERNELS: dict[str, Kernel] = {
     "tosa.transpose_conv2d": _transpose_conv2d,
-    "tosa.bitwise_and": _bitwise(lambda a, b: a & b),
-    "tosa.logical_left_shift": _bitwise(lambda a, b: a << b),
-    "tosa.logical_right_shift": _bitwise(lambda a, b: a >> b),
+    "tosa.logical_left_shift": _logical_shift(lambda a, b: a << b),
+    "tosa.logical_right_shift": _logical_shift(lambda a, b: a >> b),
     "tosa.arithmetic_right_shift": _arithmetic_right_shift,
 }
 

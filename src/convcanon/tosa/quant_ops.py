@@ -4,8 +4,10 @@
        out_pad = array<i64: top, bottom, left, right>, stride = array<i64: sy, sx>}>
        : (tensor<NxHxWxCxT>, tensor<OxKHxKWxCxT>, tensor<OxT>|tensor<1xT>, tensor<1xT>,
           tensor<1xT>) -> tensor<NxOHxOWxOxT>      OH = (H-1)*sy + top + bottom + KH
-"tosa.bitwise_and"(%a, %b), "tosa.logical_left_shift"(%a, %b),
-"tosa.logical_right_shift"(%a, %b), "tosa.arithmetic_right_shift"(%a, %b) <{round = false}>
+"tosa.logical_left_shift"(%a, %b), "tosa.logical_right_shift"(%a, %b),
+"tosa.arithmetic_right_shift"(%a, %b) <{round = false}>
+
+(`tosa.bitwise_and` is the TOSA dialect's own.)
 """
 
 from __future__ import annotations
@@ -71,11 +73,6 @@ class IntBinaryOp(tosa.BinaryOp):
 
 
 @irdl_op_definition
-class BitwiseAndOp(IntBinaryOp):
-    name = "tosa.bitwise_and"
-
-
-@irdl_op_definition
 class LogicalLeftShiftOp(IntBinaryOp):
     name = "tosa.logical_left_shift"
 
@@ -93,7 +90,6 @@ class ArithmeticRightShiftOp(IntBinaryOp):
 
 TOSA_QUANT_OPS: tuple[type[tosa.TosaOp], ...] = (
     TransposeConv2DOp,
-    BitwiseAndOp,
     LogicalLeftShiftOp,
     LogicalRightShiftOp,
     ArithmeticRightShiftOp,

@@ -401,3 +401,19 @@ def test_unsigned_zero_point_dequantizes_by_value() -> None:
     np.testing.assert_array_equal(reference(tosa_text, [x, s, z])[0], expected)
     np.testing.assert_array_equal(run_tosa_text(tosa_text, [x, s, z])[0], expected)
     assert math.isclose(expected[0], 27.5)
+
+
+# IREE 3.13 casts the OCP fp8 types; its TOSA profile check refuses the FNUZ ones.
+_FP8_ON_IREE = {"f8E4M3FN": True, "f8E5M2": True, "f8E4M3FNUZ": False, "f8E5M2FNUZ": False}
+
+
+@pytest.mark.parametrize("et", sorted(_FP8_ON_IREE))
+def test_fp8_quant_dot_and_convolution_accumulate_in_f32(et: str) -> None:
+    p = Program()
+    a = p.arg((2, 3, 8), layout_strides((2, 3, 8), (0, 2, 1)), et)
+    b = p.arg((2, 8, 4), None, et)
+    d = p.op("quant_dot", [a, b], (2, 3, 4), et="f32")
+    x = p.arg((1, 4, 5, 5), layout_strides((1, 4, 5, 5), (0, 2, 3, 1)), et)
+    w = p.arg((2, 4, 3, 3), None, et)
+    c = p.op("quant_convolution", [x, w], (1, 2, 3, 3), _conv_attrs([0] * 4, [1, 1]), et="f32")
+    check(p.text([d, c]), iree=_FP8_ON_IREE[et])

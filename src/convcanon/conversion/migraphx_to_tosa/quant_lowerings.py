@@ -88,7 +88,7 @@ def widen_int(em: Emitter, x: View, element_type: Attribute) -> View:
     width = _width(element_type)
     if _unsigned(element_type) and width in (8, 16):
         mask = _scalar(em, i32, (1 << width) - 1, wide)
-        wide = _binary(em, tq.BitwiseAndOp, wide, mask, wide.lens)
+        wide = _binary(em, tosa.BitwiseAndOp, wide, mask, wide.lens)
     return wide
 
 
@@ -378,8 +378,10 @@ def _unpack(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
         low = shift(tq.ArithmeticRightShiftOp, shift(tq.LogicalLeftShiftOp, wide, 28), 28)
         high = shift(tq.ArithmeticRightShiftOp, shift(tq.LogicalLeftShiftOp, wide, 24), 28)
     else:
-        low = _binary(em, tq.BitwiseAndOp, wide, const(15), lens)
-        high = _binary(em, tq.BitwiseAndOp, shift(tq.LogicalRightShiftOp, wide, 4), const(15), lens)
+        low = _binary(em, tosa.BitwiseAndOp, wide, const(15), lens)
+        high = _binary(
+            em, tosa.BitwiseAndOp, shift(tq.LogicalRightShiftOp, wide, 4), const(15), lens
+        )
     stacked = [*lens[: axis + 1], 1, *lens[axis + 1 :]]
     parts = [em.reshape(v.base, stacked) for v in (low, high)]
     both = em.reshape(em.concat(parts, axis + 1), out.lens)
