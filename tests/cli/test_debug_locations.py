@@ -78,3 +78,20 @@ def test_fused_and_plain_file_locations() -> None:
     assert str(plain) == "m.mlir" and plain.notes() == ["c.py:7:3: note: here"]
     at = source_loc(ops[1].location, "m.mlir", position=(3, 8))
     assert str(at) == "m.mlir:3:8"
+
+
+def test_a_verifier_error_on_a_debug_info_op_has_its_mlir_position(opt: Runner, tmp_path: Path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(
+        "func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+        '  %0 = stablehlo.add %x, %x : (tensor<2xf32>, tensor<2xf32>) -> tensor<3xf32> loc(#l)\n'
+        "  return %x : tensor<2xf32>\n}\n"
+        '#l = loc("jit(f)/add"("model.py":4:4))\n'
+    )  # fmt: skip
+    result = opt(bad)
+    assert result.code == 1
+    assert result.err.splitlines() == [
+        f"{bad}:2:8: error: 'stablehlo.add' op requires the same shape for all operands and"
+        " results",
+        "model.py:4:4: note: in jit(f)/add",
+    ]

@@ -225,11 +225,57 @@ def parse_module(text: str, filename: str, context: ir.Context | None = None) ->
     try:
         module = ir.Module.parse(source, context)
     except ir.MLIRError as err:
-        raise _error_from_mlir(err, filename, "cannot parse") from None
+        error = _error_from_mlir(err, filename, "cannot parse")
+        if isinstance(error.loc, HloLoc) and not error.loc.line:
+            error.loc = _with_text_position(error.loc, source, error.message)
+        raise error from None
     except ValueError as err:  # LLVM limits, e.g. a shape whose size overflows a SmallVector
         first = str(err).strip().splitlines()[0] if str(err).strip() else "invalid input"
         raise ConvcanonError(f"cannot parse: {first}", SourceLoc(filename)) from None
     return module  # parsing verifies (MLIR's verifyAfterParse); no second walk
+
+
+_LOC_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|^#[\w.$-]+\s*=\s*(?=loc\()|\bloc\(', re.M)
+
+
+def _without_locations(text: str) -> str:
+    """`text` with every `loc(...)` and `#locN = ` blanked to spaces (lines and columns kept), so
+    the parser gives each op the position it is written at."""
+    out = list(text)
+    for match in _LOC_TOKEN.finditer(text):
+        token = match[0]
+        if token.startswith(('"', "//")):
+            continue
+        end = match.end()
+        if token == "loc(":
+            depth = 1
+            while end < len(text) and depth:
+                if text[end] == '"':
+                    closing = re.compile(r'(?:[^"\\\n]|\\.)*"').match(text, end + 1)
+                    end = closing.end() if closing else end + 1
+                    continue
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                end += 1
+        for i in range(match.start(), end):
+            if out[i] != "\n":
+                out[i] = " "
+    return "".join(out)
+
+
+def _with_text_position(loc: HloLoc, source: str, message: str) -> HloLoc:
+    """The same error found again in the text without locations: the op's .mlir line:col (only
+    on the error path of a debug-info file, so the second parse costs nothing otherwise)."""
+    try:
+        context = make_context(allow_unregistered="check.expect_" in source)
+        ir.Module.parse(_without_locations(source), context)
+    except ir.MLIRError as err:
+        again = _error_from_mlir(err, loc.file, "cannot parse")
+        where = again.loc
+        if where is not None and where.line and again.message == message:
+            return HloLoc(loc.file, where.line, where.col, loc.source, loc.op_path)
+    except ValueError:
+        pass
+    return loc
 
 
 _OPENERS, _CLOSERS = b"[{(", b"]})"
