@@ -154,12 +154,20 @@ def to_dot(panels: list[tuple[str, list[Node], set[str]]]) -> str:
 
 
 def format_for(output: str, fmt: str | None) -> str:
-    """`--format` if given, else the output's extension; stdout and no extension mean SVG."""
+    """`--format` if given, else the output's extension; stdout and no extension mean SVG.
+
+    A `--format` that contradicts a known extension (`--format svg -o g.png`) is refused: it
+    would write a file whose name lies about its contents.
+    """
+    extension = "" if output == "-" else os.path.splitext(output)[1].lower()
     if fmt is not None:
+        implied = _EXTENSIONS.get(extension)
+        if implied is not None and implied != fmt:
+            raise UsageError(
+                f"--format {fmt} contradicts the output name {output!r} ({implied}); "
+                "drop --format or rename the output"
+            )
         return fmt
-    if output == "-":
-        return "svg"
-    extension = os.path.splitext(output)[1].lower()
     if not extension:
         return "svg"
     if extension not in _EXTENSIONS:

@@ -133,6 +133,13 @@ def test_format_follows_the_output_extension(tmp_path: Path):
         assert (tmp_path / name).read_bytes().startswith(magic), name
 
 
+def test_format_contradicting_the_extension_is_a_usage_error(tmp_path: Path):
+    result = _graph(str(HLO), "--format", "svg", "-o", str(tmp_path / "g.png"))
+    assert result.returncode == 2
+    assert "--format svg contradicts the output name" in result.stderr
+    assert not (tmp_path / "g.png").exists()
+
+
 def test_unknown_extension_without_format_is_a_usage_error(tmp_path: Path):
     result = _graph(str(HLO), "-o", str(tmp_path / "g.pdf"))
     assert result.returncode == 2
