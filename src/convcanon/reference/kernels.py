@@ -511,6 +511,7 @@ def gather(
         "gather",
         nbytes(shape, operand.dtype),
         nbytes(batch_shape, np.int64) * (len(start_index_map) + 1) + vectors.nbytes,
+        operand.ndim * _ITERATOR_BUFFER,
     )
     index: list[np.ndarray] = []
     for d in range(operand.ndim):
@@ -531,6 +532,7 @@ def gather(
 
 
 Combiner = Callable[..., Sequence[np.ndarray]]
+_ITERATOR_BUFFER = 8192 * 8  # numpy's fancy indexing buffers 8192 indices per index array
 
 
 def scatter(
@@ -647,7 +649,7 @@ def select_and_scatter(
     plan(
         "select_and_scatter",
         2 * operand.nbytes,
-        source.size * (operand.itemsize + 8 * (rank + 4)),
+        source.size * (4 * operand.itemsize + 8 * (2 * rank + 6)),
     )
     best = np.zeros(osz, operand.dtype)
     best_index = np.zeros(osz, np.int64)
@@ -711,7 +713,7 @@ def sort(operands: Sequence[np.ndarray], dimension: int, less: Less) -> list[np.
     all elements at once. So the comparator is called O(log^2 n) times on whole arrays.
     `less(a0, b0, a1, b1, ...)` is the comparator on elementwise pairs of every operand.
     """
-    plan("sort", 4 * sum(o.nbytes for o in operands), 8 * 8 * operands[0].size)
+    plan("sort", 4 * sum(o.nbytes for o in operands), 24 * 8 * operands[0].size)
     moved = [np.moveaxis(o, dimension, -1).copy() for o in operands]
     n = moved[0].shape[-1]
     rows = moved[0].shape[:-1]
@@ -756,7 +758,7 @@ def sort(operands: Sequence[np.ndarray], dimension: int, less: Less) -> list[np.
 def reduce_precision(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> np.ndarray:
     """`stablehlo.reduce_precision`: round to nearest even at `mantissa_bits`, then flush
     exponents the narrower format cannot hold to zero or infinity (XLA's bit algorithm)."""
-    plan("reduce_precision", 4 * x.nbytes)
+    plan("reduce_precision", 8 * x.nbytes)
     info = np.finfo(x.dtype)
     src_mantissa, width = info.nmant, x.dtype.itemsize * 8
     src_exponent = width - 1 - src_mantissa

@@ -1,0 +1,150 @@
+"""Each kernel's planned peak (what it tells `kernels.plan` before allocating) bounds what it really
+allocates, measured with tracemalloc; and a limit below the plan refuses before any allocation."""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from convcanon.reference import kernels
+
+RNG = np.random.default_rng(0)
+SLACK = 64 << 10  # Python objects around the arrays (index lists, views, small temporaries)
+
+
+def _add(*arrays: np.ndarray) -> list[np.ndarray]:
+    return [arrays[0] + arrays[1]]
+
+
+def _less(a: np.ndarray, b: np.ndarray, *rest: np.ndarray) -> np.ndarray:
+    return a < b
+
+
+def _conv(lhs_dilation: int, groups: int) -> Callable[[], Any]:
+    x = RNG.standard_normal((2, 8, 40, 40)).astype(np.float32)
+    w = RNG.standard_normal((16, 8 // groups, 3, 3)).astype(np.float32)
+    return lambda: kernels.conv_general(
+        x,
+        w,
+        window_strides=[2, 1],
+        padding=[(3, 2), (-1, 4)],
+        lhs_dilation=[lhs_dilation, 1],
+        rhs_dilation=[1, 2],
+        window_reversal=[False, True],
+        lhs_spec=(0, 1, (2, 3)),
+        rhs_spec=(1, 0, (2, 3)),
+        out_spec=(0, 1, (2, 3)),
+        feature_group_count=groups,
+        batch_group_count=1,
+    )
+
+
+X = RNG.standard_normal((64, 96, 8)).astype(np.float32)
+XI = X.astype(np.int32)
+IDX = RNG.integers(-3, 70, (500, 1)).astype(np.int32)
+
+KERNELS: dict[str, Callable[[], Any]] = {
+    "conv": _conv(1, 1),
+    "conv lhs-dilated": _conv(3, 1),
+    "conv grouped": _conv(1, 4),
+    "pad": lambda: kernels.pad(X, 0.0, [3, -2, 1], [-5, 7, 0], [1, 0, 2]),
+    "reduce_window": lambda: kernels.reduce_window(
+        X,
+        np.float32(0),
+        window_dimensions=[3, 5, 2],
+        window_strides=[1, 2, 1],
+        base_dilations=[1, 1, 2],
+        window_dilations=[2, 1, 1],
+        padding=[(1, 1), (2, 0), (0, 0)],
+        body=np.add,
+    ),
+    "reduce": lambda: kernels.reduce(X, np.float32(0), [0, 2], np.add),
+    "dot_general": lambda: kernels.dot_general(
+        X, X, lhs_batch=[2], rhs_batch=[2], lhs_contracting=[1], rhs_contracting=[1]
+    ),
+    "transpose": lambda: kernels.transpose(X, [2, 0, 1]),
+    "broadcast_in_dim": lambda: kernels.broadcast_in_dim(X[:, 0], (4, 64, 8), [1, 2]),
+    "gather": lambda: kernels.gather(
+        X,
+        IDX,
+        offset_dims=[1, 2],
+        collapsed_slice_dims=[0],
+        operand_batching_dims=[],
+        start_indices_batching_dims=[],
+        start_index_map=[0],
+        index_vector_dim=1,
+        slice_sizes=[1, 96, 8],
+    ),
+    "scatter": lambda: kernels.scatter(
+        [X],
+        IDX % 64,
+        [np.ones((500, 96, 8), np.float32)],
+        update_window_dims=[1, 2],
+        inserted_window_dims=[0],
+        input_batching_dims=[],
+        scatter_indices_batching_dims=[],
+        scatter_dims_to_operand_dims=[0],
+        index_vector_dim=1,
+        combine=_add,
+    ),
+    "select_and_scatter": lambda: kernels.select_and_scatter(
+        X,
+        np.ones((32, 48, 8), np.float32),
+        np.float32(0),
+        window_dimensions=[3, 3, 1],
+        window_strides=[2, 2, 1],
+        padding=[(1, 1), (1, 1), (0, 0)],
+        select=np.greater_equal,
+        combine=_add,
+    ),
+    "sort": lambda: kernels.sort([X, XI], 1, _less),
+    "dynamic_update_slice": lambda: kernels.dynamic_update_slice(X, X[:5], [70, 0, 0]),
+    "reduce_precision": lambda: kernels.reduce_precision(X, 5, 10),
+}
+
+
+def _measure(fn: Callable[[], Any], monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """(largest plan the kernel made, tracemalloc peak of the call) in bytes."""
+    plans: list[int] = []
+    real = kernels.plan
+
+    def spy(what: str, *buffers: int) -> int:
+        plans.append(real(what, *buffers))
+        return plans[-1]
+
+    fn()  # warm caches (ufunc loops, imports) outside the measurement
+    monkeypatch.setattr(kernels, "plan", spy)
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        result = fn()
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    del result
+    return max(plans, default=0), peak
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_planned_peak_bounds_the_real_peak(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    planned, peak = _measure(KERNELS[name], monkeypatch)
+    assert planned > 0, f"{name} made no plan"
+    assert peak <= planned + SLACK, f"{name}: allocated {peak} bytes, planned {planned}"
+
+
+@pytest.mark.parametrize("name", ["conv lhs-dilated", "pad", "reduce_window", "gather", "sort"])
+def test_limit_below_the_plan_refuses_before_allocating(name: str) -> None:
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        with kernels.memory_limit(4096), pytest.raises(kernels.OverBudget, match="over the memory"):
+            KERNELS[name]()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < SLACK, peak
