@@ -709,7 +709,11 @@ CASES += [
     Case(
         "conv padding of f8E8M0FNU (no zero)",
         ["{m.mlir}", "-p", CANON],
-        {"m.mlir": _f(_conv_hlo("pad = [[1, 1], [1, 1]]", out="1x8x8x4").replace("xf32>", "xf8E8M0FNU>"))},
+        {
+            "m.mlir": _f(
+                _conv_hlo("pad = [[1, 1], [1, 1]]", out="1x8x8x4").replace("xf32>", "xf8E8M0FNU>")
+            )
+        },
         1,
         "error: EUET001: element type f8E8M0FNU of the convolution's lhs cannot be zero-padded",
         "convcanon-opt",
@@ -746,6 +750,39 @@ CASES += [
     Case("func.call to a declaration", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_CALLS_DECLARATION)}, 1, "m.mlir:3:8: error: call to @ext, a declaration without a body"),
     Case("verify --seed -1", ["verify", "{m.mlir}", "{m.mlir}", "--seed", "-1"], {"m.mlir": _f(_CALLS_DECLARATION)}, 2, "argument --seed: must be an integer >= 0, not '-1'"),
     Case("verify --engine iree --entry unknown (migraphx)", ["verify", "{m.mlir}", "{m.mlir}", "--engine", "iree", "--entry", "nope"], {"m.mlir": sources.migraphx_text}, 1, "error: no entry function @nope (functions: main)"),
+]  # fmt: skip
+
+
+def _literal_program(values: str, type_name: str, lens: str = "2", strides: str = "1") -> str:
+    return (
+        f"@0 = @literal{{{values}}} -> {type_name}, {{{lens}}}, {{{strides}}}\n@1 = @return(@0)\n"
+    )
+
+
+_MX_DECLARATION = (
+    "func.func private @main(%a: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1>\n"
+)
+_MX_CALLS_DECLARATION = (
+    "func.func private @f(%a: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1>\n"
+    "func.func @main(%a: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1> {\n"
+    "  %0 = func.call @f(%a) : (!migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1>\n"
+    "  return %0 : !migraphx.shaped<2xf32, 1>\n}\n"
+)
+_MX_STRIDE_2_63 = (
+    "func.func @main(%a: !migraphx.shaped<2x2xf32, 9223372036854775808x1>) -> !migraphx.shaped<2x2xf32, 9223372036854775808x1> {\n"
+    "  return %a : !migraphx.shaped<2x2xf32, 9223372036854775808x1>\n}\n"
+)
+CASES += [
+    Case("literal 1000 as int8_type", ["import-migraphx", "{p.txt}"], {"p.txt": _f(_literal_program("1000, 1", "int8_type"))}, 1, "p.txt:1:15: error: 1000 is out of range for int8_type [-128, 127]"),
+    Case("literal nan as int32_type", ["import-migraphx", "{p.txt}"], {"p.txt": _f(_literal_program("nan", "int32_type", "1"))}, 1, "p.txt:1:15: error: `nan` is not an integer, as int32_type needs"),
+    Case("literal -1 as uint8_type", ["import-migraphx", "{p.txt}"], {"p.txt": _f(_literal_program("-1, 1", "uint8_type"))}, 1, "error: -1 is out of range for uint8_type [0, 255]"),
+    Case("literal 1e300 as half_type", ["import-migraphx", "{p.txt}"], {"p.txt": _f(_literal_program("1e300, 1", "half_type"))}, 1, "error: 1e300 is out of range for half_type"),
+    Case("literal 1e30 as int64_type", ["import-migraphx", "{p.txt}"], {"p.txt": _f(_literal_program("1e30", "int64_type", "1"))}, 1, "error: 1e30 is out of range for int64_type"),
+    Case("lens of 10^20 (program text)", ["import-migraphx", "{p.txt}"], {"p.txt": _f("x = @param:x -> float_type, {100000000000000000000}, {1}\n@1 = @return(x)\n")}, 1, "p.txt:1:30: error: 100000000000000000000 in the lens does not fit in int64"),
+    Case("5000-digit literal value", ["import-migraphx", "{p.txt}"], {"p.txt": _f(_literal_program("1" * 5000, "float_type", "1"))}, 1, "error: number of 5000 characters in the literal"),
+    Case("stride 2^63 into migraphx-to-tosa", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_STRIDE_2_63)}, 1, "error: !migraphx.shaped lens and strides must fit in int64", "convcanon-opt"),
+    Case("migraphx-to-tosa on a migraphx declaration", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_DECLARATION)}, 1, "m.mlir:1:1: error: 'func.func' @main is a declaration", "convcanon-opt"),
+    Case("migraphx-to-tosa: func.call to a declaration", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_CALLS_DECLARATION)}, 1, "m.mlir:3:3: error: 'func.call' calls @f, a declaration", "convcanon-opt"),
 ]  # fmt: skip
 
 

@@ -152,9 +152,18 @@ class ShapedType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(
                 f"!migraphx.shaped element type {self.element_type} is not a known MIGraphX type"
             )
+        too_big = [n for n in (*lens, *strides) if n >= 1 << 63]
+        if too_big:
+            raise VerifyException(
+                f"!migraphx.shaped lens and strides must fit in int64, got {too_big[0]}"
+            )
         reason = layout.check_layout(lens, strides)
         if reason is not None:
             raise VerifyException(f"!migraphx.shaped layout is not representable: {reason}")
+        if layout.flat_size(lens, strides) >= 1 << 63:
+            raise VerifyException(
+                f"!migraphx.shaped<{lens}, {strides}> spans more than 2^63 elements of memory"
+            )
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:

@@ -525,4 +525,6 @@ def run_module_text(
         known = ", ".join(names) or "none"
         raise ConvcanonError(f"no function @{entry} (functions: {known})", SourceLoc(filename))
     function = interp.functions[entry]
+    if not function.body.blocks:
+        raise interp.error(f"@{entry} is a declaration: it has no body to run", function)
     return interp.run(entry, bind_inputs(function, inputs, filename))

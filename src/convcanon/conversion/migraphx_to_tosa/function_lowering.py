@@ -170,7 +170,10 @@ def migraphx_to_tosa(parsed: object, options: Mapping[str, OptionValue] | None =
     stats = PassStats()
     functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
     by_name = {f.sym_name.data: f for f in functions}
-    lowered = [FunctionLowering(f, stats, by_name).run() for f in functions]
+    # bodies first: a call of a declaration is reported where it is called
+    order = sorted(functions, key=lambda f: not f.body.blocks)
+    done = {id(f): FunctionLowering(f, stats, by_name).run() for f in order}
+    lowered = [done[id(f)] for f in functions]
     for old, new in zip(functions, lowered, strict=True):
         module.body.block.insert_op_before(new, old)
         old.detach()
