@@ -272,7 +272,14 @@ def _arithmetic_right_shift(op: Operation, args: list[np.ndarray]) -> np.ndarray
     return (a.astype(np.int64) >> _shift_amount(b)).astype(_tosa_dtype(op))
 
 
+def _reverse(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    axis = op.properties["axis"]
+    assert isinstance(axis, IntegerAttr)
+    return np.ascontiguousarray(np.flip(args[0], axis.value.data))
+
+
 TOSA_QUANT_KERNELS: dict[str, Kernel] = {
+    "tosa.reverse": _reverse,
     "tosa.transpose_conv2d": _transpose_conv2d,
     "tosa.logical_left_shift": _logical_shift(lambda a, b: a << b),
     "tosa.logical_right_shift": _logical_shift(lambda a, b: a >> b),

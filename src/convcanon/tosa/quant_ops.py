@@ -5,7 +5,7 @@
        : (tensor<NxHxWxCxT>, tensor<OxKHxKWxCxT>, tensor<OxT>|tensor<1xT>, tensor<1xT>,
           tensor<1xT>) -> tensor<NxOHxOWxOxT>      OH = (H-1)*sy + top + bottom + KH
 "tosa.logical_left_shift"(%a, %b), "tosa.logical_right_shift"(%a, %b),
-"tosa.arithmetic_right_shift"(%a, %b) <{round = false}>
+"tosa.arithmetic_right_shift"(%a, %b) <{round = false}>, "tosa.reverse"(%x) <{axis = 1 : i32}>
 
 (`tosa.bitwise_and` is the TOSA dialect's own.)
 """
@@ -88,7 +88,23 @@ class ArithmeticRightShiftOp(IntBinaryOp):
     round = prop_def(IntegerAttr)
 
 
+@irdl_op_definition
+class ReverseOp(tosa.TosaOp):
+    """`"tosa.reverse"(%x) <{axis = 1 : i32}>`: x flipped along one axis."""
+
+    name = "tosa.reverse"
+    axis = prop_def(IntegerAttr)
+
+    def verify_shapes(self) -> None:
+        shape = tosa._shape(self.args[0], "input")
+        if not 0 <= self.axis.value.data < len(shape):
+            raise ShapeError(f"axis {self.axis.value.data} is out of range for rank {len(shape)}")
+        check_result(shape, tosa._shape(self.output, "result"))
+        tosa._same_elements(self, [self.args[0], self.output])
+
+
 TOSA_QUANT_OPS: tuple[type[tosa.TosaOp], ...] = (
+    ReverseOp,
     TransposeConv2DOp,
     LogicalLeftShiftOp,
     LogicalRightShiftOp,

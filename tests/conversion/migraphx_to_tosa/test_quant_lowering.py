@@ -156,13 +156,13 @@ def backwards_extent(n: int, k: int, s: int, d: int, b: int, e: int) -> int:
 
 @st.composite
 def backwards_conv_programs(draw: st.DrawFn, nsp: int | None = None) -> str:
-    nsp = nsp if nsp is not None else draw(st.sampled_from([1, 2, 2]))
+    nsp = nsp if nsp is not None else draw(st.sampled_from([1, 2, 2, 3]))
     group = draw(st.sampled_from([1, 1, 2, 3]))
     k_in, c_out = group * draw(st.integers(1, 3)), draw(st.integers(1, 3))
     kernel = tuple(draw(st.integers(1, 3)) for _ in range(nsp))
     stride = tuple(draw(st.integers(1, 3)) for _ in range(nsp))
     dilation = tuple(draw(st.integers(1, 2)) for _ in range(nsp))
-    spatial = tuple(draw(st.integers(1, 5)) for _ in range(nsp))
+    spatial = tuple(draw(st.integers(1, 3 if nsp == 3 else 5)) for _ in range(nsp))
     begins, ends = [], []
     for n, k, s, d in zip(spatial, kernel, stride, dilation, strict=True):
         full = backwards_extent(n, k, s, d, 0, 0)
@@ -316,7 +316,20 @@ def transposed_conv_nhwc() -> str:
     )
 
 
+def transposed_conv_3d() -> str:
+    """A 3-D ConvTranspose (no transpose_conv3d in TOSA): groups, dilation, uneven padding."""
+    p = Program()
+    x = p.arg((1, 4, 3, 2, 3), None)
+    w = p.arg((4, 3, 2, 3, 2), None)
+    attrs = (
+        "dilation = [1, 2, 1], group = 2 : i64, padding = [1, 0, 1, 1, 1, 0], "
+        "padding_mode = 0 : i64, stride = [2, 1, 2]"
+    )
+    return p.text([p.op("backwards_data_convolution", [x, w], (1, 6, 4, 5, 5), attrs)])
+
+
 HAND_WRITTEN = {
+    "transposed_conv_3d": transposed_conv_3d,
     "int8_quantized_conv": int8_quantized_conv,
     "int8_quantized_dot": int8_quantized_dot,
     "int4_weight_dot": int4_weight_dot,

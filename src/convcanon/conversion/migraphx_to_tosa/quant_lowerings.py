@@ -310,14 +310,15 @@ def _dilate_kernel(em: Emitter, wt: SSAValue, dilation: Sequence[int]) -> SSAVal
 
 
 def _backwards_data_convolution(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
-    """tosa.transpose_conv2d per group (no out_pad), then a slice drops the padding: the
-    transposed conv scatters x[i] * w[r] to i*s + r*d, MIGraphX's output starts at pad_begin."""
+    """1-D/2-D: tosa.transpose_conv2d per group (no out_pad; the dilation spread into the
+    kernel), then a slice drops the padding: the transposed conv scatters x[i] * w[r] to
+    i*s + r*d, MIGraphX's output starts at pad_begin. 3-D: a forward conv3d (below)."""
     assert isinstance(op, qx.BackwardsDataConvolutionOp)
     em = lw.em
     x, w = args
     nsp = len(x.lens) - 2
     if nsp == 3:
-        raise lowering_error(op, "in 3-D has no lowering here (TOSA has no transpose_conv3d)")
+        return _backwards_data_convolution_3d(lw, op, args)
     out = result_type(op)
     et = out.element_type
     group = mx.int_value(op, "group")
@@ -349,6 +350,63 @@ def _backwards_data_convolution(lw: FunctionLowering, op: Operation, args: list[
     if nsp == 1:
         y = em.reshape(y, [out.lens[0], out.lens[2], out.lens[1]])
     return View(y, frame, out.lens)
+
+
+def _interior_pad(em: Emitter, xt: SSAValue, dim: int, stride: int) -> SSAValue:
+    """stride-1 zeros between the elements of `dim` (a reshape adds a unit dim after it, a pad
+    grows it to `stride`, a reshape merges them, a slice drops the trailing zeros)."""
+    if stride == 1:
+        return xt
+    shape = list(shape_of(xt))
+    n = shape[dim]
+    spread = em.reshape(xt, [*shape[: dim + 1], 1, *shape[dim + 1 :]])
+    high = [0] * (len(shape) + 1)
+    high[dim + 1] = stride - 1
+    spread = em.pad_zero(spread, [0] * len(high), high)
+    merged = [*shape[:dim], n * stride, *shape[dim + 1 :]]
+    spread = em.reshape(spread, merged)
+    size = [*shape[:dim], (n - 1) * stride + 1, *shape[dim + 1 :]]
+    return em.slice(spread, [0] * len(shape), size)
+
+
+def _backwards_data_convolution_3d(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """TOSA has no transpose_conv3d: a forward conv3d over the input with stride-1 zeros
+    between its elements and `d(k-1) - pad` edges, with the kernel flipped (exact; it multiplies
+    the inserted zeros)."""
+    assert isinstance(op, qx.BackwardsDataConvolutionOp)
+    em = lw.em
+    x, w = args
+    out = result_type(op)
+    et = out.element_type
+    group = mx.int_value(op, "group")
+    strides, dilations = mx.int_list(op, "stride"), mx.int_list(op, "dilation")
+    begins, ends = op.explicit_padding()
+    frame = (0, 4, 1, 2, 3)
+    xt = materialize(em, x, frame)  # [N, D, H, W, K]
+    wt = materialize(em, w, (4, 0, 1, 2, 3))  # [C/g, R1, R2, R3, K]
+    for axis in (1, 2, 3):
+        wt = em.add(tq.ReverseOp([wt], wt.type, {"axis": IntegerAttr(axis, i32)}))
+    for i, s in enumerate(strides):
+        xt = _interior_pad(em, xt, 1 + i, s)
+    kernel = w.lens[2:]
+    low = [d * (k - 1) - b for k, d, b in zip(kernel, dilations, begins, strict=True)]
+    high = [d * (k - 1) - e for k, d, e in zip(kernel, dilations, ends, strict=True)]
+    xt = em.pad_zero(xt, [0, *(max(v, 0) for v in low), 0], [0, *(max(v, 0) for v in high), 0])
+    shape = shape_of(xt)
+    start = [0, *(max(-v, 0) for v in low), 0]
+    size = [n - a - max(-h, 0) for n, a, h in zip(shape, start, [0, *high, 0], strict=True)]
+    xt = em.slice(xt, start, size)
+    props = tosa.conv_properties([0] * 6, [1, 1, 1], dilations, f32)
+    per_in, per_out = x.lens[1] // group, w.lens[1]
+    zp = em.zero_point(et)
+    parts = []
+    for g in range(group):
+        xs, ws = shape_of(xt), shape_of(wt)
+        xg = em.slice(xt, [0, 0, 0, 0, g * per_in], [*xs[:4], per_in])
+        wg = em.slice(wt, [0, 0, 0, 0, g * per_in], [*ws[:4], per_in])
+        ty = TensorType(et, [out.lens[0], *out.lens[2:], per_out])
+        parts.append(em.add(tosa.Conv3DOp([xg, wg, zp, zp, zp], ty, props)))
+    return View(em.concat(parts, 4), frame, out.lens)
 
 
 # -- unpack ----------------------------------------------------------------------------------------
