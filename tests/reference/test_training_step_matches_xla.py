@@ -87,3 +87,37 @@ def test_verify_with_the_reference_engine_runs_a_training_step(
     out, err = capsys.readouterr()
     assert code == 0, out + err
     assert "ok" in out, out
+
+
+def test_dropout_training_step_matches_xla() -> None:
+    """Dropout draws its mask with threefry (uint32 shifts and xors inside stablehlo.while);
+    LayerNorm; the gradient step must be XLA's bit for bit in the mask."""
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+
+    class Net(nn.Module):
+        @nn.compact
+        def __call__(self, x: jax.Array) -> jax.Array:
+            x = nn.Conv(4, (3, 3))(x)
+            x = nn.Dropout(0.3, deterministic=False)(x)
+            x = nn.LayerNorm()(x)
+            return nn.Dense(3)(x.reshape(x.shape[0], -1))
+
+    net = Net()
+    x = np.random.default_rng(1).standard_normal((2, 8, 8, 3)).astype(np.float32)
+    params = net.init({"params": jax.random.PRNGKey(0), "dropout": jax.random.PRNGKey(1)}, x)
+    key = np.asarray(jax.random.key_data(jax.random.PRNGKey(3)))
+
+    def step(p: Any, v: jax.Array, k: jax.Array) -> Any:
+        def loss(q: Any) -> jax.Array:
+            out = net.apply(q, v, rngs={"dropout": jax.random.wrap_key_data(k)})
+            return jnp.sum(out**2)
+
+        grads = jax.grad(loss)(p)
+        return jax.tree_util.tree_map(lambda a, g: a - 0.01 * g, p, grads)
+
+    text = jax.jit(step).lower(params, x, key).as_text()
+    assert "stablehlo.while" in text and "shift_right_logical" in text
+    leaves = [np.asarray(a) for a in jax.tree_util.tree_leaves((params, x, key))]
+    assert_matches_xla(text, leaves)
