@@ -786,6 +786,15 @@ CASES += [
 ]  # fmt: skip
 
 
+# -- the memory limit covers every kernel's intermediates, located at the op
+from .test_limits import DILATED_CONV, PADDED_MIGRAPHX_CONV  # noqa: E402
+
+_PADDED_CONV_INPUTS = _f(_npz(arg0=np.ones(16, np.float32), arg1=np.ones(9, np.float32)))
+CASES += [
+    Case("lhs-dilated conv's dilated input over --memory-limit", ["run", "{m.mlir}", "--memory-limit", "1MiB"], {"m.mlir": _f(DILATED_CONV.replace("DIL", "1000000"))}, 1, "m.mlir:4:8: error: out of memory: stablehlo.convolution: convolution needs 56000204 bytes, over the memory limit of 1048576"),
+    Case("migraphx conv padding 5000 over --memory-limit", ["run", "{m.mlir}", "--inputs", "{in.npz}", "--memory-limit", "1MiB"], {"m.mlir": _f(PADDED_MIGRAPHX_CONV), "in.npz": _PADDED_CONV_INPUTS}, 1, "m.mlir:3:3: error: out of memory: 'migraphx.convolution': convolution needs 800640436 bytes"),
+]  # fmt: skip
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}
