@@ -137,3 +137,18 @@ def test_sum_reassociated_in_its_own_type_passes(element: str, tmp_path: Path) -
             tmp_path, typed(SUM3, element), typed(SUM3_OTHER_WAY, element), "--seed", seed
         )
         assert code == 0, out
+
+
+@pytest.mark.parametrize("engine", ["xla", "iree"])
+@pytest.mark.parametrize("element", ["f16", "bf16", "f8E4M3FN"])
+def test_real_engines_judge_narrow_types(engine: str, element: str, tmp_path: Path) -> None:
+    """On XLA and IREE (which accumulate f16/bf16/f8 convs differently from our interpreter and
+    from each other) the canonicalized conv passes and a dropped phase fails (f32 runs on both
+    engines in the U-Net decoder and mismatch tests)."""
+    pytest.importorskip("jax" if engine == "xla" else "iree.compiler")
+    before = typed(CONV, element)
+    args = ["--engine", engine, "--trials", "1"]
+    code, out = verify(tmp_path, before, canonical(element), *args)
+    assert code == 0, out
+    code, out = verify(tmp_path, before, dropped_phase(element), *args)
+    assert code == 1 and "output 0 differs at index" in out, out
