@@ -393,7 +393,7 @@ def _half_b_plan(
     entry: str | None,
     engine: str,
 ) -> Plan:
-    """migraphx/TOSA modules: flat buffers sized from the entry's signature (DESIGN 3.2).
+    """migraphx/TOSA modules: flat buffers sized from the entry's signature.
 
     Under `iree` a TOSA module runs on IREE and a migraphx module runs lowered by
     migraphx-to-tosa, except opposite a TOSA module: there the migraphx side is the expected
