@@ -8,7 +8,7 @@ engines and tests import it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import numpy as np
@@ -25,8 +25,10 @@ def _cpu_client() -> tuple[Any, Any]:
     return backend, backend.devices()[0]
 
 
+@lru_cache(maxsize=8)
 def compile_stablehlo_text(text: str) -> Any:
-    """Compile a module whose entry is `@main`; errors surface as XLA's exception."""
+    """Compile a module whose entry is `@main`; errors surface as XLA's exception. Cached:
+    verify runs each module once per trial, and XLA takes seconds to compile a CNN."""
     backend, device = _cpu_client()
     return backend.compile_and_load(text, [device])
 
