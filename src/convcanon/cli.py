@@ -314,7 +314,8 @@ def _main_parser() -> argparse.ArgumentParser:
         "--engine",
         choices=("reference", "xla", "iree"),
         default="reference",
-        help="what runs AFTER: the numpy reference, XLA (convcanon[xla]) or IREE (convcanon[iree])",
+        help="what runs BEFORE and AFTER: the numpy reference, XLA (convcanon[xla]) or IREE"
+        " (convcanon[iree]); their f64 copies, the truth, run on XLA under xla, else the reference",
     )
     verify.add_argument("--trials", type=int, default=3, help="random input sets to compare")
     verify.add_argument(
