@@ -8,7 +8,6 @@ timeout, so a reader that regresses fails its test instead of taking the machine
 from __future__ import annotations
 
 import io
-import resource
 import subprocess
 import sys
 import time
@@ -26,12 +25,13 @@ from convcanon.fileio import load_npz, read_input
 
 MODULE = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n"
 PROGRAM = "x = @param:x -> float_type, {2}, {1}\n@1 = @return(x)\n"
-ENTRY = "import sys; from convcanon.cli import {0}; sys.exit({0}())"
+# The child limits its own address space first (no preexec_fn: forking a process that has
+# loaded JAX's threads and then running Python in the child can deadlock).
+ENTRY = (
+    "import resource; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
+    "import sys; from convcanon.cli import {0}; sys.exit({0}())"
+)
 LIMIT_HELP = "over the input size limit"
-
-
-def _bounded_child() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
 
 def _run(
@@ -45,7 +45,6 @@ def _run(
         capture_output=True,
         text=True,
         timeout=120,
-        preexec_fn=_bounded_child,
     )
 
 
