@@ -168,7 +168,8 @@ class Truth:
     after_text: str | None
     run: Engine | None
     name: str
-    reason: str = ""
+    reason: str = ""  # why BEFORE has no f64 copy
+    after_reason: str = ""  # why AFTER has none (its f64 check is skipped)
 
 
 @dataclass(frozen=True)
@@ -308,6 +309,8 @@ def _summary(trials: int, engine: str, truth: Truth, tally: Tally, used: list[st
         )
         if tally.f64_compared:
             parts.append(f"AFTER in f64 within {tally.worst_f64:.3g} of the truth")
+        elif truth.before_text is not None:
+            parts.append(f"AFTER not run in f64 ({truth.after_reason or 'no f64 copy'})")
     if tally.exact_elements:
         parts.append(f"{tally.exact_elements} integer/bool element(s) equal")
     parts.append(f"inputs {', '.join(used)}")
@@ -360,11 +363,14 @@ def _hlo_truth(
     if wide_before.text is None:
         return Truth(None, None, None, "", f"no f64 copy: {wide_before.reason}")
     wide_after = widen_text(after_text, after_name)
-    if engine == "xla":
-        return Truth(wide_before.text, wide_after.text, ENGINES["xla"], "xla")
-    if engine == "reference":
-        return Truth(wide_before.text, wide_after.text, ENGINES["reference"], "reference")
-    return Truth(wide_before.text, wide_after.text, _reference_else_xla, "reference")
+    run = {"xla": ENGINES["xla"], "reference": ENGINES["reference"]}.get(engine)
+    name = "xla" if engine == "xla" else "reference"
+    if not wide_before.changed:
+        name += "; its floats are f64 already"
+    after_reason = "" if wide_after.text is not None else wide_after.reason
+    return Truth(
+        wide_before.text, wide_after.text, run or _reference_else_xla, name, "", after_reason
+    )
 
 
 def _reference_else_xla(
@@ -438,8 +444,9 @@ def _half_b_plan(
     if wide_before is None:
         truth = Truth(None, None, None, "", f"no f64 copy: {why}")
     else:
-        wide_after, _ = half_b.widened_text(after_text, after_name)
-        truth = Truth(wide_before, wide_after, HALF_B_ENGINES["reference"], "migraphx reference")
+        wide_after, why_not = half_b.widened_text(after_text, after_name)
+        reference = HALF_B_ENGINES["reference"]
+        truth = Truth(wide_before, wide_after, reference, "migraphx reference", "", why_not)
     return Plan(name, args, make_inputs, reduction, run_before, run_after, truth)
 
 
