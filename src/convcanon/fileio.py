@@ -224,6 +224,9 @@ def _npy_header(raw: bytes, member: str, path: str) -> tuple[tuple[int, ...], bo
             path,
             f"member {member!r} holds Python objects; pickles are refused (allow_pickle=False)",
         )
+    if dtype.itemsize == 0 or any(int(d) < 0 for d in shape):
+        what = "a zero-size element type" if dtype.itemsize == 0 else f"a negative shape {shape}"
+        raise _npz_error(path, f"member {member!r} has a bad .npy header ({what})")
     return tuple(int(d) for d in shape), bool(fortran), dtype, stream.tell()
 
 

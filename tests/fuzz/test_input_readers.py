@@ -280,6 +280,28 @@ def test_header_that_claims_more_data_than_the_member_holds_is_refused(tmp_path:
     assert "member 'arg0.npy': its .npy header describes 39999999996 bytes of data" in message
 
 
+def _npy_with_header(header: str, data: bytes = b"") -> bytes:
+    encoded = header.encode()
+    encoded += b" " * (63 - (10 + len(encoded)) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(encoded).to_bytes(2, "little") + encoded + data
+
+
+@pytest.mark.parametrize(
+    "descr, shape, reason",
+    [
+        ("|V0", "(1000000000000,)", "a zero-size element type"),
+        ("<f4", "(-1, 0)", "a negative shape (-1, 0)"),
+        ("<f4", "(2, -2)", "a negative shape (2, -2)"),
+    ],
+)
+def test_headers_that_describe_no_real_array_are_refused(
+    tmp_path: Path, descr: str, shape: str, reason: str
+):
+    header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}"
+    message = _npz_error(tmp_path, _zip([("arg0.npy", _npy_with_header(header))]))
+    assert message.endswith(f"member 'arg0.npy' has a bad .npy header ({reason})"), message
+
+
 def test_object_arrays_are_refused(tmp_path: Path):
     buffer = io.BytesIO()
     np.save(buffer, np.array([{"evil": 1}], dtype=object), allow_pickle=True)
