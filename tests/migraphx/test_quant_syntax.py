@@ -120,7 +120,7 @@ BAD = {
         "%x: !migraphx.shaped<4xf32, 1>, %s: !migraphx.shaped<4xf32, 1>",
         "  %r = migraphx.quantizelinear %x, %s : <4xf32, 1>, <4xf32, 1> -> <4xf16, 1>",
         "<4xf16, 1>",
-        "the result must be an integer type",
+        "the result must be an integer or fp8",
     ),
     "dequantize a float": (
         "%x: !migraphx.shaped<4xf32, 1>, %s: !migraphx.shaped<4xf32, 1>",

@@ -78,7 +78,9 @@ def _check_broadcasts_to(what: str, lens: Lens, target: Lens) -> None:
 
 @irdl_op_definition
 class QuantizeLinearOp(MigraphxOp):
-    """saturate(round_half_even(x / scale) + zero_point) in the result's integer type."""
+    """saturate(round_half_even(x / scale) + zero_point) in the result's integer type; for an
+    fp8 result (ONNX's float8 QuantizeLinear) x / scale + zero_point, clamped to the largest
+    finite fp8 value and rounded to nearest even."""
 
     name = "migraphx.quantizelinear"
     axis = opt_attr_def(IntegerAttr)
@@ -100,8 +102,8 @@ class QuantizeLinearOp(MigraphxOp):
         if bias:
             _check_broadcasts_to("zero point", bias[0].lens, x.lens)
             element_type = bias[0].element_type
-        if not _is_int(element_type):
-            raise rules.ShapeError(f"the result must be an integer type, got {element_type}")
+        if not (_is_int(element_type) or _is_fp8(element_type)):
+            raise rules.ShapeError(f"the result must be an integer or fp8, got {element_type}")
         return x.lens, element_type
 
 

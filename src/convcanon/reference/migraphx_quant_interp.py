@@ -78,6 +78,16 @@ def _dequantize(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 def _quantize(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     x, scale, *zero = args
     wide = _compute(x.dtype)
+    dtype = _result_dtype(op)
+    if dtype.name.startswith("float8"):
+        import ml_dtypes
+
+        largest = float(ml_dtypes.finfo(dtype).max)
+        with np.errstate(all="ignore"):
+            value = x.astype(np.float32) / scale.astype(np.float32)
+            if zero:
+                value = value + zero[0].astype(np.float32)
+        return np.clip(value, -largest, largest).astype(dtype)
     with np.errstate(all="ignore"):
         quotient = np.rint(x.astype(wide) / scale.astype(wide))
     limit = float(1 << 40)  # beyond every integer type we quantize to, and exact in f32/f64

@@ -94,7 +94,7 @@ def _per_channel(draw: st.DrawFn, p: Program, lens: Sequence[int], et: str, scal
 
 @st.composite
 def quantize_programs(
-    draw: st.DrawFn, out_types: Sequence[str] = ("si8", "ui8", "si16", "i8")
+    draw: st.DrawFn, out_types: Sequence[str] = ("si8", "ui8", "si16", "i8", "f8E4M3FN", "f8E5M2")
 ) -> str:
     lens = draw(small_lens(1, 4))
     p = Program()
@@ -361,6 +361,29 @@ def test_quantize_saturates_and_rounds_half_to_even_on_iree() -> None:
     for engine in (lambda: run_tosa_text(tosa_text, [x, s]), lambda: reference(tosa_text, [x, s])):
         np.testing.assert_array_equal(engine()[0], expected)
     np.testing.assert_array_equal(reference(text, [x, s])[0], expected)
+
+
+def test_fp8_quantize_saturates_to_the_largest_finite_value_on_iree() -> None:
+    """ONNX's float8 QuantizeLinear: x / scale rounded to nearest even fp8, clamped to +-448
+    (f8E4M3FN) instead of overflowing to NaN."""
+    text = (
+        "func.func @main(%x: !migraphx.shaped<6xf32, 1>, %s: !migraphx.shaped<6xf32, 0>) "
+        "-> !migraphx.shaped<6xf8E4M3FN, 1> {\n"
+        "  %q = migraphx.quantizelinear %x, %s : <6xf32, 1>, <6xf32, 0> -> <6xf8E4M3FN, 1>\n"
+        "  return %q : !migraphx.shaped<6xf8E4M3FN, 1>\n}\n"
+    )
+    import ml_dtypes
+
+    from convcanon.verify.iree_tosa import run_tosa_text
+
+    tosa_text = lower(text)
+    iree_opt_verify(tosa_text)
+    x = np.array([1e6, -1e6, 500.0, 1.0625, 3.0, -0.0], np.float32)
+    s = np.array([2.0], np.float32)
+    expected = np.array([448, -448, 256, 0.5, 1.5, 0], np.float32)  # 0.53125 -> 0.5 (even)
+    for got in (run_tosa_text(tosa_text, [x, s])[0], reference(text, [x, s])[0]):
+        assert got.dtype == np.dtype(ml_dtypes.float8_e4m3fn)
+        np.testing.assert_array_equal(got.astype(np.float32), expected)
 
 
 def test_block_scaled_quant_dot_verifies_and_matches_reference() -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
+    FloatAttr,
     IntegerAttr,
     IntegerType,
     Signedness,
@@ -38,6 +39,7 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import lowering_error
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import quant_ops as qx
+from convcanon.migraphx.shaped_type import numpy_dtype
 from convcanon.tosa import ops as tosa
 from convcanon.tosa import quant_ops as tq
 
@@ -156,6 +158,8 @@ def _quantize(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     x, scale, *zero = args
     out = result_type(op)
     target = out.element_type
+    if is_float(target):
+        return _quantize_fp8(lw, op, args)
     if _width(target) > 16:
         raise lowering_error(op, f"to {target} has no lowering here (8- and 16-bit results)")
     src = x.element_type
@@ -173,6 +177,26 @@ def _quantize(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     low, high = _int_bounds(target)
     q = _clamp_i32(em, q, low, high)
     return unary_view(em, tosa.CastOp, q, tosa_type(target))
+
+
+def _quantize_fp8(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+    """x * reciprocal(scale) + zero point in f32, clamped to the fp8 type's largest finite value
+    (a float tosa.clamp), then tosa.cast (round to nearest even)."""
+    import ml_dtypes
+
+    em = lw.em
+    x, scale, *zero = (_to_f32(lw.em, v) for v in args)
+    out = result_type(op)
+    inverse = unary_view(em, tosa.ReciprocalOp, scale)
+    value = elementwise_views(em, tosa.MulOp, [x, inverse], out.lens)
+    if zero:
+        value = _binary(em, tosa.AddOp, value, zero[0], out.lens)
+    largest = float(ml_dtypes.finfo(numpy_dtype(out.element_type)).max)
+    props = {"min_val": FloatAttr(-largest, f32), "max_val": FloatAttr(largest, f32)}
+    clamped = View(
+        em.add(tosa.ClampOp([value.base], value.base.type, props)), value.perm, value.lens
+    )
+    return unary_view(em, tosa.CastOp, clamped, out.element_type)
 
 
 # -- quant_dot -------------------------------------------------------------------------------------
