@@ -308,7 +308,10 @@ def _summary(trials: int, engine: str, truth: Truth, tally: Tally, used: list[st
             f"closest call {tally.worst_share:.0%} of the allowance"
         )
         if tally.f64_compared:
-            parts.append(f"AFTER in f64 within {tally.worst_f64:.3g} of the truth")
+            parts.append(
+                f"AFTER in f64 within {tally.worst_f64:.3g} of the truth "
+                f"({tally.worst_f64_share:.0%} of its allowance)"
+            )
         elif truth.before_text is not None:
             parts.append(f"AFTER not run in f64 ({truth.after_reason or 'no f64 copy'})")
     if tally.exact_elements:
