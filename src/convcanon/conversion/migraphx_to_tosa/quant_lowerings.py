@@ -192,7 +192,10 @@ def _quantize_fp8(lw: FunctionLowering, op: Operation, args: list[View]) -> View
     if zero:
         value = _binary(em, tosa.AddOp, value, zero[0], out.lens)
     largest = float(ml_dtypes.finfo(numpy_dtype(out.element_type)).max)
-    props = {"min_val": FloatAttr(-largest, f32), "max_val": FloatAttr(largest, f32)}
+    props: dict[str, Attribute] = {
+        "min_val": FloatAttr(-largest, f32),
+        "max_val": FloatAttr(largest, f32),
+    }
     clamped = View(
         em.add(tosa.ClampOp([value.base], value.base.type, props)), value.perm, value.lens
     )
