@@ -18,6 +18,8 @@ from typing import IO
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from convcanon.cli import main
 from convcanon.diagnostics import ConvcanonError
@@ -337,3 +339,36 @@ def test_valid_arrays_load_exactly_as_numpy_saves_them(tmp_path: Path):
     wide = _zip([("arg0.npy", _npy(np.arange(3.0), version=(2, 0)))])
     path.write_bytes(wide)
     np.testing.assert_array_equal(load_npz(str(path))["arg0"], np.arange(3.0))
+
+
+VALID_NPZ = _zip(
+    [
+        ("arg0.npy", _npy(np.arange(6, dtype=np.float32).reshape(2, 3))),
+        ("arg1.npy", _npy(np.ones(3))),
+    ]
+)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(0, len(VALID_NPZ) - 1), st.integers(0, 255)), min_size=1, max_size=8
+    ),
+    cut=st.integers(1, len(VALID_NPZ)),
+)
+def test_damaged_npz_is_a_diagnostic_or_loads(
+    tmp_path: Path, edits: list[tuple[int, int]], cut: int
+):
+    damaged = bytearray(VALID_NPZ)
+    for offset, value in edits:
+        damaged[offset] = value
+    path = tmp_path / "in.npz"
+    path.write_bytes(bytes(damaged[:cut]))
+    try:
+        arrays = load_npz(str(path))
+    except ConvcanonError as err:
+        assert err.render().startswith(f"{path}: error: ")
+    else:
+        assert all(isinstance(a, np.ndarray) for a in arrays.values())
