@@ -314,14 +314,10 @@ class QuantConvolutionOp(ConvLikeOp):
 
 
 def backwards_padding(padding: Sequence[int], sd: int) -> tuple[Lens, Lens]:
-    """(begins, ends): `{b0, .., e0, ..}` or one symmetric value per spatial dim."""
-    if len(padding) == sd:
-        return tuple(padding), tuple(padding)
-    if len(padding) != 2 * sd:
-        raise rules.ShapeError(f"padding needs {sd} or {2 * sd} values, got {len(padding)}")
-    if any(p < 0 for p in padding):
-        raise rules.ShapeError(f"padding must be >= 0, got {list(padding)}")
-    return tuple(padding[:sd]), tuple(padding[sd:])
+    """(begins, ends): `{b0, .., e0, ..}` or one symmetric value per spatial dim, read as the
+    forward convolution's explicit padding (the extents do not matter in that mode)."""
+    ones = [1] * sd
+    return rules.conv_padding(ones, ones, padding, ones, ones, padding_mode=0)
 
 
 def backwards_data_lens(
