@@ -245,7 +245,8 @@ def _convert(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
         return x
     if x.element_type == dst and not is_float(dst):
         return x  # same bits (si8 <-> ui8)
-    if is_unsigned(src_mx):
+    widening = is_float(dst) or (integer_width(dst) or 0) > (integer_width(src_mx) or 0)
+    if is_unsigned(src_mx) and widening:  # narrowing keeps the low bits: no extension needed
         if integer_width(src_mx) == 64 and is_float(dst):
             raise lowering_error(op, f"{src_mx} -> {dst_mx} has no exact TOSA lowering")
         if integer_width(src_mx) == 32 and is_float(dst):

@@ -1,0 +1,211 @@
+"""Random migraphx programs over MIGraphX's element types and the index/shape ops: sign-explicit
+integers (si/ui), comparisons, gather, scatter_none, squeeze/unsqueeze/flatten, f16 division.
+
+Each strategy gives a `Typed`: the program text and how to make valid inputs for it (divisors
+without zeros, indices in range, scatter targets written once), since those cases are undefined
+in MIGraphX itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from hypothesis import strategies as st
+
+from convcanon.migraphx.io import parse_file_text
+
+from .harness import random_inputs
+from .programs import Lens, Program, Val, memory_layouts, small_lens
+
+Inputs = list[np.ndarray]
+INT_TYPES = ["si8", "ui8", "si16", "ui16", "si32", "ui32"]
+COMPARISONS = ["greater", "greater_or_equal", "less", "less_or_equal", "equal"]
+
+
+@dataclass(frozen=True)
+class Typed:
+    text: str
+    fix: Callable[[Inputs, np.random.Generator], Inputs] | None = None
+
+    def inputs(self, seed: int = 0) -> Inputs:
+        values = random_inputs(parse_file_text(self.text, "<typed>"), seed)
+        if self.fix is not None:
+            values = self.fix(values, np.random.default_rng(seed + 1))
+        return values
+
+
+def _strided(draw: st.DrawFn, lens: Lens) -> Lens:
+    return draw(memory_layouts(lens))
+
+
+def _reduce_attrs(axes: Sequence[int]) -> str:
+    return f"axes = [{', '.join(map(str, axes))}]"
+
+
+def _int_literal(p: Program, value: int, lens: Lens, et: str) -> Val:
+    one = p.literal(f"dense<{value}> : tensor<1x{et}>", (1,), (0,), et)
+    out_lens = ", ".join(map(str, lens))
+    return p.op("multibroadcast", [one], lens, f"out_lens = [{out_lens}]", strides=(0,) * len(lens))
+
+
+@st.composite
+def integer_programs(draw: st.DrawFn) -> Typed:
+    """Compare (then convert to the si8 boolean), max/min, wrapping arithmetic, a reduction, a
+    conversion, a division and a clip on one sign-explicit integer type, random layouts."""
+    et = draw(st.sampled_from(INT_TYPES))
+    lens = draw(small_lens(1, 3))
+    p = Program()
+    a = p.arg(lens, _strided(draw, lens), et=et)
+    b = p.arg(lens, _strided(draw, lens), et=et)
+    c = p.arg(lens, et=et)  # the divisor: no zeros (see fix)
+    outs: list[Val] = []
+
+    def out_strides() -> Lens:
+        return _strided(draw, lens)
+
+    compare = p.op(draw(st.sampled_from(COMPARISONS)), [a, b], lens)
+    outs.append(p.op("convert", [compare], lens, et="si8", keyword="to", strides=out_strides()))
+    outs.append(p.op(draw(st.sampled_from(["max", "min"])), [a, b], lens, strides=out_strides()))
+    outs.append(p.op(draw(st.sampled_from(["add", "sub", "mul"])), [a, b], lens))
+    axes = sorted(draw(st.sets(st.integers(0, len(lens) - 1), min_size=1)))
+    reductions = ["reduce_sum", "reduce_max", "reduce_min"] + (
+        [] if et == "ui32" else ["reduce_mean"]
+    )
+    reduced = tuple(1 if d in axes else n for d, n in enumerate(lens))
+    outs.append(p.op(draw(st.sampled_from(reductions)), [a], reduced, _reduce_attrs(axes)))
+    target = draw(st.sampled_from([t for t in [*INT_TYPES, "f32"] if t != et]))
+    outs.append(p.op("convert", [a], lens, et=target, keyword="to", strides=out_strides()))
+    if et != "ui32":
+        outs.append(p.op("div", [a, c], lens, strides=out_strides()))
+    high = (1 << (int(et[2:]) - (1 if et.startswith("s") else 0))) - 3
+    lo, hi = _int_literal(p, 2, lens, et), _int_literal(p, high, lens, et)
+    outs.append(p.op("clip", [a, lo, hi], lens, strides=out_strides()))
+
+    def fix(values: Inputs, rng: np.random.Generator) -> Inputs:
+        divisor = values[2]
+        values[2] = np.where(divisor == 0, 1, divisor).astype(divisor.dtype)
+        return values
+
+    return Typed(p.text(outs), fix)
+
+
+@st.composite
+def float_compare_programs(draw: st.DrawFn) -> Typed:
+    """leaky_relu as MIGraphX fuses it (greater + convert to si8 + mul + where) and one more
+    comparison, on f32 or f16 with random layouts."""
+    et = draw(st.sampled_from(["f32", "f16"]))
+    lens = draw(small_lens(1, 4))
+    p = Program()
+    x = p.arg(lens, _strided(draw, lens), et=et)
+    y = p.arg(lens, _strided(draw, lens), et=et)
+    zero = p.literal(f"dense<0.0> : tensor<1x{et}>", (1,), (0,), et)
+    text_lens = ", ".join(map(str, lens))
+    rank0 = (0,) * len(lens)
+    zeros = p.op("multibroadcast", [zero], lens, f"out_lens = [{text_lens}]", strides=rank0)
+    positive = p.op("greater", [x, zeros], lens)
+    flag = p.op("convert", [positive], lens, et="si8", keyword="to")
+    scaled = p.op("mul", [x, y], lens)
+    leaky = p.op("where", [flag, x, scaled], lens, strides=_strided(draw, lens), et=et)
+    other = p.op(draw(st.sampled_from(COMPARISONS)), [x, y], lens, strides=_strided(draw, lens))
+
+    def fix(values: Inputs, rng: np.random.Generator) -> Inputs:
+        values[0] = (values[0] - 1.25).astype(values[0].dtype)  # both signs
+        return values
+
+    return Typed(p.text([leaky, other]), fix)
+
+
+@st.composite
+def gather_programs(draw: st.DrawFn) -> Typed:
+    """gather along a random axis of a randomly laid out table, indices of a random integer type
+    (negative ones count from the end)."""
+    lens = draw(small_lens(1, 3))
+    axis = draw(st.integers(0, len(lens) - 1))
+    index_lens = draw(small_lens(1, 2))
+    index_et = draw(st.sampled_from(["si32", "si64", "si8", "ui8"]))
+    p = Program()
+    data = p.arg(lens, _strided(draw, lens))
+    indices = p.arg(index_lens, _strided(draw, index_lens), et=index_et)
+    out_lens = (*lens[:axis], *index_lens, *lens[axis + 1 :])
+    attrs = f"axis = {axis - len(lens) if draw(st.booleans()) else axis} : i64"
+    out = p.op("gather", [data, indices], out_lens, attrs, strides=_strided(draw, out_lens))
+    length = lens[axis]
+
+    def fix(values: Inputs, rng: np.random.Generator) -> Inputs:
+        low = 0 if index_et.startswith("u") else -length
+        values[1] = rng.integers(low, length, values[1].shape).astype(values[1].dtype)
+        return values
+
+    return Typed(p.text([out]), fix)
+
+
+@st.composite
+def scatter_programs(draw: st.DrawFn) -> Typed:
+    """scatter_none along a random axis; each target is written once (duplicates are undefined
+    in MIGraphX), indices may be negative."""
+    lens = draw(small_lens(1, 3))
+    axis = draw(st.integers(0, len(lens) - 1))
+    index_lens = tuple(draw(st.integers(1, n)) for n in lens)
+    p = Program()
+    data = p.arg(lens, _strided(draw, lens))
+    indices = p.arg(index_lens, _strided(draw, index_lens), et="si32")
+    updates = p.arg(index_lens, _strided(draw, index_lens))
+    out = p.op("scatter_none", [data, indices, updates], lens, f"axis = {axis} : i64")
+    index_strides = indices.strides
+    length = lens[axis]
+
+    def fix(values: Inputs, rng: np.random.Generator) -> Inputs:
+        logical = np.empty(index_lens, dtype=np.int32)
+        moved = np.moveaxis(logical, axis, -1)
+        for fiber in np.ndindex(moved.shape[:-1]):
+            picked = rng.permutation(length)[: moved.shape[-1]]
+            moved[fiber] = np.where(rng.random(len(picked)) < 0.3, picked - length, picked)
+        values[1] = _write(logical, index_strides)
+        return values
+
+    return Typed(p.text([out]), fix)
+
+
+def _write(logical: np.ndarray, strides: Sequence[int]) -> np.ndarray:
+    from convcanon.migraphx import layout
+
+    return layout.write_buffer(logical, logical.shape, strides)
+
+
+@st.composite
+def unit_dim_programs(draw: st.DrawFn) -> Typed:
+    """squeeze (given axes or all), unsqueeze and flatten over layouts with size-1 dims."""
+    lens = draw(small_lens(2, 4).filter(lambda s: 1 in s))
+    p = Program()
+    x = p.arg(lens, _strided(draw, lens))
+    units = [d for d, n in enumerate(lens) if n == 1]
+    dropped = sorted(draw(st.sets(st.sampled_from(units)))) if draw(st.booleans()) else []
+    squeezed = tuple(n for d, n in enumerate(lens) if d not in (dropped or units))
+    attrs = _reduce_attrs(dropped) if dropped else ""
+    s = p.op("squeeze", [x], squeezed, attrs, strides=_strided(draw, squeezed))
+    position = draw(st.integers(0, len(squeezed)))
+    grown = (*squeezed[:position], 1, *squeezed[position:])
+    u = p.op("unsqueeze", [s], grown, f"axes = [{position}]", strides=_strided(draw, grown))
+    axis = draw(st.integers(0, len(grown)))
+    flat = (math.prod(grown[:axis]), math.prod(grown[axis:]))
+    f = p.op("flatten", [u], flat, f"axis = {axis} : i64", strides=_strided(draw, flat))
+    e = p.op("exp", [u], grown, strides=_strided(draw, grown))
+    return Typed(p.text([f, e]))
+
+
+def f16_division_program() -> Typed:
+    """a / b in f16 where a * (1 / b) overflows but the quotient is finite."""
+    p = Program()
+    a = p.arg((4,), et="f16")
+    b = p.arg((4,), et="f16")
+    out = p.op("div", [a, b], (4,))
+
+    def fix(values: Inputs, rng: np.random.Generator) -> Inputs:
+        values[0] = np.array([0.7026, 1.0, -3.0, 0.5], dtype=np.float16)
+        values[1] = np.array([1.425e-05, 2.0, 6.1e-05, -1.0e-4], dtype=np.float16)
+        return values
+
+    return Typed(p.text([out]), fix)
