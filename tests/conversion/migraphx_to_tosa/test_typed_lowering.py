@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .harness import check_with_iree, check_with_interpreter, iree_opt_verify
+from .harness import check_with_interpreter, check_with_iree, iree_opt_verify
 from .typed_programs import (
     Typed,
     f16_division_program,
