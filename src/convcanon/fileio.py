@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from types import FrameType
@@ -195,8 +196,19 @@ def check_output_path(input_path: str, output_path: str | None) -> None:
 # -- npz -----------------------------------------------------------------------------------------
 
 _NPZ_MEMBER = re.compile(r"[A-Za-z_][\w.]*\.npy")
-# What zipfile raises on a damaged archive (RuntimeError: an encrypted member).
-_ZIP_ERRORS = (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError, RuntimeError)
+_LZMA = getattr(zipfile, "lzma", None)  # None when Python was built without lzma
+# What zipfile raises on a damaged archive (RuntimeError: an encrypted member; zlib.error,
+# lzma.LZMAError, OSError from bz2: a damaged compressed stream).
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    ValueError,
+    OSError,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+    zlib.error,
+    *([_LZMA.LZMAError] if _LZMA else []),
+)
 
 
 def _npz_error(path: str, message: str) -> ConvcanonError:
