@@ -267,3 +267,26 @@ def test_mhlo_spellings_of_indexing_and_control_flow_match_xla() -> None:
     (report,) = run_hlo_text(mhlo_text, "m.mlir", inputs={"arg0": x, "arg1": idx})
     for ours, theirs in zip(report.results, run_stablehlo_text(text, [x, idx]), strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
+
+
+def test_variadic_reduce_window_matches_xla() -> None:
+    """Argmax pooling: (value, index) pairs folded by one region."""
+    text = """func.func public @main(%x: tensor<6x8xf32>) -> (tensor<3x4xf32>, tensor<3x4xi32>) {
+  %i = stablehlo.iota dim = 1 : tensor<6x8xi32>
+  %n = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %z = stablehlo.constant dense<-1> : tensor<i32>
+  %0:2 = "stablehlo.reduce_window"(%x, %i, %n, %z) ({
+  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):
+    %gt = stablehlo.compare GT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %v = stablehlo.select %gt, %b, %a : tensor<i1>, tensor<f32>
+    %k = stablehlo.select %gt, %bi, %ai : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %k : tensor<f32>, tensor<i32>
+  }) {window_dimensions = array<i64: 2, 3>, window_strides = array<i64: 2, 2>,
+      padding = dense<[[0, 0], [1, 0]]> : tensor<2x2xi64>}
+    : (tensor<6x8xf32>, tensor<6x8xi32>, tensor<f32>, tensor<i32>)
+    -> (tensor<3x4xf32>, tensor<3x4xi32>)
+  return %0#0, %0#1 : tensor<3x4xf32>, tensor<3x4xi32>
+}
+"""
+    x = np.random.default_rng(8).permutation(48).reshape(6, 8).astype(np.float32)
+    assert_matches_xla(text, [x])

@@ -605,8 +605,20 @@ def _compute_dtype(x: np.ndarray) -> np.ndarray:
     return x
 
 
+def _plan_elementwise(
+    name: str, args: Sequence[np.ndarray], temporaries: int = 2, width: int = 4
+) -> None:
+    """An elementwise op's peak: operands widened for computing (bf16/f8 in f32), then up to
+    `temporaries` full-size values as wide as the widest operand (at least `width` bytes)."""
+    size = max((a.size for a in args), default=1)
+    widened = sum(a.size * 4 for a in args if a.dtype.kind == "V" or a.dtype.itemsize < 2)
+    width = max([width, *(a.dtype.itemsize for a in args)])
+    kernels.plan(name, widened + temporaries * size * width)
+
+
 def _unary_handler(fn: Callable[[np.ndarray], np.ndarray]) -> Handler:
     def handle(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+        _plan_elementwise(op.name, args)
         with np.errstate(all="ignore"):
             return [fn(_compute_dtype(args[0]))]
 
@@ -615,6 +627,7 @@ def _unary_handler(fn: Callable[[np.ndarray], np.ndarray]) -> Handler:
 
 def _binary_handler(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Handler:
     def handle(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+        _plan_elementwise(op.name, args, temporaries=3)
         with np.errstate(all="ignore"):
             return [fn(_compute_dtype(args[0]), _compute_dtype(args[1]))]
 
@@ -642,6 +655,7 @@ def _total_order_key(x: np.ndarray) -> np.ndarray:
 def _compare(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
     direction = _enum_word(op.attributes["comparison_direction"])
     kind = _enum_word(op.attributes["compare_type"]) if "compare_type" in op.attributes else ""
+    _plan_elementwise(op.name, args, temporaries=3)
     a, b = args
     if kind == "TOTALORDER" and a.dtype.kind in "fV":
         a, b = _total_order_key(a), _total_order_key(b)
@@ -665,6 +679,7 @@ def _clamp(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[T
 def _convert(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
     x = args[0]
     target = rt[0].dtype
+    _plan_elementwise(op.name, [x], temporaries=4, width=8)  # float -> int goes through f64
     if x.dtype.kind == "c" and target.kind != "c":
         x = np.real(x)
     if x.dtype.kind in "fV" and target.kind in "iu":
@@ -869,22 +884,19 @@ def _reduce_variadic(it: Interpreter, op: ir.Operation, args: list[np.ndarray], 
 
 
 def _reduce_window(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
-    x, init = args
-    rank = x.ndim
+    half = len(args) // 2
+    rank = args[0].ndim
     padding = ints(_attr(op, "padding"), [0] * (2 * rank))
-    return [
-        kernels.reduce_window(
-            x,
-            init,
-            window_dimensions=ints(op.attributes["window_dimensions"]),
-            window_strides=ints(_attr(op, "window_strides"), [1] * rank),
-            base_dilations=ints(_attr(op, "base_dilations"), [1] * rank),
-            window_dilations=ints(_attr(op, "window_dilations"), [1] * rank),
-            padding=[(padding[2 * i], padding[2 * i + 1]) for i in range(rank)],
-            body=it.region_fn(op.regions[0]),
-            ordered=it.env.ordered,
-        )
-    ]
+    return kernels.reduce_window_variadic(
+        args[:half],
+        args[half:],
+        window_dimensions=ints(op.attributes["window_dimensions"]),
+        window_strides=ints(_attr(op, "window_strides"), [1] * rank),
+        base_dilations=ints(_attr(op, "base_dilations"), [1] * rank),
+        window_dilations=ints(_attr(op, "window_dilations"), [1] * rank),
+        padding=[(padding[2 * i], padding[2 * i + 1]) for i in range(rank)],
+        body=_combiner(it, op.regions[0], rt),
+    )
 
 
 # -- checks --------------------------------------------------------------------------------------
@@ -1011,8 +1023,12 @@ def _scatter(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
 
 
 def _combiner(it: Interpreter, region: ir.Region, types: Sequence[TensorType]) -> Any:
-    """An update computation on whole arrays, its results rounded to the operands' types."""
+    """An update computation on whole arrays, its results rounded to the operands' types
+    (a region that is one binary op runs as that numpy function, without the block walk)."""
     body = it.region_fn_multi(region)
+    if len(types) == 1 and _is_single_op(region, set(_BINARY)):
+        binary = _BINARY[next(iter(region.blocks[0].operations)).operation.name.split(".", 1)[-1]]
+        body = lambda a, b: [binary(a, b)]  # noqa: E731
 
     def combine(*arrays: np.ndarray) -> list[np.ndarray]:
         return [

@@ -421,16 +421,42 @@ def reduce_window(
     body: ReduceFn,
     ordered: bool = False,
 ) -> np.ndarray:
+    """`stablehlo.reduce_window` of one operand (see `reduce_window_variadic`)."""
+    del ordered  # the fold is always in the reference's order
+    (result,) = reduce_window_variadic(
+        [x],
+        [init],
+        window_dimensions=window_dimensions,
+        window_strides=window_strides,
+        base_dilations=base_dilations,
+        window_dilations=window_dilations,
+        padding=padding,
+        body=lambda acc, value: [body(acc, value)],
+    )
+    return result
+
+
+def reduce_window_variadic(
+    xs: Sequence[np.ndarray],
+    inits: Sequence[np.ndarray],
+    *,
+    window_dimensions: Sequence[int],
+    window_strides: Sequence[int],
+    base_dilations: Sequence[int],
+    window_dilations: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    body: Callable[..., Sequence[np.ndarray]],
+) -> list[np.ndarray]:
     """`stablehlo.reduce_window`: pad with init (after base dilation), then fold the window.
 
     One body call per window offset, each on the strided view of every window's element at
-    that offset: memory is the padded operand plus the result (no window copy), and the fold
-    runs in the window's row-major order, as the StableHLO reference does. `ordered` is
-    accepted for symmetry with `reduce`; this order is already the reference's.
+    that offset: memory is the padded operands plus the results (no window copy), and the
+    fold runs in the window's row-major order, as the StableHLO reference does.
+    `body(acc_0, ..., acc_n, x_0, ..., x_n)` returns the n new accumulators.
     """
-    del ordered
     low, high = [lo for lo, _ in padding], [hi for _, hi in padding]
-    padded_shape = pad_shape(x.shape, low, high, [d - 1 for d in base_dilations])
+    interior = [d - 1 for d in base_dilations]
+    padded_shape = pad_shape(xs[0].shape, low, high, interior)
     if any(n < 0 for n in padded_shape):
         raise ValueError("negative padding crops more than the dimension holds")
     osz = tuple(
@@ -439,18 +465,24 @@ def reduce_window(
             padded_shape, window_dimensions, window_strides, window_dilations, strict=True
         )
     )
-    plan("reduce_window", nbytes(padded_shape, x.dtype), 3 * nbytes(osz, x.dtype))
-    padded = pad(x, init, low, high, [d - 1 for d in base_dilations])
-    acc = np.broadcast_to(np.asarray(init, dtype=x.dtype), osz).copy()
+    plan(
+        "reduce_window",
+        sum(nbytes(padded_shape, x.dtype) + 3 * nbytes(osz, x.dtype) for x in xs),
+    )
+    padded = [pad(x, v, low, high, interior) for x, v in zip(xs, inits, strict=True)]
+    accs = [
+        np.broadcast_to(np.asarray(v, dtype=x.dtype), osz).copy()
+        for x, v in zip(xs, inits, strict=True)
+    ]
     if not all(osz):
-        return acc
+        return accs
     for offset in itertools.product(*(range(k) for k in window_dimensions)):
         index = tuple(
             slice(k * d, k * d + (n - 1) * s + 1, s)
             for k, d, n, s in zip(offset, window_dilations, osz, window_strides, strict=True)
         )
-        acc = body(acc, padded[index])
-    return acc
+        accs = list(body(*accs, *(x[index] for x in padded)))
+    return accs
 
 
 # -- indexing ------------------------------------------------------------------------------------
