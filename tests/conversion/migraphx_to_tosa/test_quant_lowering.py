@@ -131,8 +131,9 @@ def quant_dot_programs(draw: st.DrawFn) -> str:
     m, k, n = (draw(st.integers(1, 6)) for _ in range(3))
     a_lens, b_lens, out = (*batch, m, k), (*batch, k, n), (*batch, m, n)
     p = Program()
-    a = p.arg(a_lens, draw(memory_layouts(a_lens)), "si8")
-    b = p.arg(b_lens, draw(memory_layouts(b_lens)), "si8")
+    et = draw(st.sampled_from(["si8", "si8", "ui8"]))
+    a = p.arg(a_lens, draw(memory_layouts(a_lens)), et)
+    b = p.arg(b_lens, draw(memory_layouts(b_lens)), et)
     y = p.op("quant_dot", [a, b], out, strides=draw(memory_layouts(out)), et="si32")
     return p.text([y])
 
@@ -141,8 +142,9 @@ def quant_dot_programs(draw: st.DrawFn) -> str:
 def quant_conv_programs(draw: st.DrawFn) -> str:
     cfg = draw(conv_configs())
     p = Program()
-    x = p.arg(cfg.in_lens, draw(memory_layouts(cfg.in_lens)), "si8")
-    w = p.arg(cfg.w_lens, draw(memory_layouts(cfg.w_lens)), "si8")
+    et = draw(st.sampled_from(["si8", "si8", "ui8"]))
+    x = p.arg(cfg.in_lens, draw(memory_layouts(cfg.in_lens)), et)
+    w = p.arg(cfg.w_lens, draw(memory_layouts(cfg.w_lens)), et)
     out = cfg.out_lens
     y = p.op(
         "quant_convolution", [x, w], out, cfg.attrs(), strides=draw(memory_layouts(out)), et="si32"
@@ -437,6 +439,29 @@ def test_unsigned_zero_point_dequantizes_by_value() -> None:
     np.testing.assert_array_equal(reference(tosa_text, [x, s, z])[0], expected)
     np.testing.assert_array_equal(run_tosa_text(tosa_text, [x, s, z])[0], expected)
     assert math.isclose(expected[0], 27.5)
+
+
+def test_unsigned_quant_dot_and_convolution_multiply_unsigned_values_on_iree() -> None:
+    """ui8 x ui8: 255 * 255 per product, not (-1) * (-1) (the top bit flipped, zero point
+    -128)."""
+    from convcanon.verify.iree_tosa import run_tosa_text
+
+    p = Program()
+    a = p.arg((2, 6), None, "ui8")
+    b = p.arg((6, 3), layout_strides((6, 3), (1, 0)), "ui8")
+    d = p.op("quant_dot", [a, b], (2, 3), et="si32")
+    x = p.arg((1, 2, 4, 4), None, "ui8")
+    w = p.arg((3, 2, 3, 3), None, "ui8")
+    c = p.op("quant_convolution", [x, w], (1, 3, 2, 2), _conv_attrs([0] * 4, [1, 1]), et="si32")
+    text = p.text([d, c])
+    tosa_text = lower(text)
+    iree_opt_verify(tosa_text)
+    inputs = [np.full(n, 255, np.uint8) for n in (12, 18, 32, 54)]
+    expected = [np.full(6, 6 * 255 * 255, np.int32), np.full(12, 18 * 255 * 255, np.int32)]
+    for engine in (run_tosa_text, reference):
+        got = engine(tosa_text, inputs)
+        assert_close([g.view(np.int32) for g in got], expected)
+    assert_close(reference(text, inputs), expected)
 
 
 # IREE 3.13 casts the OCP fp8 types; its TOSA profile check refuses the FNUZ ones.

@@ -209,14 +209,32 @@ def _to_f32(em: Emitter, v: View) -> View:
     return v if v.element_type == f32 else unary_view(em, tosa.CastOp, v, f32)
 
 
-def _matmul(em: Emitter, a: View, b: View, lens: Sequence[int], out_type: Attribute) -> View:
+def _offset_unsigned(em: Emitter, v: View, element_type: Attribute) -> tuple[View, SSAValue]:
+    """A ui8 view as (v - 128) in i8 (its top bit flipped) and the zero point -128 that TOSA's
+    i8 matmul/conv subtracts back, so the products are of the unsigned values; an i8 view
+    as it is with zero point 0."""
+    if not _unsigned(element_type):
+        return v, em.zero_point(v.element_type)
+    top = _scalar(em, v.element_type, -128, v)
+    flipped = _binary(em, tosa.BitwiseXorOp, v, top, v.lens)
+    return flipped, em.scalar(v.element_type, -128, 1)
+
+
+def _matmul(
+    em: Emitter,
+    a: View,
+    b: View,
+    lens: Sequence[int],
+    out_type: Attribute,
+    zero_points: tuple[SSAValue, SSAValue] | None = None,
+) -> View:
     """[..., M, K] x [..., K, N] with equal batch dims as one batched tosa.matmul."""
     batch = math.prod(lens[:-2])
     m, k, n = a.lens[-2], a.lens[-1], b.lens[-1]
     lhs = em.reshape(logical(em, a), [batch, m, k])
     rhs = em.reshape(logical(em, b), [batch, k, n])
-    zp = em.zero_point(a.element_type)
-    y = em.add(tosa.MatMulOp([lhs, rhs, zp, zp], TensorType(out_type, [batch, m, n])))
+    a_zp, b_zp = zero_points or (em.zero_point(a.element_type),) * 2
+    y = em.add(tosa.MatMulOp([lhs, rhs, a_zp, b_zp], TensorType(out_type, [batch, m, n])))
     return View.plain(em.reshape(y, lens))
 
 
@@ -235,9 +253,9 @@ def _quant_dot(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     a, b = args
     if is_float(source):
         return _matmul(em, _to_f32(em, a), _to_f32(em, b), lens, f32)
-    if _unsigned(source):
-        raise lowering_error(op, f"on {source} has no lowering here (signed int8 only)")
-    return _matmul(em, a, b, lens, tosa_type(out.element_type))
+    a, a_zp = _offset_unsigned(em, a, source)
+    b, b_zp = _offset_unsigned(em, b, source)
+    return _matmul(em, a, b, lens, tosa_type(out.element_type), (a_zp, b_zp))
 
 
 # -- quant_convolution -----------------------------------------------------------------------------
@@ -252,16 +270,17 @@ def _conv_kernel(
     group: int,
     depthwise: bool,
     out_type: Attribute,
+    zero_points: tuple[SSAValue, SSAValue],
 ) -> SSAValue:
     """conv2d/conv3d (per-group slices + concat) or depthwise_conv2d on NHWC x OHWI."""
-    zp = em.zero_point(element_type_of(xt))
+    x_zp, w_zp = zero_points
     bias = em.zero_point(out_type)
     if depthwise:
         kh, kw, channels = shape_of(wt)[1], shape_of(wt)[2], shape_of(xt)[-1]
         hwio = em.transpose(wt, [1, 2, 3, 0])  # OHWI with I = 1 -> HW1O -> HWCM
         hwcm = em.reshape(hwio, [kh, kw, channels, out_shape[-1] // channels])
         ty = TensorType(out_type, out_shape)
-        return em.add(tosa.DepthwiseConv2DOp([xt, hwcm, bias, zp, zp], ty, props))
+        return em.add(tosa.DepthwiseConv2DOp([xt, hwcm, bias, x_zp, w_zp], ty, props))
     cls = tosa.Conv3DOp if len(out_shape) == 5 else tosa.Conv2DOp
     xs, ws = shape_of(xt), shape_of(wt)
     per_in, per_out = xs[-1] // group, ws[0] // group
@@ -270,14 +289,8 @@ def _conv_kernel(
         xg = em.slice(xt, [0] * (len(xs) - 1) + [g * per_in], [*xs[:-1], per_in])
         wg = em.slice(wt, [g * per_out] + [0] * (len(ws) - 1), [per_out, *ws[1:]])
         ty = TensorType(out_type, [*out_shape[:-1], per_out])
-        parts.append(em.add(cls([xg, wg, bias, zp, zp], ty, props)))
+        parts.append(em.add(cls([xg, wg, bias, x_zp, w_zp], ty, props)))
     return em.concat(parts, len(out_shape) - 1)
-
-
-def element_type_of(value: SSAValue) -> Attribute:
-    ty = value.type
-    assert isinstance(ty, TensorType)
-    return ty.element_type
 
 
 def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
@@ -291,10 +304,11 @@ def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) ->
     out = result_type(op)
     if is_float(source):
         x, w, acc, out_type = _to_f32(em, x), _to_f32(em, w), f32, f32
-    elif _unsigned(source):
-        raise lowering_error(op, f"on {source} has no lowering here (signed int8 only)")
+        zero_points = (em.zero_point(f32), em.zero_point(f32))
     else:
         acc = out_type = tosa_type(out.element_type)
+        (x, x_zp), (w, w_zp) = _offset_unsigned(em, x, source), _offset_unsigned(em, w, source)
+        zero_points = (x_zp, w_zp)
     nsp = len(x.lens) - 2
     frame = _channels_last(nsp)
     xt, wt = materialize(em, x, frame), materialize(em, w, frame)
@@ -314,7 +328,7 @@ def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) ->
     group = mx.int_value(op, "group")
     depthwise = nsp <= 2 and group > 1 and group == x.lens[1] and w.lens[1] == 1
     out_shape = [out.lens[0], *spatial, out.lens[1]]
-    y = _conv_kernel(em, xt, wt, out_shape, props, group, depthwise, out_type)
+    y = _conv_kernel(em, xt, wt, out_shape, props, group, depthwise, out_type, zero_points)
     if nsp == 1:
         y = em.reshape(y, [out.lens[0], out.lens[2], out.lens[1]])
     return View(y, frame, out.lens)
