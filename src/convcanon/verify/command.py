@@ -94,8 +94,7 @@ def _longest_reduction(module: object) -> int:
             if isinstance(r.type, ir.RankedTensorType)
         ]
         if kind in ("convolution", "dynamic_conv", "dot_general", "dot") and operand_shapes:
-            # every rhs element meets at most (rhs size / output features) lhs elements
-            longest = max(longest, math.prod(operand_shapes[1]))
+            longest = max(longest, _contraction_length(op, kind, operand_shapes))
         elif kind in ("reduce", "reduce_window") and operand_shapes and result_sizes:
             longest = max(longest, math.prod(operand_shapes[0]) // max(1, result_sizes[0]))
         return ir.WalkResult.ADVANCE
@@ -106,18 +105,45 @@ def _longest_reduction(module: object) -> int:
 
 @dataclass(frozen=True)
 class Distribution:
-    """How random inputs are drawn; later ones keep rsqrt, log and division finite."""
+    """How random float inputs are drawn. N(0,1) first; the later ones keep what N(0,1) makes
+    non-finite finite: `rsqrt(variance)`, `log`, division (positive values), and deep nets whose
+    activations grow by sqrt(fan-in) per layer (weights scaled down by it)."""
 
     name: str
-    low: float | None  # None: standard normal
+    low: float | None  # None: normal
     high: float = 0.0
+    network: bool = False  # rank >= 2: N(0,1)/sqrt(fan-in); rank <= 1: uniform[0.5,2)
 
 
 DISTRIBUTIONS = (
     Distribution("N(0,1)", None),
+    Distribution(
+        "network-like (N(0,1)/sqrt(fan-in) tensors, uniform[0.5,2) vectors)", None, 0.0, True
+    ),
     Distribution("uniform[0.5,2)", 0.5, 2.0),
     Distribution("uniform[0.1,0.5)", 0.1, 0.5),
 )
+
+
+def _contraction_length(op: object, kind: str, shapes: list[tuple[int, ...]]) -> int:
+    """Products summed into one output element: the kernel without its output features (conv),
+    the contracted dims (dot); the whole rhs when the attributes cannot be read."""
+    from jaxlib.mlir import ir
+
+    from convcanon.reference import hlo_interp
+
+    assert isinstance(op, ir.Operation)
+    whole = math.prod(shapes[1]) if len(shapes) > 1 else 1
+    try:
+        if kind in ("convolution", "dynamic_conv"):
+            dims = hlo_interp._conv_dims(op.attributes["dimension_numbers"])  # pyright: ignore[reportPrivateUsage]
+            return whole // max(1, shapes[1][dims.kernel_output_feature_dimension])
+        if kind == "dot_general":
+            dims = hlo_interp._dot_dims(op.attributes["dot_dimension_numbers"])  # pyright: ignore[reportPrivateUsage]
+            return math.prod(shapes[0][d] for d in dims.lhs_contracting_dimensions)
+        return shapes[0][-1] if shapes[0] else 1
+    except (KeyError, TypeError, ValueError, IndexError):
+        return whole
 
 
 def random_inputs(
@@ -127,6 +153,17 @@ def random_inputs(
     from convcanon.reference.hlo_interp import normalize
 
     return [normalize(random_array(tt.dtype, tt.shape, rng, dist), tt) for tt in args]
+
+
+def _draw(shape: tuple[int, ...], rng: np.random.Generator, dist: Distribution) -> np.ndarray:
+    if dist.network:
+        if len(shape) <= 1:
+            return rng.uniform(0.5, 2.0, shape)
+        fan_in = max(1, math.prod(shape) // max(1, max(shape)))  # HWIO, OIHW, [in, out] alike
+        return rng.standard_normal(shape) / math.sqrt(fan_in)
+    if dist.low is None:
+        return rng.standard_normal(shape)
+    return rng.uniform(dist.low, dist.high, shape)
 
 
 def random_array(
@@ -140,14 +177,12 @@ def random_array(
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
     if dtype.kind in "ui":
-        low = 1 if dist.low is not None else (0 if dtype.kind == "u" else -4)
-        high = 5 if dist.low is not None else (9 if dtype.kind == "u" else 5)
+        positive = dist.low is not None or dist.network
+        low = 1 if positive else (0 if dtype.kind == "u" else -4)
+        high = 5 if positive else (9 if dtype.kind == "u" else 5)
         return rng.integers(low, high, shape)
-    if dist.low is None:
-        real = rng.standard_normal(shape)
-        return real + 1j * rng.standard_normal(shape) if dtype.kind == "c" else real
-    real = rng.uniform(dist.low, dist.high, shape)
-    return real + 1j * rng.uniform(dist.low, dist.high, shape) if dtype.kind == "c" else real
+    real = _draw(shape, rng, dist)
+    return real + 1j * _draw(shape, rng, dist) if dtype.kind == "c" else real
 
 
 def widen_inputs(inputs: list[np.ndarray]) -> list[np.ndarray]:
