@@ -26,7 +26,12 @@ def lower(text: str) -> str:
 
 
 def entry(module: ModuleOp) -> func.FuncOp:
-    return next(op for op in module.ops if isinstance(op, func.FuncOp))
+    """The first public function, as IREE's runner picks it."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    public = [
+        f for f in functions if f.sym_visibility is None or f.sym_visibility.data != "private"
+    ]
+    return (public or functions)[0]
 
 
 def random_inputs(module: ModuleOp, seed: int = 0) -> list[np.ndarray]:
