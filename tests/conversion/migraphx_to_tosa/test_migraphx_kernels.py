@@ -1,5 +1,4 @@
 """Kernels shaped like what MIGraphX hands to MLIR (bench/migraphx/, written by hand): each one
-# ruff: noqa: E501  (MLIR fixtures are one op per line)
 lowers, verifies in iree-opt and equals the migraphx reference over flat strided buffers on IREE,
 or, where IREE's CPU backend cannot build it, on our TOSA interpreter (and says why)."""
 
