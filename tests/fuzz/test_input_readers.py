@@ -243,9 +243,11 @@ def test_member_that_understates_its_size_is_not_inflated_past_it(tmp_path: Path
 
 
 def test_truncated_npy_header_is_a_located_diagnostic(tmp_path: Path):
+    """Cut short, or with a header length that ends the dict early (numpy: tokenize.TokenError)."""
     whole = _npy(np.arange(4, dtype=np.float32))
-    for cut in (8, 12, 30, 60):
-        message = _npz_error(tmp_path, _zip([("arg0.npy", whole[:cut])]))
+    short_length = [whole[:8] + n.to_bytes(2, "little") + whole[10:] for n in (5, 20, 40)]
+    for member in short_length + [whole[:cut] for cut in (8, 12, 30, 60)]:
+        message = _npz_error(tmp_path, _zip([("arg0.npy", member)]))
         assert message.startswith(
             f"{tmp_path / 'in.npz'}: error: cannot read inputs as .npz: member 'arg0.npy' has a "
             "bad .npy header"
