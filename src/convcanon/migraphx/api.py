@@ -13,7 +13,7 @@ from convcanon.pipeline import PassStats
 
 
 def import_program(text: str, *, filename: str = "<program>", name: str = "main") -> ModuleOp:
-    """A printed MIGraphX program (DESIGN 3.3) as a module with one `func.func @name` whose
+    """A printed MIGraphX program as a module with one `func.func @name` whose
     arguments and results are `!migraphx.shaped` flat buffers, params in order of appearance.
 
     Raises ConvcanonError naming `filename`, the program line and column on bad input.

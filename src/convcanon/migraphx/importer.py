@@ -1,6 +1,6 @@
 """`convcanon import-migraphx`: MIGraphX's printed program (`program::print`) -> migraphx MLIR.
 
-Line grammar (DESIGN 3.3), one instruction per line, optional `module: "name"` headers:
+Line grammar, one instruction per line, optional `module: "name"` headers:
     NAME = @param:PNAME -> TYPE, {LENS}, {STRIDES}[, target_id=N]
     NAME = @literal{V, ...} -> TYPE, {LENS}, {STRIDES}[, target_id=N]
     NAME = OP[FIELD=VALUE,...](ARG,...) -> TYPE, {LENS}, {STRIDES}[, target_id=N]

@@ -1,4 +1,4 @@
-"""Layout algebra of MIGraphX shapes (DESIGN 3.1): lens + strides <-> a flat memory buffer.
+"""Layout algebra of MIGraphX shapes: lens + strides <-> a flat memory buffer.
 
 Everything here is a pure function of `(lens, strides)` so the type verifier, the interpreter and
 the TOSA lowering agree on one rule:

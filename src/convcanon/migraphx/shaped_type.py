@@ -2,7 +2,7 @@
 
 Printed exactly as rocMLIR prints it (`!migraphx.shaped<2x16x3x3xf32, 144x1x48x16>`, scalar
 `!migraphx.shaped<f32>`); inside op syntax the `!migraphx.shaped` prefix is dropped, which
-`print_stripped` / `parse_shaped` implement. The verifier refuses layouts that DESIGN 3.1's
+`print_stripped` / `parse_shaped` implement. The verifier refuses layouts that the
 memory-layout rule cannot represent, with the reason.
 """
 

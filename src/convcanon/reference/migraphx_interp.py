@@ -2,7 +2,7 @@
 
 Inside a function every `!migraphx.shaped` value is its *logical* numpy array (strides only
 matter in memory); a function's shaped arguments arrive as flat buffers and are read through
-their layout, its shaped results are written back into flat buffers (DESIGN 3.2). The op table
+their layout, its shaped results are written back into flat buffers. The op table
 maps op names to `kernel(op, args) -> ndarray`; other modules extend it (TOSA's kernels register
 in `op_table`), so this file stays free of TOSA.
 """

@@ -1,4 +1,4 @@
-"""Emitting TOSA ops with the layout bookkeeping of `migraphx-to-tosa` (DESIGN 3.4).
+"""Emitting TOSA ops with the layout bookkeeping of `migraphx-to-tosa`.
 
 A MIGraphX value lowers to a `View`: a TOSA tensor (`base`) plus a pending permutation and pending
 broadcasts. Transposes are not emitted when a value is produced but when a consumer needs a given
