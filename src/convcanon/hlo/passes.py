@@ -255,16 +255,16 @@ def _rewrite(
     if uses_polyphase(p, opts.polyphase):
 
         def rewrite_phase(
-            template: ir.Operation, q: ConvParams
+            kernel: ir.Value, q: ConvParams, overrides: dict[str, ir.Attribute], ty: ir.Type
         ) -> tuple[list[ir.Operation], ir.Value]:
-            phase_type = template.results[0].type
-            return _pad_then_stride(b, template, q, phase_type, opts, ip, loc, None)
+            return _pad_then_stride(b, conv, kernel, q, ty, overrides, opts, ip, loc, None)
 
         plans = lhs_dilation_plans(p)
         partials, total = explicit_lhs_dilation(b, conv, p, plans, acc, rewrite_phase, ip, loc)
         stats.bump("rewritten-lhs-dilation")
     else:
-        partials, total = _pad_then_stride(b, conv, p, acc_type, opts, ip, loc, stats)
+        rhs = conv.operands[1]
+        partials, total = _pad_then_stride(b, conv, rhs, p, acc_type, {}, opts, ip, loc, stats)
     if wide:
         total = b.convert(total, result_type, ip, loc)
         stats.bump("wide-partials")
@@ -278,22 +278,21 @@ def _rewrite(
 def _pad_then_stride(
     b: build.Builder,
     conv: ir.Operation,
+    rhs: ir.Value,
     p: ConvParams,
     result_type: ir.Type,
+    overrides: dict[str, ir.Attribute],
     opts: ConvOptions,
     ip: ir.InsertionPoint,
     loc: ir.Location,
     stats: PassStats | None,
 ) -> tuple[list[ir.Operation], ir.Value]:
-    """Explicit pad, then explicit stride, of `conv` (described by `p`); the partials get
-    `result_type`. A conv that needs neither is kept; otherwise it is erased. Returns the
-    partial convs and their sum."""
-    if not p.needs_pad and not p.needs_stride:
-        return [conv], conv.results[0]
-    lhs, rhs = conv.operands[0], conv.operands[1]
+    """Explicit pad, then explicit stride, of the conv `p` describes: `conv`'s lhs with kernel
+    `rhs`, `overrides` on `conv`'s attributes. The partials are clones of `conv` with result type
+    `result_type`. Returns them and their sum."""
+    lhs = conv.operands[0]
     lhs_element = ir.ShapedType(lhs.type).element_type
     lhs_shape = p.lhs_shape
-    overrides: dict[str, ir.Attribute] = {}
     if p.needs_pad:
         block = conv.operation.block
 
@@ -303,21 +302,20 @@ def _pad_then_stride(
         lhs, lhs_shape = explicit_pad(
             b, lhs, lhs_element, p, opts.negative_padding, zero_value, ip, loc
         )
-        overrides = pad_overrides(b, p, "lhs_dilation" in conv.attributes)
+        overrides = {**overrides, **pad_overrides(b, p, "lhs_dilation" in conv.attributes)}
         if stats is not None:
             stats.bump("rewritten-pad")
     if p.needs_stride:
         rhs_element = ir.ShapedType(rhs.type).element_type
         types = (lhs_element, rhs_element, result_type)
-        partials, total = explicit_stride(b, conv, lhs, lhs_shape, types, p, overrides, ip, loc)
+        partials, total = explicit_stride(
+            b, conv, lhs, lhs_shape, rhs, types, p, overrides, ip, loc
+        )
         if stats is not None:
             stats.bump("rewritten-stride")
     else:
         partials = [b.rebuild_conv(conv, lhs, rhs, overrides, ip, result_type)]
         total = partials[0].results[0]
-    if stats is None:  # a phase conv built by the lhs-dilation rewrite: replaced, not kept
-        b.emitted.remove("convolution")
-        conv.erase()
     return partials, total
 
 

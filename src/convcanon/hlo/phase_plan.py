@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from convcanon.hlo.params import ConvParams
 
@@ -191,6 +192,7 @@ def stride_partials(p: ConvParams) -> int:
     )
 
 
+@lru_cache(maxsize=4096)  # models repeat a few conv configurations thousands of times
 def lhs_dilation_plans(p: ConvParams) -> tuple[LhsDimPlan, ...]:
     """The output phases of every spatial dim (a dim without lhs dilation has one phase)."""
     return tuple(

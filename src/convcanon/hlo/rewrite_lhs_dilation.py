@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import replace
+from functools import lru_cache
 
 from jaxlib.mlir import ir
 
@@ -21,10 +22,14 @@ from convcanon.hlo import build
 from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_plan import LhsDimPlan, LhsPhase
 
-# Rewrites one phase conv (pad then stride) and returns its partial convs and result value.
-PhaseRewrite = Callable[[ir.Operation, ConvParams], tuple[list[ir.Operation], ir.Value]]
+# Builds one phase conv through pad and stride from (kernel slice, its params, the attributes it
+# overrides, its result type); returns its partial convs and their sum.
+PhaseRewrite = Callable[
+    [ir.Value, ConvParams, dict[str, ir.Attribute], ir.Type], tuple[list[ir.Operation], ir.Value]
+]
 
 
+@lru_cache(maxsize=4096)
 def phase_params(
     p: ConvParams, plans: tuple[LhsDimPlan, ...], combo: tuple[LhsPhase, ...]
 ) -> ConvParams:
@@ -46,6 +51,7 @@ def phase_params(
     )
 
 
+@lru_cache(maxsize=4096)
 def placement(
     p: ConvParams, plans: tuple[LhsDimPlan, ...], combo: tuple[LhsPhase, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
@@ -78,7 +84,6 @@ def explicit_lhs_dilation(
     n = p.num_spatial
     rhs = conv.operands[1]
     rhs_element = ir.ShapedType(rhs.type).element_type
-    lhs = conv.operands[0]
     partials: list[ir.Operation] = []
     total: ir.Value | None = None
     for combo in itertools.product(*(plan.phases for plan in plans)):
@@ -99,8 +104,7 @@ def explicit_lhs_dilation(
             "rhs_dilation": b.i64_list(q.rhs_dilation),
         }
         phase_type = b.tensor(q.result_shape, result_element)
-        template = b.rebuild_conv(conv, lhs, kernel, overrides, ip, phase_type)
-        phase_partials, value = rewrite_phase(template, q)
+        phase_partials, value = rewrite_phase(kernel, q, overrides, phase_type)
         partials += phase_partials
         where = placement(p, plans, combo)
         if where is not None:

@@ -10,6 +10,7 @@ the same multiply-adds.
 from __future__ import annotations
 
 import itertools
+from functools import lru_cache
 
 from jaxlib.mlir import ir
 
@@ -18,6 +19,7 @@ from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_plan import DimPlan, plan_dim
 
 
+@lru_cache(maxsize=4096)  # models repeat a few conv configurations thousands of times
 def plan_stride(p: ConvParams) -> tuple[DimPlan, ...]:
     """Per spatial dim plans of a conv whose padding is already explicit (zero)."""
     return tuple(
@@ -39,13 +41,15 @@ def explicit_stride(
     conv: build.AnyOp,
     lhs: ir.Value,
     lhs_shape: tuple[int, ...],
+    rhs: ir.Value,
     types: tuple[ir.Type, ir.Type, ir.Type],
     p: ConvParams,
     overrides: dict[str, ir.Attribute],
     ip: ir.InsertionPoint,
     loc: ir.Location,
 ) -> tuple[list[ir.Operation], ir.Value]:
-    """The phases of `conv` on its zero-padded `lhs` (of `lhs_shape`) and their sum.
+    """The phases of `conv` on its zero-padded `lhs` (of `lhs_shape`) and kernel `rhs`, and
+    their sum.
 
     `types` are the lhs and rhs element types and the partials' result type; `overrides` are
     attributes every partial conv resets besides stride and rhs dilation. Returns the partial
@@ -57,7 +61,6 @@ def explicit_stride(
         "window_strides": b.i64_list((1,) * n),
         "rhs_dilation": b.i64_list(tuple(d.rhs_dilation for d in plans)),
     }
-    rhs = conv.operands[1]
     lhs_element, rhs_element, result_type = types
     partials: list[ir.Operation] = []
     total: ir.Value | None = None
