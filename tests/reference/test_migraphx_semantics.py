@@ -253,3 +253,77 @@ def test_writing_a_broadcast_result_is_an_error() -> None:
             [0, 1],
             type_name="double_type",
         )
+
+
+def _run_program(lines: list[str], feed: list[np.ndarray]) -> list[np.ndarray]:
+    text = print_file(import_program("\n".join(lines) + "\n", "prog.txt"))
+    return run_module_text(text, "prog.mlir", None, {f"arg{k}": x for k, x in enumerate(feed)})
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_gather_of_a_strided_table_matches_jax_take(axis: int) -> None:
+    rng = np.random.default_rng(axis + 7)
+    data = rng.normal(size=(3, 4, 5)).astype(np.float32)
+    strides = [1, 15, 3]  # dim 0 innermost: a transposed table
+    n = data.shape[axis]
+    ids = rng.integers(-n, n, size=(2, 3)).astype(np.int32)
+    out_lens = list(np.take(data, ids, axis=axis).shape)
+    lines = [
+        f"d = @param:d -> float_type, {{3, 4, 5}}, {_braces(strides)}",
+        "i = @param:i -> int32_type, {2, 3}, {3, 1}",
+        f"@2 = gather[axis={axis}](d,i) -> float_type, {_braces(out_lens)}, "
+        f"{_braces(layout.standard_strides(out_lens))}",
+        "@3 = @return(@2)",
+    ]
+    (flat,) = _run_program(lines, [layout.write_buffer(data, data.shape, strides), ids.ravel()])
+    expected = jnp.take(jnp.asarray(data), jnp.asarray(ids), axis=axis, mode="wrap")
+    np.testing.assert_array_equal(flat.reshape(out_lens), np.asarray(expected))
+
+
+def test_scatter_none_matches_jax_scatter_along_the_axis() -> None:
+    data = np.arange(12, dtype=np.float32).reshape(4, 3)
+    ids = np.array([[3, 0, 1], [-4, 2, 3]], dtype=np.int32)  # -4 is row 0
+    updates = -np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    lines = [
+        "d = @param:d -> float_type, {4, 3}, {1, 4}",
+        "i = @param:i -> int32_type, {2, 3}, {3, 1}",
+        "u = @param:u -> float_type, {2, 3}, {3, 1}",
+        "@3 = scatter_none[axis=0](d,i,u) -> float_type, {4, 3}, {3, 1}",
+        "@4 = @return(@3)",
+    ]
+    feed = [layout.write_buffer(data, (4, 3), (1, 4)), ids.ravel(), updates.ravel()]
+    (flat,) = _run_program(lines, feed)
+    columns = jnp.broadcast_to(jnp.arange(3), (2, 3))
+    expected = jnp.asarray(data).at[jnp.asarray(ids) % 4, columns].set(jnp.asarray(updates))
+    np.testing.assert_array_equal(flat.reshape(4, 3), np.asarray(expected))
+
+
+def test_unsigned_comparison_and_max_keep_unsigned_order() -> None:
+    a = np.array([200, 7, 128, 0], dtype=np.uint8)
+    b = np.array([100, 9, 127, 255], dtype=np.uint8)
+    lines = [
+        "a = @param:a -> uint8_type, {4}, {1}",
+        "b = @param:b -> uint8_type, {4}, {1}",
+        "@2 = greater(a,b) -> bool_type, {4}, {1}",
+        "@3 = max(a,b) -> uint8_type, {4}, {1}",
+        "@4 = @return(@2,@3)",
+    ]
+    greater, largest = _run_program(lines, [a, b])
+    assert greater.tolist() == [1, 0, 1, 0]
+    assert largest.tolist() == [200, 9, 128, 255]
+
+
+def test_f16_division_is_the_f32_quotient_rounded_once() -> None:
+    a = np.array([0.7026, -3.0, 1.0, 65504.0], dtype=np.float16)
+    b = np.array([1.425e-05, 6.1e-05, 3.0, 0.5], dtype=np.float16)
+    lines = [
+        "a = @param:a -> half_type, {4}, {1}",
+        "b = @param:b -> half_type, {4}, {1}",
+        "@2 = div(a,b) -> half_type, {4}, {1}",
+        "@3 = @return(@2)",
+    ]
+    (quotient,) = _run_program(lines, [a, b])
+    with np.errstate(over="ignore"):
+        expected = (a.astype(np.float32) / b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(quotient, expected)
+    assert np.isfinite(quotient[:3]).all() and np.isinf(quotient[3])

@@ -55,9 +55,8 @@ def _lift(args: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 def _elementwise(fn: Callable[..., np.ndarray]) -> Kernel:
     def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            out = fn(*_lift(args))
-        return np.asarray(out).astype(result_dtype(op))
+        with np.errstate(all="ignore"):  # overflow to inf is the rounding the type defines
+            return np.asarray(fn(*_lift(args))).astype(result_dtype(op))
 
     return kernel
 
