@@ -136,3 +136,10 @@ def test_import_time_grows_linearly_with_the_program() -> None:
         import_program(text, "chain.txt")
         timings.append(time.process_time() - start)
     assert timings[1] < 6 * timings[0] + 0.2, timings  # 4x the program; quadratic would be 16x
+
+
+def test_inf_and_nan_literals_print_as_text_that_reads_back() -> None:
+    text = "@0 = @literal{inf, nan, -inf} -> half_type, {3}, {1}\n@1 = @return(@0)\n"
+    module = parse_file_text(_import(text), "p.mlir")
+    (value,) = Interpreter(module, "p.mlir", {}).run("main", [])
+    assert value[0] == np.inf and np.isnan(value[1]) and value[2] == -np.inf
