@@ -333,6 +333,8 @@ class Interpreter:
                 name = ir.StringAttr(op.attributes["sym_name"]).value
                 self.functions[name] = op.operation
         self._scope: ChainMap[Any, Any] = ChainMap()
+        self._steps: dict[ir.Block, list[_Step]] = {}
+        self.constants: dict[ir.Operation, np.ndarray] = {}
 
     def loc(self, op: ir.Operation) -> SourceLoc:
         return source_loc(op.location, self.filename, self.line_offset)
@@ -354,31 +356,46 @@ class Interpreter:
         finally:
             self._scope = outer
 
-    def _run_ops(self, block: ir.Block, args: Sequence[np.ndarray], batched: bool) -> list[Any]:
-        values = self._scope
-        for arg, value in zip(block.arguments, args, strict=True):
-            values[arg] = value
+    def _compile(self, block: ir.Block) -> list[_Step]:
+        """What each op of a block needs at run time, read from the IR once (loops rerun it)."""
+        steps = []
         for op in block.operations:
             op = op.operation
             name = op.name
             if name in _TERMINATORS:
-                return [values[v] for v in op.operands]
-            operands = [values[v] for v in op.operands]
-            result_types = [tensor_type(r.type, self.loc(op)) for r in op.results]
-            for tt in result_types:
-                if tt.nbytes > self.env.memory_limit:
-                    raise ConvcanonError(
-                        f"{name} result {tt.element} tensor of shape {list(tt.shape)} needs "
-                        f"{tt.nbytes} bytes, over the memory limit of {self.env.memory_limit}",
-                        self.loc(op),
-                    )
+                steps.append(_Step(op, name, None, list(op.operands), [], []))
+                break
             handler = OPS.get(name.split(".", 1)[-1]) if name.split(".")[0] in _HLO else None
             handler = handler or OPS.get(name)
+            types = [tensor_type(r.type, self.loc(op)) for r in op.results]
+            steps.append(_Step(op, name, handler, list(op.operands), list(op.results), types))
+        return steps
+
+    def _run_ops(self, block: ir.Block, args: Sequence[np.ndarray], batched: bool) -> list[Any]:
+        values = self._scope
+        for arg, value in zip(block.arguments, args, strict=True):
+            values[arg] = value
+        steps = self._steps.get(block)
+        if steps is None:
+            steps = self._steps[block] = self._compile(block)
+        limit = self.env.memory_limit
+        for step in steps:
+            op, name, handler, result_types = step.op, step.name, step.handler, step.types
+            if not step.results and name in _TERMINATORS:
+                return [values[v] for v in step.operands]
+            operands = [values[v] for v in step.operands]
+            for tt in result_types:
+                if tt.nbytes > limit:
+                    raise ConvcanonError(
+                        f"{name} result {tt.element} tensor of shape {list(tt.shape)} needs "
+                        f"{tt.nbytes} bytes, over the memory limit of {limit}",
+                        self.loc(op),
+                    )
             if handler is None:
                 raise ConvcanonError(f"the interpreter does not support op '{name}'", self.loc(op))
             try:
                 results = handler(self, op, operands, result_types)
-                for res, value, tt in zip(op.results, results, result_types, strict=True):
+                for res, value, tt in zip(step.results, results, result_types, strict=True):
                     values[res] = normalize(value, tt, batched)
             except ConvcanonError:
                 raise
@@ -434,6 +451,18 @@ def _is_single_op(region: ir.Region, names: set[str]) -> bool:
         return False
     args = list(block.arguments)
     return list(ops[0].operands) == args[:2] and list(ops[1].operands) == [ops[0].results[0]]
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One op of a compiled block: its handler, operand and result values, result types."""
+
+    op: ir.Operation
+    name: str
+    handler: Handler | None
+    operands: list[ir.Value]
+    results: list[ir.Value]
+    types: list[TensorType]
 
 
 _HLO = {"stablehlo", "mhlo"}
@@ -710,7 +739,12 @@ def _value_attr(op: ir.Operation, tt: TensorType) -> np.ndarray:
 
 
 def _constant(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
-    return [_value_attr(op, rt[0])]
+    """Read once per interpreter: a loop body's constants are not re-parsed every iteration
+    (values are never written in place, so sharing the array is safe)."""
+    value = it.constants.get(op)
+    if value is None:
+        value = it.constants[op] = _value_attr(op, rt[0])
+    return [value]
 
 
 def _iota(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
