@@ -478,3 +478,33 @@ def test_fp8_quant_dot_and_convolution_accumulate_in_f32(et: str) -> None:
     w = p.arg((2, 4, 3, 3), None, et)
     c = p.op("quant_convolution", [x, w], (1, 2, 3, 3), _conv_attrs([0] * 4, [1, 1]), et="f32")
     check(p.text([d, c]), iree=_FP8_ON_IREE[et])
+
+
+def test_mxfp4_dot_with_block_scales_broadcast_per_32_verifies_and_matches_reference() -> None:
+    """MXFP4 as MIGraphX sends it: one f32 scale per 32 elements of K, broadcast and reshaped
+    to the operand's lens, converted to f8E8M0FNU, then `quant_dot ... scaled by` (iree-opt and
+    our TOSA interpreter only: IREE refuses fp4 casts)."""
+    a_t, b_t = "<1x4x64xf4E2M1FN, 256x64x1>", "<1x64x4xf4E2M1FN, 256x4x1>"
+    sa_t, sb_t = "<1x4x64xf8E8M0FNU, 256x64x1>", "<1x64x4xf8E8M0FNU, 256x4x1>"
+    lines = [
+        "%a0 = migraphx.multibroadcast %scale2 {out_lens = [1, 4, 2, 32]} : "
+        "<1x4x2x1xf32, 8x2x1x1> -> <1x4x2x32xf32, 8x2x1x0>",
+        "%a1 = migraphx.reshape %a0 {dims = [1, 4, 64]} : <1x4x2x32xf32, 8x2x1x0> -> "
+        "<1x4x64xf32, 256x64x1>",
+        "%b0 = migraphx.multibroadcast %scale3 {out_lens = [1, 2, 32, 4]} : "
+        "<1x2x1x4xf32, 8x4x4x1> -> <1x2x32x4xf32, 8x4x0x1>",
+        "%b1 = migraphx.reshape %b0 {dims = [1, 64, 4]} : <1x2x32x4xf32, 8x4x0x1> -> "
+        "<1x64x4xf32, 256x4x1>",
+        f"%sa = migraphx.convert %a1 : <1x4x64xf32, 256x64x1> to {sa_t}",
+        f"%sb = migraphx.convert %b1 : <1x64x4xf32, 256x4x1> to {sb_t}",
+        f"%r = migraphx.quant_dot %a scaled by %sa, %b scaled by %sb : {a_t} scaled by "
+        f"!migraphx.shaped{sa_t}, {b_t} scaled by !migraphx.shaped{sb_t} -> <1x4x4xf32, 16x4x1>",
+    ]
+    body = "\n".join(f"  {line}" for line in lines)
+    text = (
+        f"func.func @main(%a: !migraphx.shaped{a_t}, %b: !migraphx.shaped{b_t}, "
+        "%scale2: !migraphx.shaped<1x4x2x1xf32, 8x2x1x1>, "
+        "%scale3: !migraphx.shaped<1x2x1x4xf32, 8x4x4x1>) -> !migraphx.shaped<1x4x4xf32, 16x4x1> "
+        f"{{\n{body}\n  return %r : !migraphx.shaped<1x4x4xf32, 16x4x1>\n}}\n"
+    )
+    check(text, iree=False)
