@@ -290,3 +290,19 @@ def test_variadic_reduce_window_matches_xla() -> None:
 """
     x = np.random.default_rng(8).permutation(48).reshape(6, 8).astype(np.float32)
     assert_matches_xla(text, [x])
+
+
+def test_composite_runs_its_decomposition_and_dimension_sizes_are_static() -> None:
+    text = """func.func public @main(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<i32>) {
+  %0 = stablehlo.composite "my.gelu" %x {decomposition = @gelu}
+    : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = stablehlo.get_dimension_size %x, dim = 1 : (tensor<2x3xf32>) -> tensor<i32>
+  return %0, %1 : tensor<2x3xf32>, tensor<i32>
+}
+func.func private @gelu(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.logistic %x : tensor<2x3xf32>
+  %1 = stablehlo.multiply %x, %0 : tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+"""
+    assert_matches_xla(text, [np.arange(6, dtype=np.float32).reshape(2, 3) - 2])

@@ -794,6 +794,18 @@ def _reverse(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list
     return [np.flip(args[0], tuple(ints(op.attributes["dimensions"])))]
 
 
+def _composite(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    """`stablehlo.composite` means its decomposition function."""
+    callee = ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
+    if callee not in it.functions:
+        raise ConvcanonError(f"composite's decomposition @{callee} is not defined", it.loc(op))
+    return it.call(callee, args)
+
+
+def _get_dimension_size(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    return [np.int32(args[0].shape[_int_attr(op, "dimension", 0)])]
+
+
 def _call(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
     callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
     if callee not in it.functions:
@@ -1191,6 +1203,8 @@ OPS: dict[str, Handler] = {
     "case": _case,
     "if": _if,
     "map": _map,
+    "composite": _composite,
+    "get_dimension_size": _get_dimension_size,
     "func.call": _call,
     "call": _call,
     **{
