@@ -235,14 +235,16 @@ def test_case_out_of_range_runs_the_last_branch_like_xla(index: int) -> None:
     assert_matches_xla(text, [np.int32(index), np.array([1, -2, 3], np.float32)])
 
 
-def test_tuples_and_optimization_barrier_pass_values_through() -> None:
+def test_tuples_barriers_and_sharding_pass_values_through() -> None:
     text = """func.func public @main(%x: tensor<3xf32>, %y: tensor<2xi32>)
     -> (tensor<3xf32>, tensor<2xi32>) {
   %t = stablehlo.tuple %x, %y : tuple<tensor<3xf32>, tensor<2xi32>>
   %a = stablehlo.get_tuple_element %t[1] : (tuple<tensor<3xf32>, tensor<2xi32>>) -> tensor<2xi32>
   %b = stablehlo.get_tuple_element %t[0] : (tuple<tensor<3xf32>, tensor<2xi32>>) -> tensor<3xf32>
   %c:2 = stablehlo.optimization_barrier %b, %a : tensor<3xf32>, tensor<2xi32>
-  return %c#0, %c#1 : tensor<3xf32>, tensor<2xi32>
+  %d = stablehlo.custom_call @Sharding(%c#0) {mhlo.sharding = "{replicated}"}
+    : (tensor<3xf32>) -> tensor<3xf32>
+  return %d, %c#1 : tensor<3xf32>, tensor<2xi32>
 }
 """
     assert_matches_xla(text, [np.array([1, 2, 3], np.float32), np.array([4, 5], np.int32)])
