@@ -105,3 +105,27 @@ def test_complex_literals_are_widened_and_judged(tmp_path: Path) -> None:
     assert code == 0 and "judged against BEFORE evaluated in f64 (reference)" in out, out
     code, out = _cli("verify", str(path), str(wrong))
     assert code == 1 and "output 0 differs at index [1]" in out, out
+
+
+TWO_FUNCTIONS = """func.func private @conv(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @main(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = stablehlo.add %0, %x : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.multiply %x, %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def test_private_entry_that_calls_main_runs_on_xla(tmp_path: Path) -> None:
+    """XLA runs @main only: the entry becomes @main, the old @main moves aside, calls follow."""
+    pytest.importorskip("jax")
+    path, wrong = tmp_path / "m.mlir", tmp_path / "wrong.mlir"
+    path.write_text(TWO_FUNCTIONS)
+    wrong.write_text(TWO_FUNCTIONS.replace("stablehlo.add %0, %x", "stablehlo.subtract %0, %x"))
+    code, out = _cli("verify", str(path), str(path), "--engine", "xla", "--entry", "conv")
+    assert code == 0 and "ok: 3 trial(s) on engine xla" in out, out
+    code, out = _cli("verify", str(path), str(wrong), "--engine", "xla", "--entry", "conv")
+    assert code == 1 and "output 0 differs at index" in out, out
