@@ -121,3 +121,38 @@ def test_dropout_training_step_matches_xla() -> None:
     assert "stablehlo.while" in text and "shift_right_logical" in text
     leaves = [np.asarray(a) for a in jax.tree_util.tree_leaves((params, x, key))]
     assert_matches_xla(text, leaves)
+
+
+def test_bf16_training_step_matches_xla() -> None:
+    """bf16 parameters and activations: each op rounds to bf16 as XLA's CPU backend does."""
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+
+    bf16 = {"dtype": jnp.bfloat16, "param_dtype": jnp.bfloat16}
+
+    class Net(nn.Module):
+        @nn.compact
+        def __call__(self, x: jax.Array) -> jax.Array:
+            x = nn.relu(
+                nn.BatchNorm(use_running_average=False, **bf16)(nn.Conv(8, (3, 3), 2, **bf16)(x))
+            )
+            x = nn.max_pool(x, (2, 2), (2, 2))
+            return nn.Dense(10, **bf16)(x.mean((1, 2)))
+
+    net = Net()
+    x = np.random.default_rng(2).standard_normal((2, 16, 16, 3)).astype(jnp.bfloat16)
+    variables = net.init(jax.random.PRNGKey(0), x)
+
+    def step(params: Any, stats: Any, v: jax.Array) -> Any:
+        def loss(p: Any) -> tuple[jax.Array, Any]:
+            out, upd = net.apply({"params": p, "batch_stats": stats}, v, mutable=["batch_stats"])
+            return jnp.mean(out.astype(jnp.float32) ** 2), upd
+
+        grads, updated = jax.grad(loss, has_aux=True)(params)
+        return jax.tree_util.tree_map(lambda a, g: a - 0.1 * g, params, grads), updated
+
+    args = (variables["params"], variables["batch_stats"], x)
+    text = jax.jit(step).lower(*args).as_text()
+    assert "bf16" in text
+    assert_matches_xla(text, [np.asarray(a) for a in jax.tree_util.tree_leaves(args)])
