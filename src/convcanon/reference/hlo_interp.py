@@ -399,7 +399,7 @@ class Interpreter:
                     values[res] = normalize(value, tt, batched)
             except ConvcanonError:
                 raise
-            except kernels.OverBudget as err:
+            except MemoryError as err:  # a kernel's plan over the limit, or the machine's
                 raise ConvcanonError(f"out of memory: {name}: {err}", self.loc(op)) from None
             except (ValueError, IndexError, KeyError, TypeError) as err:
                 raise ConvcanonError(f"cannot interpret '{name}': {err}", self.loc(op)) from None

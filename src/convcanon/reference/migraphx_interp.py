@@ -23,7 +23,7 @@ from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
-from convcanon.reference.kernels import OverBudget, conv_general, memory_limit
+from convcanon.reference.kernels import conv_general, memory_limit
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
 
@@ -410,7 +410,7 @@ class Interpreter:
                 try:
                     with memory_limit(self.memory_limit):  # kernels plan their intermediates
                         results = [kernel(op, operands)]
-                except OverBudget as err:
+                except MemoryError as err:  # OverBudget: a kernel's plan over the limit
                     raise self.error(f"out of memory: '{op.name}': {err}", op) from None
                 except (layout.LayoutError, rules.ShapeError) as err:
                     raise self.error(f"'{op.name}': {err}", op) from None
