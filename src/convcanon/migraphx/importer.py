@@ -7,7 +7,12 @@ Line grammar, one instruction per line, optional `module: "name"` headers:
     NAME = @return(ARG,...)[, target_id=N]
 Names may carry `mod:sub:` prefixes; they are matched whole. Params become the function's
 arguments in order of appearance. Every declared result shape is checked against the op's
-computed one, and every failure names its line.
+computed one, every literal value against its type (range, integrality), every len and stride
+against int64, and every failure names its line.
+
+Integers become sign-explicit, as MIGraphX's MLIR emitter writes them (`int8_type` -> si8,
+`uint8_type` -> ui8, `bool_type` -> si8). MIGraphX types a comparison bool; rocMLIR's comparison
+keeps its operands' type, so `greater(a, b) -> bool_type` imports as greater + convert to si8.
 """
 
 from __future__ import annotations
