@@ -148,6 +148,7 @@ def _scalar_token(token: str, tt: TensorType) -> Any:
 
 def parse_dense_text(text: str, tt: TensorType) -> np.ndarray:
     """Parse the `dense<...>` literal that MLIR prints (hex blobs, splats, nested lists)."""
+    _check_literal_size(tt)
     start = text.index("dense<") + len("dense<")
     body = text[start : _matching_angle(text, start - 1)]
     if body.startswith('"0x'):
@@ -187,8 +188,20 @@ def _matching_angle(text: str, open_index: int) -> int:
     raise ValueError("unbalanced dense literal")
 
 
+def _check_literal_size(tt: TensorType) -> None:
+    """A literal is expanded only within the memory limit (a splat of 4e11 elements is 4 bytes of
+    IR): the limit in force, else the default, also for callers outside the interpreter."""
+    limit = kernels.current_limit() or DEFAULT_MEMORY_LIMIT
+    if tt.nbytes > limit:
+        raise ConvcanonError(
+            f"a {tt.element} literal of shape {list(tt.shape)} needs {tt.nbytes} bytes, over the "
+            f"memory limit of {limit}"
+        )
+
+
 def dense_value(attr: ir.Attribute, tt: TensorType) -> np.ndarray:
     """The array of a dense elements attribute: buffer protocol when numpy can, text otherwise."""
+    _check_literal_size(tt)
     if isinstance(attr, ir.DenseElementsAttr) and not ir.DenseElementsAttr(attr).is_splat:
         try:
             return normalize(np.array(attr), tt)

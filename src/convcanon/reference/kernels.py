@@ -48,6 +48,11 @@ def memory_limit(limit: int | None) -> Iterator[None]:
         _LIMIT.reset(token)
 
 
+def current_limit() -> int | None:
+    """The byte limit kernels run under (None outside `memory_limit`)."""
+    return _LIMIT.get()
+
+
 def nbytes(shape: Sequence[int], dtype: Any) -> int:
     """Bytes of a C-contiguous array of `shape` and `dtype` (no allocation)."""
     return math.prod(int(n) for n in shape) * np.dtype(dtype).itemsize
