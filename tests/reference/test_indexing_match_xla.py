@@ -261,11 +261,15 @@ def test_mhlo_spellings_of_indexing_and_control_flow_match_xla() -> None:
         ordered = jnp.argsort(v, axis=1)
         looped = lax.fori_loop(0, 3, lambda k, a: a + lax.dynamic_slice(v, (k, 0), (1, 6)), v)
         branch = lax.cond(v[0, 0] > 0, jnp.sin, jnp.cos, v)
-        return taken, added, ordered, looped, branch
+        pooled = jax.grad(
+            lambda a: lax.reduce_window(a, -jnp.inf, lax.max, (2, 3), (2, 2), "SAME").sum()
+        )
+        return taken, added, ordered, looped, branch, pooled(v)
 
     text = lower(fn, x, idx)
     mhlo_text = str(parse(text, MHLO).module)
-    assert "mhlo.gather" in mhlo_text and "stablehlo." not in mhlo_text
+    assert "mhlo.gather" in mhlo_text and "mhlo.select_and_scatter" in mhlo_text
+    assert "stablehlo." not in mhlo_text
     (report,) = run_hlo_text(mhlo_text, "m.mlir", inputs={"arg0": x, "arg1": idx})
     for ours, theirs in zip(report.results, run_stablehlo_text(text, [x, idx]), strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
