@@ -516,7 +516,9 @@ def _reduce(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     element = result_element(op)
     width = integer_width(element)
     if width is None:
-        return reduce_view(em, _REDUCE[op.name], x, axes, mean)
+        wide = in_f32(em, x)
+        out = reduce_view(em, _REDUCE[op.name], wide, axes, mean)
+        return out if wide is x else unary_view(em, tosa.CastOp, out, x.element_type)
     if op.name in ("migraphx.reduce_max", "migraphx.reduce_min"):
         out = reduce_view(em, _REDUCE[op.name], in_int_domain(em, x, element), axes, mean)
         return from_int_domain(em, out, element)
@@ -528,17 +530,29 @@ def _reduce(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     return from_int_domain(em, out, signless(element))
 
 
+def in_f32(em: Emitter, x: View) -> View:
+    """Floats narrower than f32 widened to f32 (exactly): reductions and softmax compute there
+    and round once at the end, as the reference does. (It also keeps f16 max reductions away from
+    IREE 3.13's llvm-cpu, which cannot link `fmaxf` for them.)"""
+    et = x.element_type
+    if not is_float(et) or et == f32 or numpy_dtype(et).itemsize >= 4:
+        return x
+    return unary_view(em, tosa.CastOp, x, f32)
+
+
 def _softmax(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     """exp(x - max(x)) * reciprocal(sum(exp(x - max(x)))) along the axis, in x's dim order."""
-    (x,) = args
+    (narrow,) = args
     em = lw.em
+    x = in_f32(em, narrow)
     axis = rules.normalize_axis(mx.int_value(op, "axis"), len(x.lens))
     peak = reduce_view(em, tosa.ReduceMaxOp, x, [axis], mean=False)
     shifted = elementwise_views(em, tosa.SubOp, [x, peak], x.lens)
     e = unary_view(em, tosa.ExpOp, shifted)
     total = reduce_view(em, tosa.ReduceSumOp, e, [axis], mean=False)
     inverse = unary_view(em, tosa.ReciprocalOp, total)
-    return elementwise_views(em, tosa.MulOp, [e, inverse], x.lens)
+    out = elementwise_views(em, tosa.MulOp, [e, inverse], x.lens)
+    return out if x is narrow else unary_view(em, tosa.CastOp, out, narrow.element_type)
 
 
 # -- dot -------------------------------------------------------------------------------------------
