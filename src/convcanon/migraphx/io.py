@@ -76,10 +76,10 @@ def _op_lines(text: str, op_name: str) -> list[int]:
 # (-inf); xDSL 0.75 reads the integer 64512 and converts it (64500.0). xDSL reads the string form
 # `dense<"0x...">` (little-endian bytes) as MLIR does, so per-element hex floats are rewritten to
 # it before parsing. xDSL prints inf/nan as per-element hex, which this makes readable again.
-_HEX_FLOAT_DENSE = re.compile(
-    r"dense<(?P<body>[^\"<>]*\b0[xX][0-9A-Fa-f]+[^\"<>]*)>(?P<colon>\s*:\s*)"
-    r"tensor<(?P<shape>(?:\d+x)*)(?P<element>bf16|f16|f32|f64|f\d\w*)>"
+_DENSE_ELEMENTS = re.compile(
+    r"dense<(?P<body>[^\"<>]*)>(?P<colon>\s*:\s*)tensor<(?P<shape>(?:\d+x)*)(?P<element>\w+)>"
 )
+_HEX = re.compile(r"\b0[xX][0-9A-Fa-f]")
 _DENSE_TOKEN = re.compile(
     r"\s*(?:(?P<hex>0[xX][0-9A-Fa-f]+)|(?P<number>[-+]?[0-9.][0-9.eE+-]*)|[\[\],])"
 )
@@ -129,6 +129,10 @@ def rewrite_hex_float_elements(text: str) -> str:
         return text
 
     def replace(match: re.Match[str]) -> str:
+        if _HEX.search(match.group("body")) is None or not match.group("element").startswith(
+            ("f", "bf")
+        ):
+            return match.group(0)
         dtype = _element_dtype(match.group("element"))
         packed = _hex_string(match.group("body"), dtype) if dtype is not None else None
         if packed is None:
@@ -136,7 +140,7 @@ def rewrite_hex_float_elements(text: str) -> str:
         tail = match.group(0)[match.end("body") - match.start(0) + 1 :]
         return f'dense<"{packed}">{tail}'
 
-    return _HEX_FLOAT_DENSE.sub(replace, text)
+    return _DENSE_ELEMENTS.sub(replace, text)
 
 
 def parse_file_text(text: str, filename: str) -> ModuleOp:
