@@ -713,15 +713,16 @@ def _literal(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     assert isinstance(value_type, TensorType)
     shape = tuple(value_type.get_shape())
     element = signless(ty.element_type)
-    values: list[Any] = list(value.get_values())
+    full = shape == ty.lens and not (value.is_splat() and math.prod(shape) > 1)
+    if full and element == ty.element_type:
+        return View.plain(lw.em.const(value))
+    values: list[Any] = list(value.get_values()) if full else [next(iter(value.get_values()))]
     if element != ty.element_type:  # the same bits in the signless type (ui8 200 -> i8 -56)
         dtype = numpy_dtype(ty.element_type)
         values = np.asarray(values, dtype=dtype).view(dtype.str.replace("u", "i")).tolist()
-    if shape == ty.lens and not (value.is_splat() and math.prod(shape) > 1):
-        if element == ty.element_type:
-            return View.plain(lw.em.const(value))
+    if full:
         return View.plain(lw.em.const(tosa.dense(element, shape, values)))
-    const = lw.em.const(tosa.dense(element, [1] * len(ty.lens), values[:1]))
+    const = lw.em.const(tosa.dense(element, [1] * len(ty.lens), values))
     return View(const, tuple(range(len(ty.lens))), ty.lens)
 
 
