@@ -414,7 +414,7 @@ class Interpreter:
                 raise
             except MemoryError as err:  # a kernel's plan over the limit, or the machine's
                 raise ConvcanonError(f"out of memory: {name}: {err}", self.loc(op)) from None
-            except (ValueError, IndexError, KeyError, TypeError) as err:
+            except (ValueError, IndexError, KeyError, TypeError, ArithmeticError) as err:
                 raise ConvcanonError(f"cannot interpret '{name}': {err}", self.loc(op)) from None
         return []
 
