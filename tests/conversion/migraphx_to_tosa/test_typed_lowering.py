@@ -37,6 +37,16 @@ def test_random_integer_program_keeps_its_sign_on_the_interpreter(program: Typed
     _on_interpreter(program)
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(integer_programs(types=("si64", "ui64")))
+def test_random_64_bit_integer_program_verifies_and_matches_on_the_interpreter(
+    program: Typed,
+) -> None:
+    # IREE's TOSA validation rejects casts from i64 to narrower types; iree-opt and our TOSA
+    # interpreter are the judges here
+    _on_interpreter(program)
+
+
 @_MANY
 @given(st.one_of(float_compare_programs(), unit_dim_programs()))
 def test_random_compare_and_unit_dim_program_matches_on_the_interpreter(program: Typed) -> None:

@@ -52,10 +52,12 @@ def _int_literal(p: Program, value: int, lens: Lens, et: str) -> Val:
 
 
 @st.composite
-def integer_programs(draw: st.DrawFn) -> Typed:
+def integer_programs(draw: st.DrawFn, types: Sequence[str] = tuple(INT_TYPES)) -> Typed:
     """Compare (then convert to the si8 boolean), max/min, wrapping arithmetic, a reduction, a
-    conversion, a division and a clip on one sign-explicit integer type, random layouts."""
-    et = draw(st.sampled_from(INT_TYPES))
+    conversion, a division and a clip on one sign-explicit integer type, random layouts (64-bit
+    types: no division or mean, which have no exact TOSA lowering, and no ui64 -> float)."""
+    et = draw(st.sampled_from(list(types)))
+    wide = et.endswith("64")
     lens = draw(small_lens(1, 3))
     p = Program()
     a = p.arg(lens, _strided(draw, lens), et=et)
@@ -71,14 +73,14 @@ def integer_programs(draw: st.DrawFn) -> Typed:
     outs.append(p.op(draw(st.sampled_from(["max", "min"])), [a, b], lens, strides=out_strides()))
     outs.append(p.op(draw(st.sampled_from(["add", "sub", "mul"])), [a, b], lens))
     axes = sorted(draw(st.sets(st.integers(0, len(lens) - 1), min_size=1)))
-    reductions = ["reduce_sum", "reduce_max", "reduce_min"] + (
-        [] if et == "ui32" else ["reduce_mean"]
-    )
+    exact_mean = et not in ("ui32", "si64", "ui64")
+    reductions = ["reduce_sum", "reduce_max", "reduce_min"] + (["reduce_mean"] * exact_mean)
     reduced = tuple(1 if d in axes else n for d, n in enumerate(lens))
     outs.append(p.op(draw(st.sampled_from(reductions)), [a], reduced, _reduce_attrs(axes)))
-    target = draw(st.sampled_from([t for t in [*INT_TYPES, "f32"] if t != et]))
+    targets = [*INT_TYPES, "si64", "ui64"] + ([] if et == "ui64" else ["f32"])
+    target = draw(st.sampled_from([t for t in targets if t != et]))
     outs.append(p.op("convert", [a], lens, et=target, keyword="to", strides=out_strides()))
-    if et != "ui32":
+    if et != "ui32" and not wide:
         outs.append(p.op("div", [a, c], lens, strides=out_strides()))
     high = (1 << (int(et[2:]) - (1 if et.startswith("s") else 0))) - 3
     lo, hi = _int_literal(p, 2, lens, et), _int_literal(p, high, lens, et)

@@ -253,6 +253,8 @@ def _convert(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
             x = _unsigned32_to_f32(lw, x)
         else:
             x = zero_extend(em, x, src_mx)
+    elif (integer_width(dst) or 0) > 32:  # TOSA casts to i64 only from i32: extend in two steps
+        x = widen(em, x, src_mx)
     if is_float(x.element_type) and not is_float(dst) and dst != i1:
         x = _trunc(lw, x)
         width = integer_width(dst_mx) or 0
