@@ -4,6 +4,7 @@ end (lowered, canonicalized with the polyphase lhs-dilation rewrite, checked on 
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -26,8 +27,8 @@ def test_from_jax_canonicalizes_a_training_step_and_it_matches_xla() -> None:
     x = jax.random.normal(jax.random.PRNGKey(1), (2, 16, 16, 3))
     params = model.init(jax.random.PRNGKey(0), x)
 
-    def loss(params: object, x: jax.Array) -> jax.Array:
-        y = model.apply(params, x)
+    def loss(params: Any, x: jax.Array) -> jax.Array:
+        y = cast(jax.Array, model.apply(params, x))
         return jnp.mean(jnp.square(y[:, : x.shape[1], : x.shape[2]] - x))
 
     step = jax.grad(loss)

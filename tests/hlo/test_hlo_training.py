@@ -8,6 +8,7 @@ canonical, cost exactly the lattice multiply-adds, and compute what XLA computes
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 import jax
 import jax.numpy as jnp
@@ -62,7 +63,7 @@ def training_step(model: nn.Module, shape: tuple[int, ...]) -> tuple[str, list[n
     flat, tree = jax.tree_util.tree_flatten(params)
 
     def loss(leaves: list[jax.Array], x: jax.Array) -> jax.Array:
-        y = model.apply(jax.tree_util.tree_unflatten(tree, leaves), x)
+        y = cast(jax.Array, model.apply(jax.tree_util.tree_unflatten(tree, leaves), x))
         return jnp.mean(jnp.square(y - 0.5))
 
     text = jax.jit(jax.grad(loss, argnums=(0, 1))).lower(flat, x).as_text()
