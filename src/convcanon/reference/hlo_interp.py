@@ -421,12 +421,10 @@ class Interpreter:
     def region_fn(self, region: ir.Region) -> Callable[..., np.ndarray]:
         """A reducer body as a numpy function on whole arrays (a single op is mapped directly)."""
         block = region.blocks[0]
-        ops = [op.operation for op in block.operations]
-        if len(ops) == 2 and ops[0].name.split(".", 1)[-1] in _BINARY:
-            fn = _BINARY[ops[0].name.split(".", 1)[-1]]
-            args = list(block.arguments)
-            if list(ops[0].operands) == args and list(ops[1].operands) == [ops[0].results[0]]:
-                return lambda a, b: fn(a, b)
+        kind = _single_op(region)
+        if kind in _BINARY:
+            fn = _BINARY[kind]
+            return lambda a, b: fn(a, b)
 
         def body(*arrays: np.ndarray) -> np.ndarray:
             return self.run_block(block, list(arrays), batched=True)[0]
@@ -456,14 +454,16 @@ def _has_chlo(module: ir.Module) -> bool:
     return found
 
 
-def _is_single_op(region: ir.Region, names: set[str]) -> bool:
-    """Whether a region is exactly `return op(arg0, arg1)` for an op in `names` (fast paths)."""
+def _single_op(region: ir.Region) -> str | None:
+    """The op's name (no dialect) if a region is exactly `return op(arg0, arg1)` (fast paths)."""
     block = region.blocks[0]
     ops = [op.operation for op in block.operations]
-    if len(ops) != 2 or ops[0].name.split(".", 1)[-1] not in names:
-        return False
     args = list(block.arguments)
-    return list(ops[0].operands) == args[:2] and list(ops[1].operands) == [ops[0].results[0]]
+    if len(ops) != 2 or len(args) != 2 or list(ops[0].operands) != args:
+        return None
+    if list(ops[1].operands) != [ops[0].results[0]]:
+        return None
+    return ops[0].name.split(".", 1)[-1]
 
 
 @dataclass(frozen=True)
@@ -1077,7 +1077,7 @@ def _scatter(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
         scatter_dims_to_operand_dims=list(dims.scattered_dims_to_operand_dims),
         index_vector_dim=dims.index_vector_dim,
         combine=_combiner(it, region, rt[:count]),
-        add=_is_single_op(region, {"add"}),
+        add=_single_op(region) == "add",
     )
 
 
@@ -1085,8 +1085,9 @@ def _combiner(it: Interpreter, region: ir.Region, types: Sequence[TensorType]) -
     """An update computation on whole arrays, its results rounded to the operands' types
     (a region that is one binary op runs as that numpy function, without the block walk)."""
     body = it.region_fn_multi(region)
-    if len(types) == 1 and _is_single_op(region, set(_BINARY)):
-        binary = _BINARY[next(iter(region.blocks[0].operations)).operation.name.split(".", 1)[-1]]
+    kind = _single_op(region)
+    if len(types) == 1 and kind in _BINARY:
+        binary = _BINARY[kind]
         body = lambda a, b: [binary(a, b)]  # noqa: E731
 
     def combine(*arrays: np.ndarray) -> list[np.ndarray]:
@@ -1113,7 +1114,7 @@ def _select_and_scatter(it: Interpreter, op: ir.Operation, args: list[np.ndarray
             padding=[(padding[2 * i], padding[2 * i + 1]) for i in range(rank)],
             select=lambda a, b: select(a, b)[0],
             combine=_combiner(it, op.regions[1], rt),
-            add=_is_single_op(op.regions[1], {"add"}),
+            add=_single_op(op.regions[1]) == "add",
         )
     ]
 
