@@ -382,6 +382,7 @@ class Interpreter:
             handler = handler or OPS.get(name)
             types = [tensor_type(r.type, self.loc(op)) for r in op.results]
             steps.append(_Step(op, name, handler, list(op.operands), list(op.results), types))
+        _mark_last_uses(block, steps)
         return steps
 
     def _run_ops(self, block: ir.Block, args: Sequence[np.ndarray], batched: bool) -> list[Any]:
@@ -410,6 +411,8 @@ class Interpreter:
                 results = handler(self, op, operands, result_types)
                 for res, value, tt in zip(step.results, results, result_types, strict=True):
                     values[res] = normalize(value, tt, batched)
+                for dead in step.dead:  # their last use: the memory goes back now
+                    del values.maps[0][dead]
             except ConvcanonError:
                 raise
             except MemoryError as err:  # a kernel's plan over the limit, or the machine's
@@ -476,6 +479,31 @@ class _Step:
     operands: list[ir.Value]
     results: list[ir.Value]
     types: list[TensorType]
+    dead: list[ir.Value] = field(default_factory=list)  # values of the block last used here
+
+
+def _mark_last_uses(block: ir.Block, steps: list[_Step]) -> None:
+    """Give each step the block's values (arguments, results) that no later op reads, so a long
+    function holds only its live values (as XLA does), not every intermediate it ever made.
+
+    A use inside a nested region counts at the op that holds the region; a value used outside
+    this block, or by an op not found, is kept.
+    """
+    index = {step.op: k for k, step in enumerate(steps)}
+    defined = [(v, -1) for v in block.arguments]
+    defined += [(r, k) for k, step in enumerate(steps) for r in step.results]
+    for value, born in defined:
+        last = born
+        for use in value.uses:
+            owner: Any = use.owner.operation
+            while owner is not None and owner not in index:
+                owner = owner.parent
+            if owner is None:
+                last = len(steps)
+                break
+            last = max(last, index[owner])
+        if 0 <= last < len(steps) and steps[last].name not in _TERMINATORS:
+            steps[last].dead.append(value)
 
 
 _HLO = {"stablehlo", "mhlo"}
