@@ -8,7 +8,8 @@ semantics are upstream's. Every result's buffer, and every kernel's planned peak
 against the memory limit before anything is allocated; going over is an error at the op.
 
 Regions of `while`, `case`, `if` and `sort` may use values of the enclosing blocks (StableHLO does
-not isolate them), so blocks run in a chain of scopes.
+not isolate them), so blocks run in a chain of scopes. Each block is read from the IR once, and
+a value is dropped after its last use, so a function holds only its live values.
 """
 
 from __future__ import annotations
