@@ -59,3 +59,18 @@ def test_without_jax_the_error_names_the_xla_extra():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "pip install 'convcanon[xla]'" in result.stdout
+
+
+def test_the_xla_engine_runs_64_bit_inputs_without_changing_jax_config():
+    from convcanon.verify.xla_engine import run_stablehlo_text
+
+    before = dict(jax.config.values)
+    module = (
+        "func.func @main(%arg0: tensor<2xf64>) -> tensor<2xf64> {\n"
+        "  %0 = stablehlo.add %arg0, %arg0 : tensor<2xf64>\n"
+        "  return %0 : tensor<2xf64>\n}\n"
+    )
+    x = np.array([1.0 + 2.0**-40, 3.0])
+    (result,) = run_stablehlo_text(module, [x])
+    assert result.dtype == np.float64 and np.array_equal(result, 2 * x)
+    assert dict(jax.config.values) == before

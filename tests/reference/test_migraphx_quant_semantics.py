@@ -10,6 +10,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,16 @@ from convcanon.migraphx.io import parse_file_text
 from convcanon.reference.migraphx_interp import Interpreter
 
 _SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(autouse=True)
+def _jax_config_restored():
+    """These tests turn x64 on; put JAX's configuration back so no other test sees it."""
+    import jax
+
+    before = jax.config.values["jax_enable_x64"]
+    yield
+    jax.config.update("jax_enable_x64", before)
 
 
 def _shaped(lens: Sequence[int], strides: Sequence[int], et: str) -> str:
@@ -166,7 +177,7 @@ def test_backwards_data_convolution_matches_jax_conv_transpose(case: dict) -> No
     """jax.lax.conv_transpose (transpose_kernel: the gradient of a forward conv), groups split."""
     import jax
 
-    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_x64", True)  # restored by the module's autouse fixture
     nsp = case["x"].ndim - 2
     spatial = "DHW"[3 - nsp :]
     specs = (f"NC{spatial}", f"OI{spatial}", f"NC{spatial}")
@@ -205,7 +216,7 @@ def test_backwards_data_convolution_matches_jax_conv_transpose(case: dict) -> No
 def test_quant_convolution_is_exact_integer_conv(data: st.DataObject) -> None:
     import jax
 
-    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_x64", True)  # restored by the module's autouse fixture
     group = data.draw(st.sampled_from([1, 2]))
     cin, cout = group * data.draw(st.integers(1, 3)), group * data.draw(st.integers(1, 2))
     kernel = [data.draw(st.integers(1, 3)) for _ in range(2)]

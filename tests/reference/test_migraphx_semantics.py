@@ -15,7 +15,12 @@ from convcanon.migraphx.importer import import_program
 from convcanon.migraphx.io import print_file
 from convcanon.reference.migraphx_interp import run_module_text
 
-jax.config.update("jax_enable_x64", True)
+
+@pytest.fixture(autouse=True)
+def _x64_for_this_test():
+    """JAX in 64 bits for these comparisons only (a global switch leaks into other tests)."""
+    with jax.enable_x64(True):
+        yield
 
 
 def _braces(values: list[int] | tuple[int, ...]) -> str:

@@ -16,11 +16,9 @@ import numpy as np
 
 @cache
 def _cpu_client() -> tuple[Any, Any]:
-    """JAX's CPU client and its first device (x64 on: f64/i64 inputs must stay 64-bit)."""
-    import jax
+    """JAX's CPU client and its first device."""
     import jax.extend.backend
 
-    jax.config.update("jax_enable_x64", True)
     backend = jax.extend.backend.get_backend("cpu")
     return backend, backend.devices()[0]
 
@@ -39,6 +37,9 @@ def run_stablehlo_text(text: str, inputs: Sequence[np.ndarray]) -> list[np.ndarr
 
     _, device = _cpu_client()
     executable = compile_stablehlo_text(text)
-    buffers = [jax.device_put(np.asarray(x), device) for x in inputs]
-    results = executable.execute_sharded(buffers).disassemble_into_single_device_arrays()
-    return [np.asarray(r[0]) for r in results]
+    # f64/i64 inputs must stay 64-bit; x64 is turned on for this thread and this call only, so
+    # the caller's JAX configuration is never changed.
+    with jax.enable_x64(True):
+        buffers = [jax.device_put(np.asarray(x), device) for x in inputs]
+        results = executable.execute_sharded(buffers).disassemble_into_single_device_arrays()
+        return [np.asarray(r[0]) for r in results]
