@@ -464,6 +464,83 @@ def test_unsigned_quant_dot_and_convolution_multiply_unsigned_values_on_iree() -
     assert_close(reference(text, inputs), expected)
 
 
+# Falsifying examples the hypothesis tests found, kept verbatim.
+_FOUND = {
+    # the windows read only begin padding, so the lowering pads explicitly; that pad filled 0
+    # after the ui8 top-bit flip (unsigned 128, minus the zero point -128: 128 * 163 = 20864)
+    "ui8_quant_conv3d_reads_only_padding": (
+        "func.func @main(%arg0: !migraphx.shaped<1x1x1x1x1xui8, 1x1x1x1x1>, "
+        "%arg1: !migraphx.shaped<1x1x1x1x1xui8, 1x1x1x1x1>) -> "
+        "(!migraphx.shaped<1x1x1x1x1xsi32, 1x1x1x1x1>) {\n"
+        "    %0 = migraphx.quant_convolution %arg0, %arg1 {dilation = [1, 1, 1], "
+        "group = 1 : i64, padding = [1, 0, 0, 0, 0, 0], padding_mode = 0 : i64, "
+        "stride = [2, 1, 1]} : <1x1x1x1x1xui8, 1x1x1x1x1>, <1x1x1x1x1xui8, 1x1x1x1x1> -> "
+        "<1x1x1x1x1xsi32, 1x1x1x1x1>\n"
+        "    return %0 : !migraphx.shaped<1x1x1x1x1xsi32, 1x1x1x1x1>\n}\n"
+    ),
+    # a 2x1 kernel dilated along its unit dim: slicing the dilated kernel's trailing zeros off
+    # was a strided copy IREE failed to compile (unrealized_conversion_cast)
+    "backwards_conv_dilation_along_unit_kernel_dim": (
+        "func.func @main(%arg0: !migraphx.shaped<1x1x1x1xf32, 1x1x1x1>, "
+        "%arg1: !migraphx.shaped<1x1x2x1xf32, 2x2x1x1>) -> "
+        "(!migraphx.shaped<1x1x2x1xf32, 2x2x1x1>) {\n"
+        "    %0 = migraphx.backwards_data_convolution %arg0, %arg1 {dilation = [1, 2], "
+        "group = 1 : i64, padding = [0, 0, 0, 0], padding_mode = 0 : i64, stride = [1, 1]} : "
+        "<1x1x1x1xf32, 1x1x1x1>, <1x1x2x1xf32, 2x2x1x1> -> <1x1x2x1xf32, 2x2x1x1>\n"
+        "    return %0 : !migraphx.shaped<1x1x2x1xf32, 2x2x1x1>\n}\n"
+    ),
+    # one input channel per group: the per-group channel slice of the (dilated) kernel was a
+    # standalone strided copy IREE failed to compile the same way
+    "backwards_conv_one_channel_per_group": (
+        "func.func @main(%arg0: !migraphx.shaped<1x2x1x1xf32, 2x1x1x1>, "
+        "%arg1: !migraphx.shaped<2x1x1x2xf32, 2x2x2x1>) -> "
+        "(!migraphx.shaped<1x2x1x3xf32, 6x3x3x1>) {\n"
+        "    %0 = migraphx.backwards_data_convolution %arg0, %arg1 {dilation = [1, 2], "
+        "group = 2 : i64, padding = [0, 0, 0, 0], padding_mode = 0 : i64, stride = [1, 1]} : "
+        "<1x2x1x1xf32, 2x1x1x1>, <2x1x1x2xf32, 2x2x2x1> -> <1x2x1x3xf32, 6x3x3x1>\n"
+        "    return %0 : !migraphx.shaped<1x2x1x3xf32, 6x3x3x1>\n}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FOUND))
+def test_found_quant_program_matches_iree(name: str) -> None:
+    check(_FOUND[name])
+
+
+def _padding_read_conv(et: str, nsp: int, depthwise: bool, extent: int) -> str:
+    """A quant_convolution with begin pad 1 and stride 2 along the first spatial dim. With
+    `extent` 1 its one window lies on padding only and the lowering pads explicitly; a larger
+    `extent` gives windows on data and padding (the conv's own pad)."""
+    channels = 2 if depthwise else 1
+    spatial = (extent, *[1] * (nsp - 1))
+    p = Program()
+    x = p.arg((1, channels, *spatial), None, et)
+    w = p.arg((channels, 1, *[1] * nsp), None, et)
+    out_first = extent // 2 + 1
+    out = (1, channels, out_first, *[1] * (nsp - 1))
+    padding = [1, *[0] * (2 * nsp - 1)]
+    attrs = _conv_attrs(padding, [2, *[1] * (nsp - 1)], group=channels)
+    return p.text([p.op("quant_convolution", [x, w], out, attrs, et="si32")])
+
+
+@pytest.mark.parametrize("et", ["ui8", "si8"])
+@pytest.mark.parametrize(
+    ("nsp", "depthwise"), [(1, False), (2, False), (3, False), (1, True), (2, True)]
+)
+def test_quant_convolution_explicit_padding_contributes_nothing(
+    et: str, nsp: int, depthwise: bool
+) -> None:
+    """Padded positions add nothing (TOSA reads only in-bounds elements and subtracts the zero
+    point from those): an output on padding only is 0, on data its unsigned/signed product."""
+    only_padding = _padding_read_conv(et, nsp, depthwise, 1)
+    inputs = quant_inputs(only_padding)
+    for got in (reference(lower(only_padding), inputs), reference(only_padding, inputs)):
+        assert not np.any(got[0])
+    check(only_padding)
+    check(_padding_read_conv(et, nsp, depthwise, 4))
+
+
 # IREE 3.13 casts the OCP fp8 types; its TOSA profile check refuses the FNUZ ones.
 _FP8_ON_IREE = {"f8E4M3FN": True, "f8E5M2": True, "f8E4M3FNUZ": False, "f8E5M2FNUZ": False}
 

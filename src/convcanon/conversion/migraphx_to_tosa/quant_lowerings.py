@@ -294,7 +294,8 @@ def _conv_kernel(
 
 
 def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
-    """int8 conv with an i32 accumulator and zero zero points; fp8 operands as f32."""
+    """int8 conv with an i32 accumulator (ui8 operands top-bit flipped, zero points -128);
+    fp8 operands as f32."""
     from convcanon.conversion.migraphx_to_tosa.lowerings import _channels_last, _fit_strides
 
     assert isinstance(op, qx.QuantConvolutionOp)
@@ -304,19 +305,24 @@ def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) ->
     out = result_type(op)
     if is_float(source):
         x, w, acc, out_type = _to_f32(em, x), _to_f32(em, w), f32, f32
-        zero_points = (em.zero_point(f32), em.zero_point(f32))
     else:
         acc = out_type = tosa_type(out.element_type)
-        (x, x_zp), (w, w_zp) = _offset_unsigned(em, x, source), _offset_unsigned(em, w, source)
-        zero_points = (x_zp, w_zp)
     nsp = len(x.lens) - 2
     frame = _channels_last(nsp)
     xt, wt = materialize(em, x, frame), materialize(em, w, frame)
     begins, ends = op.explicit_padding()
     strides, dilations = mx.int_list(op, "stride"), mx.int_list(op, "dilation")
+    # Any explicit pad here fills 0, which is the value 0 only before a ui8 operand's top bit
+    # is flipped: flip after it (the flipped pad then reads -128, the zero point, contributing
+    # nothing, as the conv's own padding does).
     xt, begins, ends = _fit_strides(
         em, xt, x.lens[2:], w.lens[2:], strides, dilations, begins, ends
     )
+    if is_float(source):
+        zero_points = (em.zero_point(f32), em.zero_point(f32))
+    else:
+        (xv, x_zp), (wv, w_zp) = (_offset_unsigned(em, View.plain(v), source) for v in (xt, wt))
+        xt, wt, zero_points = xv.base, wv.base, (x_zp, w_zp)
     spatial = list(out.lens[2:])
     if nsp == 1:  # a unit H dim makes it 2-D
         xt = em.reshape(xt, [shape_of(xt)[0], 1, *shape_of(xt)[1:]])
@@ -338,16 +344,33 @@ def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) ->
 
 
 def _dilate_kernel(em: Emitter, wt: SSAValue, dilation: Sequence[int]) -> SSAValue:
-    """OHWI weights with d-1 zero rows/columns between taps (TOSA's transpose_conv2d has no
-    dilation): reshape to [O, KH, 1, KW, 1, I], pad the unit dims to d, reshape, slice."""
-    if all(d == 1 for d in dilation):
-        return wt
+    """OHWI weights with d-1 zero rows/columns after each tap (TOSA's transpose_conv2d has no
+    dilation): reshape to [O, KH, 1, KW, 1, I], pad the unit dims to d, reshape. The kernel
+    keeps the d-1 trailing zeros of its last tap (they only scatter zeros past the taps' reach,
+    which the caller's slice drops): slicing them off is a strided copy IREE 3.13 fails to
+    compile for some shapes (`vector.gather` on a strided memref left as an
+    unrealized_conversion_cast). A unit kernel dim has no dilation to spread."""
     o, kh, kw, i = shape_of(wt)
-    dh, dw = dilation
+    dh, dw = (d if k > 1 else 1 for k, d in zip((kh, kw), dilation, strict=True))
+    if dh == dw == 1:
+        return wt
     spread = em.reshape(wt, [o, kh, 1, kw, 1, i])
     spread = em.pad_zero(spread, [0] * 6, [0, 0, dh - 1, 0, dw - 1, 0])
-    spread = em.reshape(spread, [o, kh * dh, kw * dw, i])
-    return em.slice(spread, [0, 0, 0, 0], [o, (kh - 1) * dh + 1, (kw - 1) * dw + 1, i])
+    return em.reshape(spread, [o, kh * dh, kw * dw, i])
+
+
+def _group_block(em: Emitter, t: SSAValue, group: int, g: int, perm: Sequence[int]) -> SSAValue:
+    """Group `g`'s block of `t` (its first dim holds `group` blocks), transposed by `perm`. The
+    slice is of one contiguous chunk: IREE 3.13 fails to compile some standalone strided
+    copies (a channel slice with one channel per group: `vector.gather` on a strided memref
+    left as an unrealized_conversion_cast)."""
+    if group > 1:
+        shape = list(shape_of(t))
+        per = shape[0] // group
+        blocks = em.reshape(t, [group, per, *shape[1:]])
+        block = em.slice(blocks, [g, *[0] * len(shape)], [1, per, *shape[1:]])
+        t = em.reshape(block, [per, *shape[1:]])
+    return em.transpose(t, perm)
 
 
 def _backwards_data_convolution(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
@@ -366,28 +389,26 @@ def _backwards_data_convolution(lw: FunctionLowering, op: Operation, args: list[
     strides, dilations = mx.int_list(op, "stride"), mx.int_list(op, "dilation")
     begins, _ = op.explicit_padding()
     frame = (0, 3, 1, 2) if nsp == 2 else (0, 2, 1)
-    xt = materialize(em, x, frame)  # [N, *S, K]
-    wt = materialize(em, w, (3, 0, 1, 2) if nsp == 2 else (2, 0, 1))  # [C/g, *R, K]
+    xk = materialize(em, x, (1, 0, 2, 3) if nsp == 2 else (1, 0, 2))  # [K, N, *S]
+    wk = materialize(em, w)  # [K, C/g, *R]
     if nsp == 1:
-        xt = em.reshape(xt, [shape_of(xt)[0], 1, *shape_of(xt)[1:]])
-        wt = em.reshape(wt, [shape_of(wt)[0], 1, *shape_of(wt)[1:]])
+        xk = em.reshape(xk, [*shape_of(xk)[:2], 1, shape_of(xk)[2]])
+        wk = em.reshape(wk, [*shape_of(wk)[:2], 1, shape_of(wk)[2]])
         strides, dilations, begins = [1, *strides], [1, *dilations], (0, *begins)
-    wt = _dilate_kernel(em, wt, dilations)
-    n, h, wdt, k = shape_of(xt)
-    per_out, kh, kw, _ = shape_of(wt)
-    full = [n, (h - 1) * strides[0] + kh, (wdt - 1) * strides[1] + kw, per_out]
     props = tq.transpose_conv_properties([0, 0, 0, 0], list(strides), f32)
     zp, bias = em.zero_point(et), em.zero_point(et)
     parts = []
-    per_in = k // group
     for g in range(group):
-        xg = em.slice(xt, [0, 0, 0, g * per_in], [n, h, wdt, per_in])
-        wg = em.slice(wt, [0, 0, 0, g * per_in], [per_out, kh, kw, per_in])
-        ty = TensorType(et, full)
+        xg = _group_block(em, xk, group, g, [1, 2, 3, 0])  # [N, H, W, K/g]
+        wg = _group_block(em, wk, group, g, [1, 2, 3, 0])  # [C/g, KH, KW, K/g]
+        wg = _dilate_kernel(em, wg, dilations)
+        n, h, wdt, _ = shape_of(xg)
+        per_out, kh, kw, _ = shape_of(wg)
+        ty = TensorType(et, [n, (h - 1) * strides[0] + kh, (wdt - 1) * strides[1] + kw, per_out])
         parts.append(em.add(tq.TransposeConv2DOp([xg, wg, bias, zp, zp], ty, props)))
     y = em.concat(parts, 3)
     spatial = [1, *out.lens[2:]] if nsp == 1 else list(out.lens[2:])
-    y = em.slice(y, [0, begins[0], begins[1], 0], [n, *spatial, out.lens[1]])
+    y = em.slice(y, [0, begins[0], begins[1], 0], [out.lens[0], *spatial, out.lens[1]])
     if nsp == 1:
         y = em.reshape(y, [out.lens[0], out.lens[2], out.lens[1]])
     return View(y, frame, out.lens)
