@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import statistics
@@ -139,8 +140,9 @@ def pass_stats(path: Path, pipeline: str) -> str:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.exit(f"bench_opt: {' '.join(cmd)} failed:\n{proc.stderr}")
-    counters = [line.split() for line in proc.stderr.splitlines() if line.startswith("  ")]
-    return ", ".join(f"{c[1]}={c[0]}" for c in counters if len(c) == 2)
+    # MLIR's report: `  (S)       53 convs-seen`; names may contain spaces (skip reasons)
+    counters = re.findall(r"^\s+\(S\)\s+(\d+)\s+(.+)$", proc.stderr, re.M)
+    return ", ".join(f"{name}={n}" for n, name in counters)
 
 
 _PHASES = r"""
