@@ -795,6 +795,7 @@ CASES += [
     Case("migraphx conv padding 5000 over --memory-limit", ["run", "{m.mlir}", "--inputs", "{in.npz}", "--memory-limit", "1MiB"], {"m.mlir": _f(PADDED_MIGRAPHX_CONV), "in.npz": _PADDED_CONV_INPUTS}, 1, "m.mlir:3:3: error: out of memory: 'migraphx.convolution': convolution needs 800640436 bytes"),
 ]  # fmt: skip
 
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}
