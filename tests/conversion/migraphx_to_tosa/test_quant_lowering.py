@@ -500,6 +500,20 @@ _FOUND = {
         "<1x2x1x1xf32, 2x1x1x1>, <2x1x1x2xf32, 2x2x2x1> -> <1x2x1x3xf32, 6x3x3x1>\n"
         "    return %0 : !migraphx.shaped<1x2x1x3xf32, 6x3x3x1>\n}\n"
     ),
+    # a padded integer depthwise conv: IREE 3.13's own decomposition built an ill-typed tosa.pad
+    # (i32 padding of an i8 input), so the lowering pads explicitly and gives the conv none
+    **{
+        f"{t}_quant_depthwise_conv1d_with_padding": (
+            f"func.func @main(%arg0: !migraphx.shaped<1x2x1x{t}, 2x1x1>, "
+            f"%arg1: !migraphx.shaped<2x1x1x{t}, 1x1x1>) -> "
+            "(!migraphx.shaped<1x2x2xsi32, 4x2x1>) {\n"
+            "    %0 = migraphx.quant_convolution %arg0, %arg1 {dilation = [1], group = 2 : i64, "
+            "padding = [0, 1], padding_mode = 0 : i64, stride = [1]} : "
+            f"<1x2x1x{t}, 2x1x1>, <2x1x1x{t}, 1x1x1> -> <1x2x2xsi32, 4x2x1>\n"
+            "    return %0 : !migraphx.shaped<1x2x2xsi32, 4x2x1>\n}\n"
+        )
+        for t in ("si8", "ui8")
+    },
 }
 
 

@@ -318,6 +318,13 @@ def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) ->
     xt, begins, ends = _fit_strides(
         em, xt, x.lens[2:], w.lens[2:], strides, dilations, begins, ends
     )
+    group = mx.int_value(op, "group")
+    depthwise = nsp <= 2 and group > 1 and group == x.lens[1] and w.lens[1] == 1
+    if depthwise and not is_float(source) and any(begins + ends):
+        # IREE 3.13 decomposes a padded integer depthwise conv into an ill-typed tosa.pad (i32
+        # padding of an i8 input): pad here instead, before the flip, and give the conv none.
+        xt = em.pad_zero(xt, [0, *begins, 0], [0, *ends, 0])
+        begins, ends = [0] * nsp, [0] * nsp
     if is_float(source):
         zero_points = (em.zero_point(f32), em.zero_point(f32))
     else:
@@ -331,8 +338,6 @@ def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) ->
         strides, dilations = [1, *strides], [1, *dilations]
     pad = [v for b, e in zip(begins, ends, strict=True) for v in (b, e)]
     props = tosa.conv_properties(pad, strides, dilations, acc)
-    group = mx.int_value(op, "group")
-    depthwise = nsp <= 2 and group > 1 and group == x.lens[1] and w.lens[1] == 1
     out_shape = [out.lens[0], *spatial, out.lens[1]]
     y = _conv_kernel(em, xt, wt, out_shape, props, group, depthwise, out_type, zero_points)
     if nsp == 1:
