@@ -8,12 +8,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
 from _shared import IN_CI, MISSING  # noqa: E402  # pyright: ignore[reportMissingImports]
+
+# Under CI the property tests draw the same examples every run, so a CI failure reproduces with
+# `CI=true` locally; elsewhere each run explores new examples.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if IN_CI:
+    settings.load_profile("ci")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
