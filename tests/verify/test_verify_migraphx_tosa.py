@@ -86,7 +86,8 @@ def test_xla_engine_and_mixed_halves_are_clear_errors(
     assert "engine 'xla' runs StableHLO; migraphx/TOSA modules run on reference or iree" in out
     hlo = Path(programs["seed"]).with_name("hlo.mlir")
     hlo.write_text(
-        "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n  return %x : tensor<2xf32>\n}\n"
+        "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %0 = stablehlo.negate %x : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n"
     )
     code, out = _verify(capsys, str(hlo), programs["seed"])
     assert code == 1

@@ -241,7 +241,8 @@ def verify_command(
     after_name, after_text = read_input(after)
     from convcanon.ir_kind import sniff_framework
 
-    kinds = {sniff_framework(before_text), sniff_framework(after_text)}
+    # A module without dialect ops (a lowering that folded to a bare return) is either kind.
+    kinds = {sniff_framework(t, "") for t in (before_text, after_text)} - {""} or {"hlo"}
     if len(kinds) > 1:
         raise ConvcanonError(
             "cannot compare a StableHLO/MHLO module with a migraphx/TOSA module",

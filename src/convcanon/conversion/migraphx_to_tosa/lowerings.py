@@ -16,6 +16,8 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     TensorType,
+    bf16,
+    f16,
     f32,
     i1,
     i32,
@@ -583,9 +585,12 @@ def _dot(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
         rhs = em.reshape(logical(em, b), [batch, k, n])
         rows = m
     et = a.element_type
+    # f16/bf16 products accumulate in f32 and round once (an f16 accumulator loses ~K/2 ulps).
+    acc = f32 if et in (f16, bf16) else et
     zp = em.zero_point(et)
-    out = em.add(tosa.MatMulOp([lhs, rhs, zp, zp], TensorType(et, [batch, rows, n])))
-    return View.plain(em.reshape(out, lens))
+    out = em.add(tosa.MatMulOp([lhs, rhs, zp, zp], TensorType(acc, [batch, rows, n])))
+    result = View.plain(em.reshape(out, lens))
+    return result if acc == et else unary_view(em, tosa.CastOp, result, et)
 
 
 # -- convolution -----------------------------------------------------------------------------------
