@@ -12,30 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
-from convcanon.fileio import check_output_path, read_input, write_output
+from convcanon.diagnostics import ConvcanonError, UsageError
+from convcanon.fileio import check_output_path, read_mlir_input, write_output
 from convcanon.ir_kind import sniff_framework
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
-
-
-def read_mlir_input(path: str) -> tuple[str, str]:
-    """Read an MLIR input; XLA HLO (text or a binary HloModuleProto) gets a hint to convert it."""
-    try:
-        name, text = read_input(path)
-    except ConvcanonError as err:
-        if err.message.startswith("not UTF-8 text"):
-            err.message += (
-                "; if it is a serialized XLA HloModuleProto (.pb), pass --input-hlo to convert it"
-            )
-        raise
-    if text.lstrip().startswith("HloModule"):
-        stripped = len(text) - len(text.lstrip())
-        line = text.count("\n", 0, stripped) + 1
-        raise ConvcanonError(
-            "this is XLA HLO text, not MLIR: pass --input-hlo to convert it to StableHLO",
-            SourceLoc(name, line, 1),
-        )
-    return name, text
 
 
 @dataclass(frozen=True)

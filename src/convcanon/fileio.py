@@ -532,3 +532,26 @@ def flush_stdout() -> None:
         raise stdout_error(err) from None
     except ValueError:  # stdout closed by the caller
         pass
+
+
+def read_mlir_input(path: str) -> tuple[str, str]:
+    """Read an MLIR input for any command; XLA HLO (text or a binary HloModuleProto) is refused
+    with a hint to convert it."""
+    try:
+        name, text = read_input(path)
+    except ConvcanonError as err:
+        if err.message.startswith("not UTF-8 text"):
+            err.message += (
+                "; if it is a serialized XLA HloModuleProto (.pb), convert it with --input-hlo "
+                "(convcanon-opt, explain)"
+            )
+        raise
+    if text.lstrip().startswith("HloModule"):
+        stripped = len(text) - len(text.lstrip())
+        line = text.count("\n", 0, stripped) + 1
+        raise ConvcanonError(
+            "this is XLA HLO text, not MLIR: convert it to StableHLO with --input-hlo "
+            "(convcanon-opt, explain)",
+            SourceLoc(name, line, 1),
+        )
+    return name, text

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
-from convcanon.fileio import check_output_path, parse_byte_size, read_input, write_output
+from convcanon.fileio import check_output_path, parse_byte_size, read_mlir_input, write_output
 
 FORMATS = ("svg", "png", "dot")
 DEFAULT_MAX_NODES = 1500
@@ -264,7 +264,7 @@ def graph_command(
     limit = parse_byte_size(memory_limit, "memory limit")
     passes = parse_pipeline(pipeline)
     check_output_path(input_path, output)
-    filename, text = read_input(input_path)
+    filename, text = read_mlir_input(input_path)
     framework = choose_framework(passes, text)
     adapter = FRAMEWORKS[framework]
     extract = _hlo_nodes if framework == "hlo" else _xdsl_nodes

@@ -55,7 +55,7 @@ def test_without_input_hlo_the_error_suggests_it(hlo_files: tuple[Path, Path], w
     result = subprocess.run([*OPT, str(hlo_files[which])], capture_output=True, text=True)
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith(f"{hlo_files[which]}")
-    assert "pass --input-hlo to convert it" in result.stderr and "Traceback" not in result.stderr
+    assert "with --input-hlo" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_explain_takes_input_hlo(hlo_files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]):
@@ -63,3 +63,25 @@ def test_explain_takes_input_hlo(hlo_files: tuple[Path, Path], capsys: pytest.Ca
 
     assert main(["explain", "--input-hlo", str(hlo_files[0]), "--format", "json"]) == 0
     assert '"convs_seen": 1' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "command", [["run", "{hlo}"], ["verify", "{hlo}", "{hlo}"], ["graph", "{hlo}", "-o", "-"]]
+)
+def test_every_mlir_reader_hints_at_input_hlo_for_hlo_text(tmp_path: Path, command: list[str]):
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text("HloModule m\nENTRY e { ROOT p = f32[2] parameter(0) }\n")
+    args = [part.format(hlo=hlo) for part in command]
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from convcanon.cli import main; sys.exit(main())",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1
+    assert f"{hlo}:1:1: error: this is XLA HLO text, not MLIR" in result.stderr
+    assert "with --input-hlo" in result.stderr and "Traceback" not in result.stderr

@@ -63,8 +63,8 @@ def test_hlo_text_without_input_hlo_suggests_it(opt: Runner, cc: Runner, tmp_pat
     for result in (opt(hlo, "--stablehlo-canonicalize-conv"), cc("explain", hlo)):
         assert result.code == 1
         assert result.err == (
-            f"{hlo}:2:1: error: this is XLA HLO text, not MLIR: pass --input-hlo to convert it"
-            " to StableHLO\n"
+            f"{hlo}:2:1: error: this is XLA HLO text, not MLIR: convert it to StableHLO with "
+            "--input-hlo (convcanon-opt, explain)\n"
         )
 
 
@@ -73,4 +73,4 @@ def test_binary_input_suggests_input_hlo(opt: Runner, tmp_path: Path) -> None:
     proto.write_bytes(b"\n\x05jit_f\x1a\xff\xfe\x00")
     result = opt(proto)
     assert result.code == 1
-    assert "not UTF-8 text" in result.err and "pass --input-hlo" in result.err
+    assert "not UTF-8 text" in result.err and "with --input-hlo" in result.err

@@ -695,7 +695,7 @@ CASES += [
         ["{m.hlo}"],
         {"m.hlo": _f("HloModule jit_f, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n")},
         1,
-        "m.hlo:1:1: error: this is XLA HLO text, not MLIR: pass --input-hlo to convert it",
+        "m.hlo:1:1: error: this is XLA HLO text, not MLIR: convert it to StableHLO with --input-hlo",
         "convcanon-opt",
     ),
     Case(
@@ -703,7 +703,7 @@ CASES += [
         ["explain", "{m.pb}"],
         {"m.pb": _f(b"\n\x05jit_f\x1a\xff\xfe")},
         1,
-        "if it is a serialized XLA HloModuleProto (.pb), pass --input-hlo to convert it",
+        "if it is a serialized XLA HloModuleProto (.pb), convert it with --input-hlo",
     ),
     # -- conv canonicalization options and element types
     Case(

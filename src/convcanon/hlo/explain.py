@@ -188,7 +188,7 @@ def explain_file(input: str, pipeline: str | None, fmt: str, input_hlo: bool = F
 
         filename, text = input, hlo_file_to_stablehlo_text(input)
     else:
-        from convcanon.driver import read_mlir_input
+        from convcanon.fileio import read_mlir_input
 
         filename, text = read_mlir_input(input)
     write_stdout(render(explain_rows(text, filename, pipeline), fmt))

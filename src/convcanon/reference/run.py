@@ -19,7 +19,7 @@ from convcanon.fileio import (
     check_output_path,
     load_npz,
     parse_byte_size,
-    read_input,
+    read_mlir_input,
     write_output,
 )
 from convcanon.reference.summary import print_results
@@ -169,7 +169,7 @@ def run_command(
     check_output_path(input, output)
     if inputs:
         check_output_path(inputs, output)
-    filename, text = read_input(input)
+    filename, text = read_mlir_input(input)
     feed = load_npz(inputs) if inputs else {}
     from convcanon.ir_kind import sniff_framework
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
-from convcanon.fileio import read_input
+from convcanon.fileio import read_mlir_input
 
 if TYPE_CHECKING:
     from convcanon.verify.engines import Engine
@@ -237,8 +237,8 @@ def verify_command(
         raise UsageError("--trials must be at least 1")
     if seed < 0:
         raise UsageError("--seed must be a non-negative integer")
-    before_name, before_text = read_input(before)
-    after_name, after_text = read_input(after)
+    before_name, before_text = read_mlir_input(before)
+    after_name, after_text = read_mlir_input(after)
     from convcanon.ir_kind import sniff_framework
 
     # A module without dialect ops (a lowering that folded to a bare return) is either kind.
