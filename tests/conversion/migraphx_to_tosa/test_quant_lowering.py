@@ -502,6 +502,16 @@ _FOUND = {
     ),
     # a padded integer depthwise conv: IREE 3.13's own decomposition built an ill-typed tosa.pad
     # (i32 padding of an i8 input), so the lowering pads explicitly and gives the conv none
+    # ui32 -> f32 lifts negative i32 bits by 2^32 with a select, which took the i1 condition's
+    # element type for its result (invalid TOSA that iree-opt refused)
+    "ui32_dequantize_with_bias": (
+        "func.func @main(%arg0: !migraphx.shaped<1x3x4xui32, 12x4x1>, "
+        "%arg1: !migraphx.shaped<1x1x4xf32, 4x4x1>, %arg2: !migraphx.shaped<1x1x4xui32, 4x4x1>) "
+        "-> !migraphx.shaped<1x3x4xf32, 12x4x1> {\n"
+        "    %0 = migraphx.dequantizelinear %arg0, %arg1, %arg2 : <1x3x4xui32, 12x4x1>, "
+        "<1x1x4xf32, 4x4x1>, !migraphx.shaped<1x1x4xui32, 4x4x1> -> <1x3x4xf32, 12x4x1>\n"
+        "    return %0 : !migraphx.shaped<1x3x4xf32, 12x4x1>\n}\n"
+    ),
     **{
         f"{t}_quant_depthwise_conv1d_with_padding": (
             f"func.func @main(%arg0: !migraphx.shaped<1x2x1x{t}, 2x1x1>, "

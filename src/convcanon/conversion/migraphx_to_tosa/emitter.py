@@ -215,7 +215,9 @@ class Emitter:
         """An elementwise op over equal-rank operands; size-1 dims broadcast."""
         shapes = [shape_of(a) for a in args]
         out_shape = tuple(max(dims) for dims in zip(*shapes, strict=True))
-        et = element_type if element_type is not None else element_type_of(args[0])
+        # select's first operand is its i1 condition; the values (and the result) follow it
+        typed = args[1] if cls is tosa.SelectOp else args[0]
+        et = element_type if element_type is not None else element_type_of(typed)
         operands = list(args)
         if cls is tosa.MulOp:
             operands.append(self.scalar(i8, 0, 1))

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View
 from convcanon.conversion.migraphx_to_tosa.lowerings import LOWERINGS
@@ -175,9 +176,21 @@ def migraphx_to_tosa(parsed: object, options: Mapping[str, OptionValue] | None =
     done = {id(f): FunctionLowering(f, stats, by_name).run() for f in order}
     lowered = [done[id(f)] for f in functions]
     for old, new in zip(functions, lowered, strict=True):
+        _verify_lowered(old, new)
         module.body.block.insert_op_before(new, old)
         old.detach()
         old.erase()
     for name, count in count_ops(module).items():
         stats.bump(f"{name} emitted", count)
     return stats
+
+
+def _verify_lowered(source: func.FuncOp, lowered: func.FuncOp) -> None:
+    """Never print TOSA that upstream MLIR would reject: a lowering bug is an error at the
+    source function, not a module that fails later in iree-opt."""
+    try:
+        lowered.verify()
+    except VerifyException as err:
+        raise lowering_error(
+            source, f"lowered to invalid TOSA (a convcanon bug): {str(err).splitlines()[0]}"
+        ) from None
