@@ -638,14 +638,7 @@ class ConvolutionOp(MigraphxOp):
     def explicit_padding(self) -> tuple[Lens, Lens]:
         """(begins, ends) per spatial dim, whatever the padding_mode."""
         x, w = self.in_types()
-        return rules.conv_padding(
-            x.lens[2:],
-            w.lens[2:],
-            int_list(self, "padding"),
-            int_list(self, "stride"),
-            int_list(self, "dilation"),
-            int_value(self, "padding_mode", 0),
-        )
+        return conv_explicit_padding(self, x.lens, w.lens)
 
     def infer(self) -> tuple[Lens, Attribute]:
         x, w = self.in_types()
@@ -840,3 +833,16 @@ ALL_OPS: tuple[type[IRDLOperation], ...] = (
 IMPORTER_TRUSTED: frozenset[type[IRDLOperation]] = frozenset(
     op for op in ALL_OPS[: ALL_OPS.index(LiteralOp)] if op.__module__ == __name__
 )
+
+
+def conv_explicit_padding(op: Operation, x_lens: Lens, w_lens: Lens) -> tuple[Lens, Lens]:
+    """A conv-like op's (begins, ends) per spatial dim from its padding, stride, dilation and
+    padding_mode attributes (shared by the float, quantized and backwards convolutions)."""
+    return rules.conv_padding(
+        x_lens[2:],
+        w_lens[2:],
+        int_list(op, "padding"),
+        int_list(op, "stride"),
+        int_list(op, "dilation"),
+        int_value(op, "padding_mode", 0),
+    )

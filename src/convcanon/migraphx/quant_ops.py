@@ -40,6 +40,7 @@ from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.ops import (
     Lens,
     MigraphxOp,
+    conv_explicit_padding,
     int_list,
     int_value,
     print_attr_dict,
@@ -277,14 +278,7 @@ class ConvLikeOp(MigraphxOp):
     def explicit_padding(self) -> tuple[Lens, Lens]:
         """(begins, ends) per spatial dim, whatever the padding_mode."""
         x, w = self.in_types()
-        return rules.conv_padding(
-            x.lens[2:],
-            w.lens[2:],
-            int_list(self, "padding"),
-            int_list(self, "stride"),
-            int_list(self, "dilation"),
-            int_value(self, "padding_mode", 0),
-        )
+        return conv_explicit_padding(self, x.lens, w.lens)
 
 
 @irdl_op_definition

@@ -179,8 +179,13 @@ def _dot(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 def _convolution(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     assert isinstance(op, mx.ConvolutionOp)
     x, w = args
+    return migraphx_conv(op, x, w, result_dtype(op))
+
+
+def migraphx_conv(op: Operation, x: np.ndarray, w: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """MIGraphX's NC*/OI* convolution (float and quantized ops alike), computed in `dtype`."""
     spatial = tuple(range(2, x.ndim))
-    begins, ends = op.explicit_padding()
+    begins, ends = op.explicit_padding()  # type: ignore[attr-defined]
     return conv_general(
         x,
         w,
@@ -194,7 +199,7 @@ def _convolution(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         out_spec=(0, 1, spatial),
         feature_group_count=mx.int_value(op, "group"),
         batch_group_count=1,
-        preferred_dtype=result_dtype(op),
+        preferred_dtype=dtype,
     )
 
 

@@ -24,6 +24,7 @@ from convcanon.migraphx import ops as mx
 from convcanon.migraphx import quant_ops as qx
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 from convcanon.reference.kernels import conv_general
+from convcanon.reference.migraphx_interp import migraphx_conv
 from convcanon.tosa.ops import int_values
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
@@ -119,23 +120,8 @@ def _quant_convolution(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     dtype = _result_dtype(op)
     integral = dtype.kind in "iu"
     x, w = (as_int(v) if integral else v.astype(np.float32) for v in (x, w))
-    spatial = tuple(range(2, x.ndim))
-    begins, ends = op.explicit_padding()
-    out = conv_general(
-        x,
-        w,
-        window_strides=mx.int_list(op, "stride"),
-        padding=list(zip(begins, ends, strict=True)),
-        lhs_dilation=[1] * len(spatial),
-        rhs_dilation=mx.int_list(op, "dilation"),
-        window_reversal=[False] * len(spatial),
-        lhs_spec=(0, 1, spatial),
-        rhs_spec=(1, 0, spatial),
-        out_spec=(0, 1, spatial),
-        feature_group_count=mx.int_value(op, "group"),
-        batch_group_count=1,
-        preferred_dtype=np.dtype(np.int64) if integral else np.dtype(np.float32),
-    )
+    wide = np.dtype(np.int64) if integral else np.dtype(np.float32)
+    out = migraphx_conv(op, x, w, wide)
     return _wrap32(out, dtype) if integral else out.astype(dtype)
 
 
