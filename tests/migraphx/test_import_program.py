@@ -10,6 +10,7 @@ from xdsl.dialects import func
 
 from convcanon.cli import main
 from convcanon.diagnostics import ConvcanonError
+from convcanon.migraphx import importer
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx.importer import import_program
 from convcanon.migraphx.io import parse_file_text, print_file
@@ -174,3 +175,43 @@ def test_cli_writes_output_and_writes_nothing_on_error(
     assert main(["import-migraphx", str(bad), "-o", str(out2)]) == 1
     assert not out2.exists()
     assert f"{bad}:2:6: error: unknown MIGraphX op `frobnicate`" in capsys.readouterr().err
+
+
+FAST_PATH_PROGRAMS = [
+    SEED_FIXED.read_text(),
+    P + "@1 = exp(x) -> float_type, {4, 3}, {3, 1}, target_id=0\n@2 = @return(@1)\n",
+    P + "@1 = add( x , x ) -> float_type, {4, 3}, {3, 1}\n@2 = @return(@1)\n",
+    P + "@1 = greater(x,x) -> bool_type, {4, 3}, {3, 1}\n@2 = @return(@1)\n",
+    P + "@1 = transpose[permutation={1,0}](x) -> float_type, {3, 4}, {1, 3}\n@2 = @return(@1)\n",
+]
+
+
+@pytest.mark.parametrize("program", FAST_PATH_PROGRAMS)
+def test_single_regex_line_import_equals_the_general_scanner(
+    program: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = print_file(import_program(program, "prog.txt"))
+    monkeypatch.setattr(importer, "_plain_instruction", lambda *_: False)
+    assert print_file(import_program(program, "prog.txt")) == fast
+
+
+BAD_PLAIN_LINES = [
+    P + "@1 = exp(y) -> float_type, {4, 3}, {3, 1}\n@2 = @return(@1)\n",  # unknown operand
+    P + "@1 = exp(x) -> float_type, {4, 4}, {3, 1}\n@2 = @return(@1)\n",  # wrong lens
+    P + "@1 = exp(x) -> float_type, {4, 3}, {3, 2}\n@2 = @return(@1)\n",  # bad layout
+    P + "@1 = exp(x) -> float_type, {4, 3}, {3}\n@2 = @return(@1)\n",  # stride count
+    P + "@1 = add(x) -> float_type, {4, 3}, {3, 1}\n@2 = @return(@1)\n",  # operand count
+    P + "@1 = exq(x) -> float_type, {4, 3}, {3, 1}\n@2 = @return(@1)\n",  # unknown op
+]
+
+
+@pytest.mark.parametrize("program", BAD_PLAIN_LINES)
+def test_single_regex_line_import_reports_what_the_general_scanner_reports(
+    program: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(ConvcanonError) as fast:
+        import_program(program, "prog.txt")
+    monkeypatch.setattr(importer, "_plain_instruction", lambda *_: False)
+    with pytest.raises(ConvcanonError) as general:
+        import_program(program, "prog.txt")
+    assert fast.value.render() == general.value.render()

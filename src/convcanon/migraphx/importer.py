@@ -129,7 +129,7 @@ class _Cursor:
     def location(self, pos: int) -> FileLineColLoc:
         """Where an op came from, so later errors (verifier, migraphx-to-tosa) point into the
         program; locations are never printed."""
-        return FileLineColLoc(_file_attr(self.filename), IntAttr(self.line), IntAttr(pos + 1))
+        return FileLineColLoc.new((_file_attr(self.filename), IntAttr(self.line), _column(pos + 1)))
 
     def skip_ws(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos] in " \t":
@@ -167,6 +167,11 @@ class _Cursor:
 @functools.lru_cache(maxsize=16)
 def _file_attr(filename: str) -> StringAttr:
     return StringAttr(filename)
+
+
+@functools.lru_cache(maxsize=256)
+def _column(column: int) -> IntAttr:
+    return IntAttr(column)
 
 
 _NAME = re.compile(r"[^\s=(),\[\]{}]+")
@@ -433,7 +438,44 @@ def _attributes(
     return attributes
 
 
+# `NAME = op(ARG, ...) -> TYPE, {LENS}, {STRIDES}`: most lines of a real program. A line that
+# matches is imported without the cursor; anything else (or any error) takes the general path.
+_PLAIN_OP = re.compile(r"\s*([^\s=(),\[\]{}]+)\s*=\s*([A-Za-z_]\w*)\(([^()\[\]{}]*)\)")
+
+
+def _plain_instruction(program: _Program, cur: _Cursor) -> bool:
+    """Import a field-free op line in one regex match; False leaves it to `_instruction`."""
+    found = _PLAIN_OP.match(cur.text)
+    if found is None:
+        return False
+    name, op_name, arg_text = found.groups()
+    entry = OP_FIELDS.get(op_name)
+    shape = _SHAPE_TEXT.match(cur.text, found.end())
+    if entry is None or shape is None or shape.group(1) not in TYPE_NAMES:
+        return False
+    operands: list[SSAValue] = []
+    if arg_text.strip():
+        for arg in arg_text.split(","):
+            value = program.values.get(arg.strip())
+            if value is None:
+                return False
+            operands.append(value)
+    cls = entry[0]
+    if cls in mx.COMPARISONS:
+        return False  # may need the bool convert
+    lens = [int(v) for v in shape.group(2).split(",")] if shape.group(2) else []
+    strides = [int(v) for v in shape.group(3).split(",")] if shape.group(3) else []
+    cur.pos = len(cur.text)  # where the general path reports a bad shape
+    ty = _shaped(cur, _Shape(shape.group(1), lens, strides))
+    op = cls.create(operands=operands, result_types=[ty])
+    _add(program, cur, op, found.start(2))
+    program.values[name] = op.results[0]
+    return True
+
+
 def _instruction(program: _Program, cur: _Cursor) -> None:
+    if _plain_instruction(program, cur):
+        return
     cur.skip_ws()
     name = cur.match(_NAME, "an instruction name")
     cur.expect("=", "after the instruction name")

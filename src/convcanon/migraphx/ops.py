@@ -126,7 +126,7 @@ class MigraphxOp(IRDLOperation):
     # shapes
     def in_types(self) -> list[ShapedType]:
         types: list[ShapedType] = []
-        for k, operand in enumerate(self.args):
+        for k, operand in enumerate(self.operands):  # = self.args, without the descriptor
             if not isinstance(operand.type, ShapedType):
                 raise VerifyException(f"{self.name} operand #{k} must be !migraphx.shaped")
             types.append(operand.type)
@@ -142,12 +142,12 @@ class MigraphxOp(IRDLOperation):
     def verify_semantics(self) -> None:
         """Operand count, and the declared result against the computed one (the importer calls
         this alone for the ops in IMPORTER_TRUSTED: it builds their attributes itself)."""
-        if self.OPERAND_NAMES and len(self.args) != len(self.OPERAND_NAMES):
+        if self.OPERAND_NAMES and len(self.operands) != len(self.OPERAND_NAMES):
             raise VerifyException(
                 f"{self.name} takes {len(self.OPERAND_NAMES)} operands "
-                f"({', '.join(self.OPERAND_NAMES)}), got {len(self.args)}"
+                f"({', '.join(self.OPERAND_NAMES)}), got {len(self.operands)}"
             )
-        out = self.output.type
+        out = self.results[0].type  # = self.output; the descriptors cost a third of an import
         if not isinstance(out, ShapedType):
             raise VerifyException(f"{self.name} result must be !migraphx.shaped, got {out}")
         try:
@@ -168,10 +168,11 @@ class MigraphxOp(IRDLOperation):
     # syntax
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        printer.print_list(self.args, printer.print_operand)
-        print_attr_dict(printer, dict(self.attributes))
-        types = ", ".join(stripped_text(a.type) for a in self.args)
-        printer.print_string(f" : {types} {self.TYPE_KEYWORD} {stripped_text(self.output.type)}")
+        printer.print_list(self.operands, printer.print_operand)
+        print_attr_dict(printer, self.attributes)
+        types = ", ".join(stripped_text(a.type) for a in self.operands)
+        out = stripped_text(self.results[0].type)
+        printer.print_string(f" : {types} {self.TYPE_KEYWORD} {out}")
 
     @classmethod
     def parse(cls, parser: Parser) -> MigraphxOp:

@@ -188,20 +188,23 @@ def print_stripped(printer: Printer, ty: Attribute) -> None:
         printer.print_attribute(ty)
 
 
-_STRIPPED: dict[Attribute, str] = {}
+_STRIPPED: dict[int, tuple[Attribute, str]] = {}
 
 
 def stripped_text(ty: Attribute) -> str:
-    """`print_stripped` as a string, remembered per type (a program repeats a few shapes)."""
-    text = _STRIPPED.get(ty)
-    if text is None:
-        import io
+    """`print_stripped` as a string, remembered per type object (a program repeats a few
+    shapes, and hashing a type walks all its parameters). The entry holds the type, so its id
+    is never reused while cached."""
+    cached = _STRIPPED.get(id(ty))
+    if cached is not None:
+        return cached[1]
+    import io
 
-        stream = io.StringIO()
-        print_stripped(Printer(stream=stream), ty)
-        text = stream.getvalue()
-        if len(_STRIPPED) < 4096:
-            _STRIPPED[ty] = text
+    stream = io.StringIO()
+    print_stripped(Printer(stream=stream), ty)
+    text = stream.getvalue()
+    if len(_STRIPPED) < 4096:
+        _STRIPPED[id(ty)] = (ty, text)
     return text
 
 
