@@ -116,6 +116,18 @@ BAD = {
         "<2x3xf32, 3x1>",
         "scale of a has lens [2, 1]",
     ),
+    "scaled quant_dot with K not a multiple of the block size": (
+        "%a: !migraphx.shaped<1x4x40xf4E2M1FN, 160x40x1>, "
+        "%sa: !migraphx.shaped<1x4x40xf8E8M0FNU, 160x40x1>, "
+        "%b: !migraphx.shaped<1x40x3xf4E2M1FN, 120x3x1>, "
+        "%sb: !migraphx.shaped<1x40x3xf8E8M0FNU, 120x3x1>",
+        "  %r = migraphx.quant_dot %a scaled by %sa, %b scaled by %sb : "
+        "<1x4x40xf4E2M1FN, 160x40x1> scaled by !migraphx.shaped<1x4x40xf8E8M0FNU, 160x40x1>, "
+        "<1x40x3xf4E2M1FN, 120x3x1> scaled by !migraphx.shaped<1x40x3xf8E8M0FNU, 120x3x1> "
+        "-> <1x4x3xf32, 12x3x1>",
+        "<1x4x3xf32, 12x3x1>",
+        "K dimension .40. must be a multiple of the MX block size .32.",
+    ),
     "quantize to a float": (
         "%x: !migraphx.shaped<4xf32, 1>, %s: !migraphx.shaped<4xf32, 1>",
         "  %r = migraphx.quantizelinear %x, %s : <4xf32, 1>, <4xf32, 1> -> <4xf16, 1>",

@@ -138,6 +138,9 @@ class DeQuantizeLinearOp(MigraphxOp):
 
 # -- quant_dot -----------------------------------------------------------------------------------
 
+# Elements of K that share one scale in the OCP MX formats; rocMLIR refuses other K.
+MX_BLOCK = 32
+
 
 def quant_result_type(inputs: Attribute, declared: Attribute) -> Attribute:
     """int8 operands accumulate in a 32-bit integer (any signedness), fp8 ones in f32."""
@@ -191,6 +194,12 @@ class QuantDotOp(MigraphxOp):
                 raise rules.ShapeError(f"scale of {which} must be a float, got {scale}")
         if not isinstance(a.element_type, Float4E2M1FNType):
             raise rules.ShapeError(f"scaled quant_dot needs f4E2M1FN operands, got {a}")
+        k = a.lens[-1]
+        if k % MX_BLOCK:
+            raise rules.ShapeError(
+                f"K dimension ({k}) must be a multiple of the MX block size ({MX_BLOCK}): "
+                "each scale covers one block of K"
+            )
         return lens, Float32Type()
 
     def print(self, printer: Printer) -> None:
