@@ -264,6 +264,17 @@ def _seed(text: str) -> int:
     return value
 
 
+def _positive_int(text: str) -> int:
+    """A count >= 1 (argparse reports anything else as a usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, not {text!r}")
+    return value
+
+
 def _main_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="convcanon", description="convcanon tools")
     parser.add_argument("--version", action=_VersionAction)
@@ -305,6 +316,12 @@ def _main_parser() -> argparse.ArgumentParser:
         "--memory-limit",
         default="4GiB",
         help="refuse tensors whose buffers would exceed this (default 4GiB)",
+    )
+    run.add_argument(
+        "--max-loop-iterations",
+        type=_positive_int,
+        default=100_000,
+        help="stop a stablehlo.while that runs longer with an error (default 100000)",
     )
 
     verify = sub.add_parser("verify", help="differential check of two modules on random inputs")
@@ -387,6 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 entry=args.entry,
                 split_input_file=args.split_input_file,
                 memory_limit=args.memory_limit,
+                max_loop_iterations=args.max_loop_iterations,
             )
         if args.command == "verify":
             from convcanon.verify.command import verify_command

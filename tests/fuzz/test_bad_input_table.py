@@ -752,6 +752,31 @@ CASES += [
     Case("verify --engine iree --entry unknown (migraphx)", ["verify", "{m.mlir}", "{m.mlir}", "--engine", "iree", "--entry", "nope"], {"m.mlir": sources.migraphx_text}, 1, "error: no entry function @nope (functions: main)"),
 ]  # fmt: skip
 
+# -- loops and calls that never end (run, verify)
+_ENDLESS_WHILE = (
+    "func.func @main() -> tensor<i32> {\n"
+    "  %0 = stablehlo.constant dense<0> : tensor<i32>\n"
+    "  %1 = stablehlo.while(%i = %0) : tensor<i32>\n"
+    "   cond {\n"
+    "    %c = stablehlo.compare GE, %i, %i : (tensor<i32>, tensor<i32>) -> tensor<i1>\n"
+    "    stablehlo.return %c : tensor<i1>\n"
+    "  } do {\n"
+    "    stablehlo.return %i : tensor<i32>\n"
+    "  }\n"
+    "  return %1 : tensor<i32>\n}\n"
+)
+_RECURSIVE_CALL = (
+    "func.func @main() -> tensor<i32> {\n"
+    "  %0 = func.call @main() : () -> tensor<i32>\n"
+    "  return %0 : tensor<i32>\n}\n"
+)
+CASES += [
+    Case("run a while loop whose condition never turns false", ["run", "{m.mlir}", "--max-loop-iterations", "50"], {"m.mlir": _f(_ENDLESS_WHILE)}, 1, "m.mlir:3:8: error: stablehlo.while ran 50 iterations and its condition still holds"),
+    Case("run --max-loop-iterations 0", ["run", "{m.mlir}", "--max-loop-iterations", "0"], {"m.mlir": _f(_ENDLESS_WHILE)}, 2, "argument --max-loop-iterations: must be an integer >= 1, not '0'"),
+    Case("run a function that calls itself", ["run", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_CALL)}, 1, "m.mlir:2:8: error: calls nest deeper than 64 at @main (recursion?)"),
+    Case("verify a function that calls itself", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_CALL)}, 1, "m.mlir:2:8: error: calls nest deeper than 64 at @main (recursion?)"),
+]  # fmt: skip
+
 
 def _literal_program(values: str, type_name: str, lens: str = "2", strides: str = "1") -> str:
     return (

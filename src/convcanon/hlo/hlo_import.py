@@ -99,18 +99,27 @@ def _signal_name(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
+HLO_READER_TIMEOUT = 300.0  # seconds; XLA reads a large HLO module in a few
+
+
 def hlo_bytes_to_bytecode_isolated(data: bytes, filename: str) -> bytes:
     """Convert in a child process; a crash or abort there is `filename: error: ...` here."""
     package_root = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-    child = subprocess.run(
-        [sys.executable, "-c", "from convcanon.hlo.hlo_import import child_main; child_main()"],
-        input=data,
-        capture_output=True,
-        env=env,
-    )
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", "from convcanon.hlo.hlo_import import child_main; child_main()"],
+            input=data,
+            capture_output=True,
+            env=env,
+            timeout=HLO_READER_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:  # the child is killed; a native hang is ours to bound
+        raise ConvcanonError(
+            f"XLA's HLO reader did not finish in {HLO_READER_TIMEOUT:g} s", SourceLoc(filename)
+        ) from None
     stderr = child.stderr.decode(errors="replace")
     if child.returncode == 0:
         return child.stdout

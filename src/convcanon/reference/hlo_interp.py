@@ -31,6 +31,8 @@ from convcanon.hlo.context import source_loc
 from convcanon.reference import kernels
 
 DEFAULT_MEMORY_LIMIT = 4 << 30
+DEFAULT_MAX_LOOP_ITERATIONS = 100_000
+MAX_CALL_DEPTH = 64  # as the migraphx interpreter: deeper is recursion in practice
 
 # -- element types -------------------------------------------------------------------------------
 
@@ -276,6 +278,10 @@ class Env:
     """Per-run state: memory limit and the checks executed so far."""
 
     memory_limit: int = DEFAULT_MEMORY_LIMIT
+    # A loop whose condition never turns false, or a call that recurses, must end in a
+    # diagnostic, not run until killed.
+    max_loop_iterations: int = DEFAULT_MAX_LOOP_ITERATIONS
+    call_depth: int = 0
     checks: list[CheckResult] = field(default_factory=list)
     # Sum float reductions one element at a time, rounding each step, in the StableHLO reference
     # interpreter's order: the `check` expectations of conformance tests were produced that way.
@@ -854,7 +860,15 @@ def _call(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[Te
         raise ConvcanonError(f"call to unknown function @{callee}", it.loc(op))
     if not it.functions[callee].regions[0].blocks:
         raise ConvcanonError(f"call to @{callee}, a declaration without a body", it.loc(op))
-    return it.call(callee, args)
+    if it.env.call_depth >= MAX_CALL_DEPTH:
+        raise ConvcanonError(
+            f"calls nest deeper than {MAX_CALL_DEPTH} at @{callee} (recursion?)", it.loc(op)
+        )
+    it.env.call_depth += 1
+    try:
+        return it.call(callee, args)
+    finally:
+        it.env.call_depth -= 1
 
 
 def _dot_general(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
@@ -1184,9 +1198,18 @@ def _reduce_precision(it: Interpreter, op: ir.Operation, args: list[np.ndarray],
 def _while(it: Interpreter, op: ir.Operation, args: list[Any], rt):
     cond, body = op.regions
     values = list(args)
-    while bool(np.asarray(it.run_region(cond, values)[0])):
+    limit = it.env.max_loop_iterations
+    for _ in range(limit):
+        if not bool(np.asarray(it.run_region(cond, values)[0])):
+            return values
         values = it.run_region(body, values)
-    return values
+    if not bool(np.asarray(it.run_region(cond, values)[0])):
+        return values
+    raise ConvcanonError(
+        f"stablehlo.while ran {limit} iterations and its condition still holds "
+        f"(the limit; `convcanon run --max-loop-iterations N` sets it)",
+        it.loc(op),
+    )
 
 
 def _case(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):

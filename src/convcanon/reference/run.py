@@ -52,6 +52,7 @@ def run_hlo_text(
     inputs: Mapping[str, np.ndarray] | None = None,
     memory_limit: int | None = None,
     line_offset: int = 0,
+    max_loop_iterations: int | None = None,
 ) -> list[FunctionReport]:
     """Parse and run one HLO module; returns a report per entry function that ran."""
     from jaxlib.mlir import ir
@@ -67,6 +68,7 @@ def run_hlo_text(
             err.loc = SourceLoc(err.loc.file, err.loc.line + line_offset, err.loc.col)
         raise
     env = hlo_interp.Env(memory_limit or hlo_interp.DEFAULT_MEMORY_LIMIT)
+    env.max_loop_iterations = max_loop_iterations or hlo_interp.DEFAULT_MAX_LOOP_ITERATIONS
     env.ordered = "check.expect_" in text  # conformance tests: the reference's rounding order
     interp = hlo_interp.Interpreter(module, filename, line_offset, env)
     names = _entries(interp, entry, filename)
@@ -163,6 +165,7 @@ def run_command(
     entry: str | None = None,
     split_input_file: bool = False,
     memory_limit: str | int = "4GiB",
+    max_loop_iterations: int | None = None,
 ) -> int:
     """Run every entry function; exit 0 only if every check held (only then write outputs)."""
     limit = parse_memory_limit(memory_limit)
@@ -185,7 +188,13 @@ def run_command(
         if several and not chunk.strip():
             continue
         reports = run_hlo_text(
-            chunk, filename, entry=entry, inputs=feed, memory_limit=limit, line_offset=offset
+            chunk,
+            filename,
+            entry=entry,
+            inputs=feed,
+            memory_limit=limit,
+            line_offset=offset,
+            max_loop_iterations=max_loop_iterations,
         )
         for report in reports:
             status = "ok" if not report.failures else "FAILED"
