@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from jaxlib.mlir import ir
 
 from convcanon.hlo.dialects import Dialect, padding_attr
+from convcanon.hlo.recipe import Step, StepKind, Trace
 
 AnyOp = ir.Operation | ir.OpView
 
@@ -60,6 +61,7 @@ class Builder:
         self._paddings: dict[tuple[tuple[int, int], ...], ir.Attribute] = {}
         self._types: dict[tuple[tuple[int, ...], ir.Type], ir.Type] = {}
         self._zeros: dict[tuple[ir.Block, ir.Type], ir.Value] = {}
+        self.trace: Trace | None = None  # records the ops built, while set
 
     def i64_list(self, values: Sequence[int]) -> ir.Attribute:
         key = tuple(values)
@@ -86,9 +88,13 @@ class Builder:
         block and element type, first in the block so that it dominates every use."""
         key = (block, element)
         zero = self._zeros.get(key)
+        trace, self.trace = self.trace, None  # the constant is not the conv's: not recorded
         if zero is None:
             ip = ir.InsertionPoint.at_block_begin(block)
             zero = self._zeros[key] = self.zeros((), element, ip, loc)
+        self.trace = trace
+        if trace is not None:
+            trace.add(Step(StepKind.ZERO, "", "", [], (), {}, element), zero)
         return zero
 
     def zeros(
@@ -100,6 +106,8 @@ class Builder:
         if value is not None:
             return self._create(self._constant_name, ty, [], {"value": value}, ip, loc)
         self.emitted.append("constant")
+        if self.trace is not None:
+            self.trace.valid = False  # a parsed op: not recorded
         text = (
             f'%0 = "{self._constant_name}"() {{value = dense<(0.0, 0.0)> : {ty}}} : () -> {ty} '
             f"{loc}"
@@ -199,6 +207,16 @@ class Builder:
         self.emitted.append("convolution")
         if result is not None:
             new.results[0].set_type(result)
+        if self.trace is not None:
+            step = Step(
+                StepKind.CLONE,
+                "convolution",
+                "",
+                [] if result is None else [result],
+                self.trace.indices((lhs, rhs)),
+                dict(overrides),
+            )
+            self.trace.add(step, new.results[0])
         operands = new.operands
         operands[0] = lhs
         operands[1] = rhs
@@ -217,8 +235,9 @@ class Builder:
         loc: ir.Location,
     ) -> ir.Value:
         """Create `name` at `ip` with location `loc`; returns its one result."""
-        self.emitted.append(name.partition(".")[2])
-        return ir.Operation.create(
+        short = name.partition(".")[2]
+        self.emitted.append(short)
+        value = ir.Operation.create(
             name,
             results=[result],
             operands=list(operands),
@@ -226,6 +245,17 @@ class Builder:
             loc=loc,
             ip=ip,
         ).result
+        if self.trace is not None:
+            step = Step(
+                StepKind.CREATE,
+                short,
+                name,
+                [result],
+                self.trace.indices(operands),
+                dict(attributes),
+            )
+            self.trace.add(step, value)
+        return value
 
 
 def is_whole(windows: Sequence[tuple[int, int, int]], extents: tuple[int, ...]) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from jaxlib.mlir import ir
 
@@ -25,6 +25,7 @@ from convcanon.hlo.gate import ConvOptions, Decision, decide
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.params import ConvKey, ConvParams, conv_key, read_conv_params
 from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, partial_convs, uses_polyphase
+from convcanon.hlo.recipe import Recipe, Trace, replay
 from convcanon.hlo.rewrite_lhs_dilation import explicit_lhs_dilation
 from convcanon.hlo.rewrite_pad import euet001, explicit_pad, pad_overrides
 from convcanon.hlo.rewrite_stride import explicit_stride
@@ -164,7 +165,7 @@ def canonicalize(
     memo: dict[ConvKey, tuple[ConvParams, _Plan]] = {}
     module = hlo_file.module
     with module.context, ir.Location.unknown():
-        todo: list[tuple[ir.Operation, ConvParams, ConvRecord]] = []
+        todo: list[tuple[ir.Operation, ConvKey, ConvParams, ConvRecord]] = []
         for conv in _convs_in_functions(module, dialect):
             operands = conv.operands
             types = (operands[0].type, operands[1].type, conv.results[0].type)
@@ -198,10 +199,11 @@ def canonicalize(
                 continue
             if not _has_zeros(p, types, opts):
                 raise euet001(p, record.loc)
-            todo.append((conv, p, record))
+            todo.append((conv, key, p, record))
         builder = build.Builder(dialect)
-        for conv, p, record in todo:
-            _rewrite(builder, conv, p, record, opts, stats)
+        recipes: dict[ConvKey, Recipe | None] = {}
+        for conv, key, p, record in todo:
+            _rewrite(builder, conv, key, p, record, opts, stats, recipes)
         if not records:
             check_conv_dialect(hlo_file, dialect)
         module.operation.verify()
@@ -233,19 +235,64 @@ def _has_zeros(p: ConvParams, types: tuple[ir.Type, ir.Type, ir.Type], opts: Con
 def _rewrite(
     b: build.Builder,
     conv: ir.Operation,
+    key: ConvKey,
     p: ConvParams,
     record: ConvRecord,
     opts: ConvOptions,
     stats: PassStats,
+    recipes: dict[ConvKey, Recipe | None],
 ) -> None:
     """Rewrite one accepted conv before `conv`, which the result replaces; records the ops,
     phases and multiply-adds actually emitted.
 
+    The first conv of a configuration (`key`) is rewritten while its ops are recorded; the
+    others replay the record, which builds the same ops without planning them again."""
+    ip, loc = ir.InsertionPoint(conv), record.location
+    b.emitted = []
+    recipe = recipes.get(key)
+    if recipe is not None:
+        block = conv.block
+        total = replay(recipe, conv, lambda e: b.zero(e, block, loc), b.emitted, ip, loc)
+    else:
+        trace = None
+        if key not in recipes:  # record the first conv of each key only
+            operands = conv.operands
+            trace = b.trace = Trace.of(operands[0], operands[1])
+        local = PassStats()
+        try:
+            partials, total = _rewrite_ops(b, conv, p, record, opts, local, ip, loc)
+        finally:
+            b.trace = None
+        macs = sum(_emitted_macs(c, p) for c in partials)
+        recipe = Recipe((), -1, len(partials), macs, tuple(local.counters.items()))
+        if trace is not None:
+            index = trace.refs.get(total) if trace.valid else None
+            kept = None if index is None else replace(recipe, steps=tuple(trace.steps), total=index)
+            recipes[key] = kept
+    for name, n in recipe.bumps:
+        stats.bump(name, n)
+    conv.results[0].replace_all_uses_with(total)
+    conv.erase()
+    record.phases = recipe.partials
+    record.ops_added = b.emitted
+    record.macs_after = recipe.macs_after
+
+
+def _rewrite_ops(
+    b: build.Builder,
+    conv: ir.Operation,
+    p: ConvParams,
+    record: ConvRecord,
+    opts: ConvOptions,
+    stats: PassStats,
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> tuple[list[ir.Operation], ir.Value]:
+    """The ops that replace one accepted conv: its partial convs and the value of their sum.
+
     For f16/bf16/f8 results where an output sums several partials (`wide-partials`), the
     partials are f32, summed in f32 and converted once: rounding each partial first doubles the
     error. Output phases never overlap, so placing them needs no widening."""
-    ip, loc = ir.InsertionPoint(conv), record.location
-    b.emitted = []
     result_type = ir.RankedTensorType(conv.results[0].type)
     element = result_type.element_type
     overlapping = record.phases > max(record.lhs_phases, 1)
@@ -268,11 +315,7 @@ def _rewrite(
     if wide:
         total = b.convert(total, result_type, ip, loc)
         stats.bump("wide-partials")
-    conv.results[0].replace_all_uses_with(total)
-    conv.erase()
-    record.phases = len(partials)
-    record.ops_added = b.emitted
-    record.macs_after = sum(_emitted_macs(c, p) for c in partials)
+    return partials, total
 
 
 def _pad_then_stride(
