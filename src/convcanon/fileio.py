@@ -20,10 +20,7 @@ import re
 import signal
 import stat
 import sys
-import tempfile
 import threading
-import zipfile
-import zlib
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from types import FrameType
@@ -32,6 +29,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
 
 if TYPE_CHECKING:
+    import zipfile
+
     import numpy as np
 
 # -- sizes ---------------------------------------------------------------------------------------
@@ -196,19 +195,26 @@ def check_output_path(input_path: str, output_path: str | None) -> None:
 # -- npz -----------------------------------------------------------------------------------------
 
 _NPZ_MEMBER = re.compile(r"[A-Za-z_][\w.]*\.npy")
-_LZMA = getattr(zipfile, "lzma", None)  # None when Python was built without lzma
-# What zipfile raises on a damaged archive (RuntimeError: an encrypted member; zlib.error,
-# lzma.LZMAError, OSError from bz2: a damaged compressed stream).
-_ZIP_ERRORS = (
-    zipfile.BadZipFile,
-    ValueError,
-    OSError,
-    EOFError,
-    NotImplementedError,
-    RuntimeError,
-    zlib.error,
-    *([_LZMA.LZMAError] if _LZMA else []),
-)
+
+
+def _zip_errors() -> tuple[type[BaseException], ...]:
+    """What zipfile raises on a damaged archive (RuntimeError: an encrypted member; zlib.error,
+    lzma.LZMAError, OSError from bz2: a damaged compressed stream). zipfile and zlib are
+    imported here, on the npz path only: convcanon-opt never reads one."""
+    import zipfile
+    import zlib
+
+    lzma = getattr(zipfile, "lzma", None)  # None when Python was built without lzma
+    return (
+        zipfile.BadZipFile,
+        ValueError,
+        OSError,
+        EOFError,
+        NotImplementedError,
+        RuntimeError,
+        zlib.error,
+        *([lzma.LZMAError] if lzma else []),
+    )
 
 
 def _npz_error(path: str, message: str) -> ConvcanonError:
@@ -254,9 +260,11 @@ def load_npz(path: str, limit: int | None = None) -> dict[str, np.ndarray]:
     if data[:2] != b"PK":
         what = "a single .npy array" if data.startswith(b"\x93NUM") else "no zip header"
         raise ConvcanonError(f"not an .npz archive ({what})", SourceLoc(name))
+    import zipfile
+
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except _ZIP_ERRORS as err:
+    except _zip_errors() as err:
         raise _npz_error(name, str(err)) from None
     with archive:
         members = archive.infolist()
@@ -286,7 +294,7 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> 
     try:
         with archive.open(info) as member:
             raw = member.read(info.file_size + 1)
-    except _ZIP_ERRORS as err:
+    except _zip_errors() as err:
         raise _npz_error(path, f"member {info.filename!r}: {err}") from None
     if len(raw) != info.file_size:
         raise _npz_error(path, f"member {info.filename!r} does not match its zip directory size")
@@ -451,6 +459,8 @@ def _replace_atomically(path: str, target: str, payload: bytes, old_mode: int | 
     if not os.path.isdir(directory):
         raise _write_error(path, f"no such directory {directory!r}")
     temporaries: list[str] = []
+    import tempfile  # only a regular file is replaced by one: not /dev/null or stdout
+
     with _signals_remove(temporaries):
         try:
             fd, tmp = tempfile.mkstemp(
