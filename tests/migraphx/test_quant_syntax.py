@@ -36,6 +36,27 @@ ROUND_TRIPS = {
         "<2x4xf16, 4x1>",
         "<2x4xf16, 4x1>",
     ),
+    "quantizelinear with a wider zero point": _function(
+        "%x: !migraphx.shaped<2x4xf16, 4x1>, %s: !migraphx.shaped<2x4xf16, 0x1>, "
+        "%z: !migraphx.shaped<2x4xsi32, 0x1>",
+        "  %r = migraphx.quantizelinear %x, %s, %z : <2x4xf16, 4x1>, <2x4xf16, 0x1>, "
+        "<2x4xsi32, 0x1> -> <2x4xsi8, 4x1>",
+        "<2x4xsi8, 4x1>",
+    ),
+    "dequantizelinear of its own zero-point type": _function(
+        "%x: !migraphx.shaped<2x4xsi8, 4x1>, %s: !migraphx.shaped<2x4xf32, 0x1>, "
+        "%z: !migraphx.shaped<2x4xsi32, 0x1>",
+        "  %r = migraphx.dequantizelinear %x, %s, %z : <2x4xsi8, 4x1>, <2x4xf32, 0x1>, "
+        "<2x4xsi32, 0x1> -> <2x4xf32, 4x1>",
+        "<2x4xf32, 4x1>",
+    ),
+    "dequantizelinear of a float": _function(
+        "%x: !migraphx.shaped<2x4xf8E4M3FN, 4x1>, %s: !migraphx.shaped<2x4xf32, 0x1>, "
+        "%z: !migraphx.shaped<2x4xf32, 0x1>",
+        "  %r = migraphx.dequantizelinear %x, %s, %z : <2x4xf8E4M3FN, 4x1>, <2x4xf32, 0x1>, "
+        "<2x4xf32, 0x1> -> <2x4xf32, 4x1>",
+        "<2x4xf32, 4x1>",
+    ),
     "quant_dot": _function(
         "%a: !migraphx.shaped<1x5x4xsi8, 20x4x1>, %b: !migraphx.shaped<1x4x3xsi8, 12x1x4>",
         "  %r = migraphx.quant_dot %a, %b : <1x5x4xsi8, 20x4x1>, <1x4x3xsi8, 12x1x4> -> "
@@ -134,19 +155,19 @@ BAD = {
         "<4xf16, 1>",
         "the result must be an integer or fp8",
     ),
-    "dequantize a float": (
-        "%x: !migraphx.shaped<4xf32, 1>, %s: !migraphx.shaped<4xf32, 1>",
-        "  %r = migraphx.dequantizelinear %x, %s : <4xf32, 1>, <4xf32, 1> -> <4xf32, 1>",
-        "<4xf32, 1>",
-        "the input must be an integer or fp8",
+    "quantize to an integer with a float zero point": (
+        "%x: !migraphx.shaped<4xf32, 1>, %s: !migraphx.shaped<4xf32, 1>, "
+        "%z: !migraphx.shaped<4xf32, 1>",
+        "  %r = migraphx.quantizelinear %x, %s, %z : <4xf32, 1>, <4xf32, 1>, <4xf32, 1> -> "
+        "<4xsi8, 1>",
+        "<4xsi8, 1>",
+        "a si8 result needs an integer zero point, got f32",
     ),
-    "dequantize with a zero point of another type": (
-        "%x: !migraphx.shaped<4xsi8, 1>, %s: !migraphx.shaped<4xf32, 1>, "
-        "%z: !migraphx.shaped<4xui8, 1>",
-        "  %r = migraphx.dequantizelinear %x, %s, %z : <4xsi8, 1>, <4xf32, 1>, <4xui8, 1> -> "
-        "<4xf32, 1>",
-        "<4xf32, 1>",
-        "zero point type ui8 differs",
+    "dequantize by an integer scale": (
+        "%x: !migraphx.shaped<4xsi8, 1>, %s: !migraphx.shaped<4xsi32, 1>",
+        "  %r = migraphx.dequantizelinear %x, %s : <4xsi8, 1>, <4xsi32, 1> -> <4xsi32, 1>",
+        "<4xsi32, 1>",
+        "the scale must be a float",
     ),
     "unpack without doubling": (
         "%x: !migraphx.shaped<8x2xui8, 2x1>",

@@ -8,7 +8,9 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -284,27 +286,38 @@ def test_quant_dot_is_exact_integer_matmul(data: st.DataObject) -> None:
 
 # -- quantizelinear / dequantizelinear ----------------------------------------------------------
 
-_RANGES = {"si8": (-128, 127), "ui8": (0, 255), "si16": (-(2**15), 2**15 - 1)}
-_NUMPY = {"si8": np.int8, "ui8": np.uint8, "si16": np.int16}
+_NUMPY = {
+    "si8": np.int8,
+    "ui8": np.uint8,
+    "si16": np.int16,
+    "si32": np.int32,
+    "ui32": np.uint32,
+}
+_RANGES = {et: (int(np.iinfo(t).min), int(np.iinfo(t).max)) for et, t in _NUMPY.items()}
 
 
 @_SETTINGS
 @given(st.data())
 def test_quantizelinear_rounds_half_to_even_and_saturates(data: st.DataObject) -> None:
+    """Any integer result with a zero point of any integer type (an si32 one with an si8
+    result, as rocMLIR sends it): the sum is exact, then saturated."""
     et = data.draw(st.sampled_from(sorted(_RANGES)))
+    zero_et = data.draw(st.sampled_from([et, *sorted(_RANGES)]))
     lens = (data.draw(st.integers(1, 4)), data.draw(st.integers(1, 5)))
     rng = np.random.default_rng(data.draw(st.integers(0, 1000)))
-    # halves of small integers (exact ties), then values far out of range
-    x = (rng.integers(-600, 600, lens) / 2.0 * rng.choice([1.0, 0.5, 1e3], lens)).astype(np.float32)
+    # halves of small integers (exact ties), then values far out of range, even of 32 bits
+    spread = rng.choice([1.0, 0.5, 1e3, 1e7], lens)
+    x = (rng.integers(-600, 600, lens) / 2.0 * spread).astype(np.float32)
     scale = rng.choice([0.5, 1.0, 2.0, 0.1, 3.0], lens).astype(np.float32)
     low, high = _RANGES[et]
-    zp = rng.integers(low, high + 1, lens).astype(_NUMPY[et])
+    zero_low, zero_high = _RANGES[zero_et]
+    zp = rng.integers(zero_low, zero_high, lens, endpoint=True).astype(_NUMPY[zero_et])
     got = run_op(
         "quantizelinear",
         [
             (x, data.draw(strides_for(lens)), "f32"),
             (scale, data.draw(strides_for(lens)), "f32"),
-            (zp, data.draw(strides_for(lens)), et),
+            (zp, data.draw(strides_for(lens)), zero_et),
         ],
         (lens, et),
     )
@@ -350,6 +363,69 @@ def test_dequantizelinear_is_difference_times_scale(data: st.DataObject) -> None
         for i in range(lens[0])
     ]
     np.testing.assert_allclose(got, np.array(expected), rtol=1e-6)
+
+
+_DEQUANT_TYPES = {
+    "si8": np.int8,
+    "ui8": np.uint8,
+    "si16": np.int16,
+    "ui16": np.uint16,
+    "si32": np.int32,
+    "ui32": np.uint32,
+    "f32": np.float32,
+    "f16": np.float16,
+    "f8E4M3FN": ml_dtypes.float8_e4m3fn,
+    "f8E5M2": ml_dtypes.float8_e5m2,
+    "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
+}
+
+
+def _draw_values(rng: np.random.Generator, et: str, lens: tuple[int, ...]) -> np.ndarray:
+    dtype = np.dtype(_DEQUANT_TYPES[et])
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(int(info.min), int(info.max), lens, endpoint=True).astype(dtype)
+    return rng.uniform(-200, 200, lens).astype(dtype)
+
+
+@_SETTINGS
+@given(st.data())
+def test_dequantizelinear_of_mixed_types_rounds_the_exact_difference_once(
+    data: st.DataObject,
+) -> None:
+    """Any input and zero-point types: (x - z) exactly (a Fraction), rounded once to f32 (f64
+    when a float meets a 32-bit integer), times the scale there, rounded to the result."""
+    names = sorted(_DEQUANT_TYPES)
+    in_et, zero_et = data.draw(st.sampled_from(names)), data.draw(st.sampled_from(names))
+    out_et = data.draw(st.sampled_from(["f32", "f16"]))
+    lens = (data.draw(st.integers(1, 4)), data.draw(st.integers(1, 5)))
+    rng = np.random.default_rng(data.draw(st.integers(0, 1000)))
+    x, zp = _draw_values(rng, in_et, lens), _draw_values(rng, zero_et, lens)
+    scale = rng.uniform(0.01, 2, lens).astype(_DEQUANT_TYPES[out_et])
+    got = run_op(
+        "dequantizelinear",
+        [
+            (x, data.draw(strides_for(lens)), in_et),
+            (scale, data.draw(strides_for(lens)), out_et),
+            (zp, data.draw(strides_for(lens)), zero_et),
+        ],
+        (lens, out_et),
+    )
+    kinds = {np.dtype(_DEQUANT_TYPES[t]).kind for t in (in_et, zero_et)}
+    wide_int = any(t.endswith("32") and t[0] in "su" for t in (in_et, zero_et))
+    compute = np.float64 if wide_int and kinds - {"i", "u"} else np.float32
+
+    def exact(values: np.ndarray, idx: tuple[int, ...]) -> Fraction:
+        if values.dtype.kind in "iu":
+            return Fraction(int(values[idx]))
+        return Fraction(float(values[idx]))
+
+    expected = np.empty(lens, _DEQUANT_TYPES[out_et])
+    for idx in np.ndindex(*lens):
+        difference = compute(float(exact(x, idx) - exact(zp, idx)))  # float(): rounded once
+        with np.errstate(over="ignore"):
+            expected[idx] = difference * compute(scale[idx])
+    np.testing.assert_array_equal(got, expected)
 
 
 # -- unpack -------------------------------------------------------------------------------------

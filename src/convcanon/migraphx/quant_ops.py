@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     Float4E2M1FNType,
     Float32Type,
+    Float64Type,
     IntegerAttr,
     IntegerType,
     Signedness,
@@ -81,7 +82,10 @@ def _check_broadcasts_to(what: str, lens: Lens, target: Lens) -> None:
 class QuantizeLinearOp(MigraphxOp):
     """saturate(round_half_even(x / scale) + zero_point) in the result's integer type; for an
     fp8 result (ONNX's float8 QuantizeLinear) x / scale + zero_point, clamped to the largest
-    finite fp8 value and rounded to nearest even."""
+    finite fp8 value and rounded to nearest even.
+
+    The zero point may be any integer type for an integer result (an i32 zero point with an i8
+    result saturates the sum, as rocMLIR does), any float type for an fp8 one."""
 
     name = "migraphx.quantizelinear"
     axis = opt_attr_def(IntegerAttr)
@@ -99,18 +103,32 @@ class QuantizeLinearOp(MigraphxOp):
             )
         _check_broadcasts_to("scale", scale.lens, x.lens)
         out = self.output.type
-        element_type = out.element_type if isinstance(out, ShapedType) else x.element_type
-        if bias:
-            _check_broadcasts_to("zero point", bias[0].lens, x.lens)
+        element_type = x.element_type
+        if isinstance(out, ShapedType):
+            element_type = out.element_type
+        elif bias:
             element_type = bias[0].element_type
         if not (_is_int(element_type) or _is_fp8(element_type)):
             raise rules.ShapeError(f"the result must be an integer or fp8, got {element_type}")
+        if bias:
+            _check_broadcasts_to("zero point", bias[0].lens, x.lens)
+            zero = bias[0].element_type
+            integral = _is_int(element_type)
+            if not (_is_int(zero) if integral else is_float_type(zero)):
+                kind = "an integer" if integral else "a float"
+                raise rules.ShapeError(
+                    f"a {element_type} result needs {kind} zero point, got {zero}"
+                )
         return x.lens, element_type
 
 
 @irdl_op_definition
 class DeQuantizeLinearOp(MigraphxOp):
-    """(convert(x) - convert(zero_point)) * scale, in the scale's float type."""
+    """(x - zero_point) * scale, rounded to the scale's float type.
+
+    The input and the zero point may be any integer or float types, each its own (rocMLIR's
+    operand set: an i8 input with an i32 zero point, fp8 with f32, a float input): the
+    difference is taken exactly, as MIGraphX takes it in int64/double."""
 
     name = "migraphx.dequantizelinear"
     axis = opt_attr_def(IntegerAttr)
@@ -121,19 +139,33 @@ class DeQuantizeLinearOp(MigraphxOp):
 
     def infer(self) -> tuple[Lens, Attribute]:
         x, scale, *bias = self.in_types()
-        if not (_is_int(x.element_type) or _is_fp8(x.element_type)):
-            raise rules.ShapeError(f"the input must be an integer or fp8, got {x.element_type}")
+        if not (_is_int(x.element_type) or is_float_type(x.element_type)):
+            raise rules.ShapeError(f"the input must be an integer or a float, got {x.element_type}")
         if not is_float_type(scale.element_type):
             raise rules.ShapeError(f"the scale must be a float, got {scale.element_type}")
         _check_broadcasts_to("scale", scale.lens, x.lens)
         if bias:
             _check_broadcasts_to("zero point", bias[0].lens, x.lens)
-            if bias[0].element_type != x.element_type:
-                raise rules.ShapeError(
-                    f"zero point type {bias[0].element_type} differs from the input's "
-                    f"{x.element_type}"
-                )
+            zero = bias[0].element_type
+            if not (_is_int(zero) or is_float_type(zero)):
+                raise rules.ShapeError(f"the zero point must be an integer or a float, got {zero}")
         return x.lens, scale.element_type
+
+
+def dequantize_compute_type(
+    input_type: Attribute, zero_type: Attribute | None, result_type: Attribute
+) -> Attribute:
+    """Where dequantizelinear subtracts and multiplies: f32, or f64 when an operand or the
+    result is f64 or when a float meets an integer wider than 16 bits (f32 holds neither the
+    other exactly). Integer minus integer is exact before it is rounded to this type."""
+    types = [input_type, result_type] + ([zero_type] if zero_type is not None else [])
+    floats = [t for t in (input_type, zero_type) if t is not None and is_float_type(t)]
+    wide_ints = [
+        t for t in (input_type, zero_type) if isinstance(t, IntegerType) and t.width.data > 16
+    ]
+    if any(isinstance(t, Float64Type) for t in types) or (floats and wide_ints):
+        return Float64Type()
+    return Float32Type()
 
 
 # -- quant_dot -----------------------------------------------------------------------------------

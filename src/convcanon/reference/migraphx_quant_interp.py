@@ -2,9 +2,12 @@
 adds (transpose_conv2d, shifts).
 
 As MIGraphX computes them (its `op/*.hpp`):
-- dequantizelinear: `(T(x) - T(zero_point)) * scale` in the scale's type T;
-- quantizelinear: `saturate(round_half_even(x / scale) + zero_point)` into the result type; the
-  division is in f32 (f64 for f64); NaN has no integer and is undefined in MIGraphX itself;
+- dequantizelinear: `(x - zero_point) * scale`, the difference exact (MIGraphX takes it in
+  int64 or double), then rounded once to f32 (f64 where f32 cannot hold both operands), the
+  product rounded to the scale's type; input and zero point may be of different types;
+- quantizelinear: `saturate(round_half_even(x / scale) + zero_point)` into the result type, the
+  sum exact whatever the zero point's integer type; the division is in f32 (f64 for f64); NaN
+  has no integer and is undefined in MIGraphX itself;
 - quant_dot / quant_convolution: exact integer products and sums, wrapped to 32 bits; fp8 and
   the block-scaled f4E2M1FN form accumulate in f32 (each element times its scale first);
 - backwards_data_convolution: `y[n, g*C/g + c, i*s - pb + r*d] += x[n, k, i] * w[k, c, r]`;
@@ -66,14 +69,25 @@ def saturate(q: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.clip(q, int(bounds.min), int(bounds.max)).astype(dtype)
 
 
+def _integral(x: np.ndarray) -> bool:
+    return x.dtype.kind in "iu" or x.dtype.name in ("int4", "uint4")
+
+
 def _dequantize(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """The difference exactly (int64 for two integers; else in f64, which rounds it as the
+    compute type would), rounded to the compute type, times the scale there, then rounded to
+    the result type."""
     x, scale, *zero = args
-    dtype = _result_dtype(op)
-    wide = _compute(dtype)
-    value = as_float(x, dtype).astype(wide)
-    if zero:
-        value = (value - as_float(zero[0], dtype).astype(wide)).astype(dtype).astype(wide)
-    return (value * scale.astype(wide)).astype(dtype)
+    zero_type = qx.operand_element(op, 2) if zero else None
+    result = _element(op.results[0].type)
+    compute = numpy_dtype(qx.dequantize_compute_type(qx.operand_element(op, 0), zero_type, result))
+    if zero and _integral(x) and _integral(zero[0]):
+        value = (as_int(x) - as_int(zero[0])).astype(compute)
+    else:
+        wide = as_float(x, np.dtype(np.float64))
+        value = (wide - as_float(zero[0], np.dtype(np.float64)) if zero else wide).astype(compute)
+    with np.errstate(over="ignore"):  # to f16: beyond 65504 is inf, as on every engine
+        return (value * scale.astype(compute)).astype(numpy_dtype(result))
 
 
 def _quantize(op: Operation, args: list[np.ndarray]) -> np.ndarray:

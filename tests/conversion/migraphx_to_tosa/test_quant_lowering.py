@@ -18,19 +18,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx.io import parse_file_text
 from convcanon.reference.migraphx_interp import type_dtype
 
-from .harness import assert_close, entry, iree_opt_verify, lower, reference
+from .harness import as_signless, assert_close, entry, iree_opt_verify, lower, reference
 from .programs import Program, Val, conv_configs, layout_strides, memory_layouts, small_lens
 
 _IREE = settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 _INTERP = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-def quant_inputs(text: str, seed: int = 0) -> list[np.ndarray]:
-    """Flat buffers: ints over their whole range (int32 over +-3000), floats in [-3, 3] for data
-    and (0.05, 2] for args whose name starts with `%scale`."""
+def arg_dtypes(text: str) -> list[np.dtype]:
+    """The numpy dtypes of the entry function's flat argument buffers."""
+    return [type_dtype(ty) for ty in entry(parse_file_text(text, "<test>")).function_type.inputs]
+
+
+def quant_inputs(text: str, seed: int = 0, int_bound: int = 3000) -> list[np.ndarray]:
+    """Flat buffers: ints over their whole range (wider ones over +-`int_bound`, wrapped to
+    their type), floats in [-3, 3] for data and (0.05, 2] for args whose name starts with
+    `%scale`."""
     module = parse_file_text(text, "<test>")
     function = entry(module)
     rng = np.random.default_rng(seed)
@@ -41,7 +48,7 @@ def quant_inputs(text: str, seed: int = 0) -> list[np.ndarray]:
         if dtype.kind in "iu" and dtype.itemsize == 1:
             inputs.append(rng.integers(0, 256, size).astype(np.uint8).view(dtype))
         elif dtype.kind in "iu":
-            inputs.append(rng.integers(-3000, 3000, size).astype(dtype))
+            inputs.append(rng.integers(-int_bound, int_bound, size).astype(dtype))
         elif (arg.name_hint or "").startswith("scale"):
             inputs.append(rng.uniform(0.05, 2.0, size).astype(dtype))
         else:
@@ -49,11 +56,14 @@ def quant_inputs(text: str, seed: int = 0) -> list[np.ndarray]:
     return inputs
 
 
-def check(text: str, iree: bool = True, seed: int = 0, rtol: float = 1e-4) -> str:
-    """Lower; iree-opt verifies; our TOSA interpreter and (if `iree`) IREE equal the reference."""
+def check(
+    text: str, iree: bool = True, seed: int = 0, rtol: float = 1e-4, int_bound: int = 3000
+) -> str:
+    """Lower; iree-opt verifies; our TOSA interpreter and (if `iree`) IREE equal the reference
+    (to `rtol`; 0 is bit for bit)."""
     tosa_text = lower(text)
     iree_opt_verify(tosa_text)
-    inputs = quant_inputs(text, seed)
+    inputs = quant_inputs(text, seed, int_bound)
     expected = reference(text, inputs)
     assert_close(reference(tosa_text, inputs), expected, rtol)
     if iree:
@@ -121,6 +131,37 @@ def dequantize_programs(
     operands = [x, draw(_per_channel(p, lens, out_et, scale=True))]
     if draw(st.booleans()):
         operands.append(draw(_per_channel(p, lens, in_et, scale=False)))
+    y = p.op("dequantizelinear", operands, lens, strides=draw(memory_layouts(lens)), et=out_et)
+    return p.text([y])
+
+
+_INTS = ("si8", "ui8", "si16", "ui16", "si32", "ui32", "i8", "i32")
+_FLOATS = ("f32", "f16", "f8E4M3FN", "f8E5M2")
+
+
+def exactly_lowered(in_et: str, zero_et: str | None) -> bool:
+    """Whether a dequantize of these types has an exact TOSA lowering: a float meeting a 32-bit
+    integer needs f64 to hold both."""
+    kinds = [et for et in (in_et, zero_et) if et is not None]
+    floats = [et for et in kinds if et not in _INTS]
+    return not (floats and {"si32", "ui32", "i32"} & set(kinds))
+
+
+@st.composite
+def mixed_dequantize_programs(draw: st.DrawFn, floats: Sequence[str] = _FLOATS) -> str:
+    """dequantizelinear with the input and the zero point of independent types (rocMLIR's
+    i8 input with an i32 zero point, fp8 with f32, a float input)."""
+    lens = draw(small_lens(1, 4))
+    p = Program()
+    in_et = draw(st.sampled_from([*_INTS, *floats]))
+    zero_et = draw(st.sampled_from([None, *_INTS, *floats]))
+    if not exactly_lowered(in_et, zero_et):
+        zero_et = "si16"
+    out_et = draw(st.sampled_from(["f32", "f16"]))
+    x = p.arg(lens, draw(memory_layouts(lens, allow_broadcast=True)), in_et)
+    operands = [x, draw(_per_channel(p, lens, out_et, scale=True))]
+    if zero_et is not None:
+        operands.append(draw(_per_channel(p, lens, zero_et, scale=False)))
     y = p.op("dequantizelinear", operands, lens, strides=draw(memory_layouts(lens)), et=out_et)
     return p.text([y])
 
@@ -238,6 +279,196 @@ def test_random_quant_program_lowering_matches_reference(family: str) -> None:
         check(text, iree=False)
 
     run()
+
+
+def test_mixed_type_dequantize_is_bit_exact_on_iree() -> None:
+    """Integers over their whole 32-bit range: the difference is exact, so IREE, our TOSA
+    interpreter and the reference agree bit for bit."""
+
+    @_IREE
+    @given(mixed_dequantize_programs(), st.integers(0, 100))
+    def run(text: str, seed: int) -> None:
+        check(text, seed=seed, rtol=0.0, int_bound=2**31)
+
+    run()
+
+
+def test_mixed_type_dequantize_lowering_matches_reference() -> None:
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(mixed_dequantize_programs((*_FLOATS, "f8E4M3FNUZ", "f8E5M2FNUZ")), st.integers(0, 100))
+    def run(text: str, seed: int) -> None:
+        check(text, iree=False, seed=seed, rtol=0.0, int_bound=2**31)
+
+    run()
+
+
+@pytest.mark.parametrize(
+    ("in_et", "zero_et", "x", "z"),
+    [
+        ("si32", "si32", 2**24 + 1, 1),  # f32(x) - f32(z) would be 2^24 - 1
+        ("ui32", "ui32", 2**32 - 1, 2**32 - 2),  # both round to 2^32 in f32: 0
+        ("si8", "si32", 1, 2**24 + 1),  # rocMLIR's dequantize_wide_bias
+        ("si32", "si8", -(2**31), 127),  # rocMLIR's dequantize_wide_input
+    ],
+)
+def test_dequantize_difference_of_wide_integers_is_exact_on_iree(
+    in_et: str, zero_et: str, x: int, z: int
+) -> None:
+    """The difference is taken exactly and rounded once to f32; converting each operand to
+    f32 first would round twice."""
+    p = Program()
+    args = [p.arg((1,), None, in_et), _scale_arg(p, (1,), (1,)), p.arg((1,), None, zero_et)]
+    text = p.text([p.op("dequantizelinear", args, (1,), et="f32")])
+    dtypes = arg_dtypes(text)
+    inputs = [
+        np.array([x]).astype(dtypes[0]),
+        np.ones(1, np.float32),
+        np.array([z]).astype(dtypes[2]),
+    ]
+    expected = [np.array([x - z], np.float32)]
+    from convcanon.verify.iree_tosa import run_tosa_text
+
+    tosa_text = lower(text)
+    iree_opt_verify(tosa_text)
+    flat = [as_signless(v) for v in inputs]
+    for got in (
+        reference(text, inputs),
+        reference(tosa_text, flat),
+        run_tosa_text(tosa_text, flat),
+    ):
+        assert_close(got, expected, rtol=0.0)
+
+
+@pytest.mark.parametrize(
+    ("in_et", "zero_et"), [("f32", "si32"), ("ui32", "f16"), ("f8E4M3FN", "i32")]
+)
+def test_float_with_32_bit_integer_dequantize_says_why_it_has_no_lowering(
+    in_et: str, zero_et: str
+) -> None:
+    """Accepted (rocMLIR accepts it) and run by the reference in f64, but only f64 holds both
+    exactly and IREE computes f64 in f32: the lowering refuses rather than round."""
+    p = Program()
+    x = p.arg((4,), None, in_et)
+    scale = _scale_arg(p, (4,), (1,))
+    zero = p.arg((4,), None, zero_et)
+    text = p.text([p.op("dequantizelinear", [x, scale, zero], (4,), et="f32")])
+    inputs = quant_inputs(text, int_bound=2**31)
+    assert np.isfinite(reference(text, inputs)[0]).all()
+    with pytest.raises(ConvcanonError, match="only f64 holds both exactly"):
+        lower(text)
+
+
+@st.composite
+def wide_quantize_programs(draw: st.DrawFn) -> str:
+    """quantizelinear with 32-bit results or zero points: any integer zero-point type."""
+    lens = draw(small_lens(1, 3))
+    p = Program()
+    src = draw(st.sampled_from(["f32", "f16"]))
+    x = p.arg(lens, draw(memory_layouts(lens, allow_broadcast=True)), src)
+    operands = [x, draw(_per_channel(p, lens, src, scale=True))]
+    out_et = draw(st.sampled_from(["si32", "ui32", "i32", "si8", "ui8", "si16"]))
+    zero_et = draw(st.sampled_from([None, *_INTS]))
+    if zero_et is None or not ({out_et, zero_et} & {"si32", "ui32", "i32"}):
+        zero_et = draw(st.sampled_from(["si32", "ui32", "i32"]))
+    operands.append(draw(_per_channel(p, lens, zero_et, scale=False)))
+    y = p.op("quantizelinear", operands, lens, strides=draw(memory_layouts(lens)), et=out_et)
+    return p.text([y])
+
+
+def wide_quantize_inputs(text: str, seed: int) -> list[np.ndarray]:
+    """Data of magnitude 2^-2 .. 2^34 (both signs, some exact halves and range edges), scales
+    that are powers of two, zero points over their type's whole range."""
+    module = parse_file_text(text, "<test>")
+    function = entry(module)
+    rng = np.random.default_rng(seed)
+    edges = [2.0**31, 2.0**31 - 128, 2.0**32, 2.0**32 - 256, 2.0**33, 0.5, 2.5, 1e30]
+    inputs: list[np.ndarray] = []
+    for arg, ty in zip(function.body.blocks[0].args, function.function_type.inputs, strict=True):
+        dtype = type_dtype(ty)
+        size = ty.flat_size()  # pyright: ignore[reportAttributeAccessIssue]
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            inputs.append(
+                rng.integers(int(info.min), int(info.max), size, endpoint=True).astype(dtype)
+            )
+        elif (arg.name_hint or "").startswith("scale"):
+            inputs.append((2.0 ** rng.integers(-3, 4, size)).astype(dtype))
+        else:
+            magnitude = 2.0 ** rng.uniform(-2, 34, size)
+            magnitude = np.where(rng.random(size) < 0.2, rng.choice(edges, size), magnitude)
+            with np.errstate(over="ignore"):  # f16: the largest edges become inf, as data may
+                inputs.append((magnitude * rng.choice([-1.0, 1.0], size)).astype(dtype))
+    return inputs
+
+
+def check_bit_exact(text: str, inputs: list[np.ndarray], iree: bool = True) -> None:
+    """iree-opt verifies the lowering; our TOSA interpreter and IREE equal the reference bit
+    for bit."""
+    tosa_text = lower(text)
+    iree_opt_verify(tosa_text)
+    expected = reference(text, inputs)
+    flat = [as_signless(v) for v in inputs]
+    assert_close(reference(tosa_text, flat), expected, rtol=0.0)
+    if iree:
+        from convcanon.verify.iree_tosa import run_tosa_text
+
+        assert_close(run_tosa_text(tosa_text, flat), expected, rtol=0.0)
+
+
+def test_wide_quantize_saturates_exactly_on_iree() -> None:
+    @_IREE
+    @given(wide_quantize_programs(), st.integers(0, 100))
+    def run(text: str, seed: int) -> None:
+        check_bit_exact(text, wide_quantize_inputs(text, seed))
+
+    run()
+
+
+def test_wide_quantize_lowering_matches_reference() -> None:
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(wide_quantize_programs(), st.integers(0, 100))
+    def run(text: str, seed: int) -> None:
+        check_bit_exact(text, wide_quantize_inputs(text, seed), iree=False)
+
+    run()
+
+
+_BIG = [
+    # (result, zero point, x, zero, expected): sums no f32 or i32 holds, saturation at the edges
+    ("si32", "si32", 2.0**31 - 128, 0, 2**31 - 128),  # the largest f32 below 2^31
+    ("si32", "si32", 2.0**31, 0, 2**31 - 1),
+    ("si32", "si32", -(2.0**31), -1, -(2**31)),
+    ("si32", "si32", 3e9, -(2**31), 3_000_000_000 - 2**31),
+    ("si32", "si32", -3e9, 2**31 - 1, -3_000_000_000 + 2**31 - 1),
+    ("ui32", "ui32", 3e9, 0, 3_000_000_000),  # above 2^31: negative i32 bits
+    ("ui32", "ui32", 5e9, 0, 2**32 - 1),
+    ("ui32", "ui32", -1e9, 2**32 - 1, 2**32 - 1 - 1_000_000_000),
+    ("ui32", "ui32", -5e9, 2**32 - 1, 0),
+    ("ui32", "ui32", 2.5, 2**32 - 3, 2**32 - 1),  # 2.5 rounds to 2 (even)
+    ("si8", "si32", 2.0**31 + 1024, -(2**31), 127),
+    ("si8", "si32", 2.0**31, -(2**31), 0),
+    ("si8", "si32", -(2.0**31 - 128), 2**31 - 1, 127),
+    ("si8", "si32", -(2.0**31), 2**31 - 1, -1),
+    ("ui8", "ui32", -(2.0**32 - 256), 2**32 - 1, 255),
+    ("si16", "ui32", -(2.0**32), 2**32 - 1, -1),
+]
+
+
+@pytest.mark.parametrize(("out_et", "zero_et", "x", "zero", "expected"), _BIG)
+def test_wide_quantize_edges_on_iree(
+    out_et: str, zero_et: str, x: float, zero: int, expected: int
+) -> None:
+    p = Program()
+    args = [p.arg((1,), None), _scale_arg(p, (1,), (1,)), p.arg((1,), None, zero_et)]
+    text = p.text([p.op("quantizelinear", args, (1,), et=out_et)])
+    zero_dtype = arg_dtypes(text)[2]
+    inputs = [
+        np.array([x], np.float32),
+        np.ones(1, np.float32),
+        np.array([zero]).astype(zero_dtype),
+    ]
+    assert reference(text, inputs)[0].astype(np.int64)[0] == expected
+    check_bit_exact(text, inputs)
 
 
 # -- hand-written programs shaped like what MIGraphX sends -----------------------------------------

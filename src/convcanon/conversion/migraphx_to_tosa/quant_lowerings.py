@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     TensorType,
     f32,
+    i1,
     i32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -94,48 +95,96 @@ def widen_int(em: Emitter, x: View, element_type: Attribute) -> View:
     return wide
 
 
-def int_to_float(em: Emitter, x: View, element_type: Attribute, target: Attribute) -> View:
-    """An integer view converted by value to the float `target`."""
-    if _unsigned(element_type) and _width(element_type) >= 8:
-        if _width(element_type) == 32:  # i32 bits read negative above 2^31: add 2^32 back
-            as_float = unary_view(em, tosa.CastOp, x, f32)
-            zero = _scalar(em, f32, 0.0, as_float)
-            negative = elementwise_views(em, tosa.GreaterOp, [zero, as_float], x.lens, _i1())
-            lifted = _binary(em, tosa.AddOp, as_float, _scalar(em, f32, 2.0**32, as_float), x.lens)
-            fixed = elementwise_views(em, tosa.SelectOp, [negative, lifted, as_float], x.lens)
-            return fixed if target == f32 else unary_view(em, tosa.CastOp, fixed, target)
-        x = widen_int(em, x, element_type)
-    return unary_view(em, tosa.CastOp, x, target)
-
-
-def _i1() -> Attribute:
-    return IntegerType(1)
-
-
 # -- dequantize / quantize -------------------------------------------------------------------------
 
 
+def _shift_right(em: Emitter, v: View, amount: int, arithmetic: bool) -> View:
+    """An i32 view shifted right by a constant, sign-filling or zero-filling."""
+    count = _scalar(em, i32, amount, v)
+    if not arithmetic:
+        return _binary(em, tq.LogicalRightShiftOp, v, count, v.lens)
+    ty = TensorType(i32, list(v.base_shape))
+    props: dict[str, Attribute] = {"round": IntegerAttr(0, 1)}
+    return View(em.add(tq.ArithmeticRightShiftOp([v.base, count.base], ty, props)), v.perm, v.lens)
+
+
+def _int_halves(em: Emitter, x: View, element_type: Attribute) -> tuple[View | None, View]:
+    """An integer view as i32 (high, low) with value = high * 2^16 + low, each small enough
+    for f32 to hold exactly; integers of up to 16 bits are all low (no high half)."""
+    wide = widen_int(em, x, element_type)
+    if _width(element_type) < 32:
+        return None, wide
+    high = _shift_right(em, wide, 16, arithmetic=not _unsigned(element_type))
+    low = _binary(em, tosa.BitwiseAndOp, wide, _scalar(em, i32, 0xFFFF, wide), wide.lens)
+    return high, low
+
+
+def _halves_to_float(
+    em: Emitter, high: View | None, low: View, lens: Sequence[int], compute: Attribute
+) -> View:
+    """high * 2^16 + low in the float `compute`, rounded once (both parts convert exactly)."""
+    value = unary_view(em, tosa.CastOp, low, compute)
+    if high is None:
+        return value
+    upper = unary_view(em, tosa.CastOp, high, compute)
+    upper = _binary(em, tosa.MulOp, upper, _scalar(em, compute, 65536.0, upper), upper.lens)
+    return _binary(em, tosa.AddOp, upper, value, lens)
+
+
+def _int_difference(
+    em: Emitter, x: View, x_type: Attribute, z: View, z_type: Attribute, lens: Sequence[int]
+) -> tuple[View | None, View]:
+    """x - z as i32 halves, exact whatever the two integer types (no sum overflows i32)."""
+    x_high, x_low = _int_halves(em, x, x_type)
+    z_high, z_low = _int_halves(em, z, z_type)
+    low = _binary(em, tosa.SubOp, x_low, z_low, lens)
+    if z_high is None:
+        return x_high, low
+    if x_high is None:
+        zero = _scalar(em, i32, 0, z_high)
+        return _binary(em, tosa.SubOp, zero, z_high, z_high.lens), low
+    return _binary(em, tosa.SubOp, x_high, z_high, lens), low
+
+
+def _as_compute(em: Emitter, v: View, element_type: Attribute, compute: Attribute) -> View:
+    """A view converted by value to the float `compute`, rounded once."""
+    if is_float(element_type):
+        return v if v.element_type == compute else unary_view(em, tosa.CastOp, v, compute)
+    high, low = _int_halves(em, v, element_type)
+    return _halves_to_float(em, high, low, v.lens, compute)
+
+
 def _dequantize(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
-    """cast to the scale type, subtract the zero point, multiply by the scale (rocMLIR's)."""
+    """(x - z) * scale: the difference exact (two integers as i32 halves, else in the compute
+    type, which holds both), rounded once to the compute type, multiplied there, rounded to
+    the result type."""
     em = lw.em
     x, scale, *zero = args
     out = result_type(op)
     lens, target = out.lens, out.element_type
-    source = qx.operand_element(op, 0)
-    value = (
-        unary_view(em, tosa.CastOp, x, target)
-        if is_float(source)
-        else int_to_float(em, x, source, target)
-    )
-    if zero:
-        z = zero[0]
-        zf = (
-            unary_view(em, tosa.CastOp, z, target)
-            if is_float(source)
-            else int_to_float(em, z, source, target)
+    types = [qx.operand_element(op, 0)] + ([qx.operand_element(op, 2)] if zero else [])
+    wide = [t for t in types if isinstance(t, IntegerType) and _width(t) > 32]
+    if wide:
+        raise lowering_error(op, f"with {wide[0]} operands has no exact TOSA lowering here")
+    compute = qx.dequantize_compute_type(types[0], types[1] if zero else None, target)
+    if isinstance(compute, Float64Type) and Float64Type() not in [*types, target]:
+        raise lowering_error(
+            op,
+            f"of {types[0]} with a {types[1]} zero point has no exact TOSA lowering: only f64 "
+            "holds both exactly, and IREE computes f64 in f32",
         )
-        value = _binary(em, tosa.SubOp, value, zf, lens)
-    return elementwise_views(em, tosa.MulOp, [value, scale], lens, hint=_declared_frame(op))
+    if zero and not any(is_float(t) for t in types):
+        high, low = _int_difference(em, x, types[0], zero[0], types[1], lens)
+        value = _halves_to_float(em, high, low, lens, compute)
+    else:
+        value = _as_compute(em, x, types[0], compute)
+        if zero:
+            value = _binary(
+                em, tosa.SubOp, value, _as_compute(em, zero[0], types[1], compute), lens
+            )
+    scale = _as_compute(em, scale, scale.element_type, compute)
+    y = elementwise_views(em, tosa.MulOp, [value, scale], lens, hint=_declared_frame(op))
+    return y if target == compute else unary_view(em, tosa.CastOp, y, target)
 
 
 def _int_bounds(element_type: Attribute) -> tuple[int, int]:
@@ -151,24 +200,42 @@ def _clamp_i32(em: Emitter, x: View, low: int, high: int) -> View:
     return _binary(em, tosa.MinimumOp, above, _scalar(em, i32, high, x), x.lens)
 
 
+def _clamp_float(em: Emitter, v: View, low: float, high: float) -> View:
+    """A float tosa.clamp (IREE accepts it, unlike an i32 one)."""
+    et = v.element_type
+    props: dict[str, Attribute] = {"min_val": FloatAttr(low, et), "max_val": FloatAttr(high, et)}  # type: ignore[arg-type]
+    return View(em.add(tosa.ClampOp([v.base], v.base.type, props)), v.perm, v.lens)
+
+
+def _scaled(em: Emitter, x: View, scale: View, lens: Sequence[int]) -> View:
+    """x * reciprocal(scale) in f32 (f64 stays f64)."""
+    compute = Float64Type() if isinstance(x.element_type, Float64Type) else Float32Type()
+    if x.element_type != compute:
+        x = unary_view(em, tosa.CastOp, x, compute)
+        scale = unary_view(em, tosa.CastOp, scale, compute)
+    inverse = unary_view(em, tosa.ReciprocalOp, scale)
+    return elementwise_views(em, tosa.MulOp, [x, inverse], lens)
+
+
 def _quantize(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
-    """x * reciprocal(scale) in f32, tosa.cast to i32 (round half to even, saturating), add the
-    zero point, clamp to the result type, cast (truncation is exact after the clamp)."""
+    """x * reciprocal(scale), rounded half to even, plus the zero point, saturated to the
+    result type. With 16-bit results and zero points: tosa.cast to i32 (which rounds and
+    saturates), a clamp that leaves room for the zero point, the add, the clamp to the result
+    type, the cast (exact after the clamp). Wider ones: see `_quantize_wide`."""
     em = lw.em
     x, scale, *zero = args
     out = result_type(op)
     target = out.element_type
     if is_float(target):
         return _quantize_fp8(lw, op, args)
-    if _width(target) > 16:
-        raise lowering_error(op, f"to {target} has no lowering here (8- and 16-bit results)")
-    src = x.element_type
-    compute = Float64Type() if isinstance(src, Float64Type) else Float32Type()
-    if src != compute:
-        x = unary_view(em, tosa.CastOp, x, compute)
-        scale = unary_view(em, tosa.CastOp, scale, compute)
-    inverse = unary_view(em, tosa.ReciprocalOp, scale)
-    scaled = elementwise_views(em, tosa.MulOp, [x, inverse], out.lens)
+    zero_type = qx.operand_element(op, 2) if zero else None
+    widths = [_width(target)] + ([_width(zero_type)] if zero_type is not None else [])
+    if max(widths) > 32:
+        raise lowering_error(op, "with 64-bit integers has no lowering here")
+    scaled = _scaled(em, x, scale, out.lens)
+    if max(widths) > 16:
+        q = _quantize_wide(em, scaled, zero[0] if zero else None, zero_type, target, out.lens)
+        return q if _width(target) == 32 else unary_view(em, tosa.CastOp, q, tosa_type(target))
     q = unary_view(em, tosa.CastOp, scaled, i32)
     if zero:
         q = _clamp_i32(em, q, -(1 << 30), 1 << 30)  # room for any 16-bit zero point
@@ -179,6 +246,68 @@ def _quantize(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     return unary_view(em, tosa.CastOp, q, tosa_type(target))
 
 
+def _quantize_wide(
+    em: Emitter,
+    scaled: View,
+    zero: View | None,
+    zero_type: Attribute | None,
+    target: Attribute,
+    lens: Sequence[int],
+) -> View:
+    """saturate(round(scaled) + zero) for 32-bit results or zero points, exactly: neither f32
+    nor i32 holds every sum, so it is taken as i32 halves (high * 2^16 + low).
+
+    `scaled` is clamped to +-2^33 (beyond it every sum saturates), split into an integer high
+    part (floor(q / 2^16), kept 0 below 2^23 where q may have a fraction) and the rest, which
+    tosa.cast rounds half to even; the zero point's halves are added, the low carry moved up.
+    Saturation compares the high half with the range's; the result is the i32 bits of the
+    saturated value (ui32 above 2^31 as negative i32)."""
+    compute = scaled.element_type
+    q = _clamp_float(em, scaled, -(2.0**33), 2.0**33)
+    large = elementwise_views(
+        em,
+        tosa.GreaterEqualOp,
+        [unary_view(em, tosa.AbsOp, q), _scalar(em, compute, 2.0**23, q)],
+        lens,
+        i1,
+    )
+    high_f = unary_view(
+        em, tosa.FloorOp, _binary(em, tosa.MulOp, q, _scalar(em, compute, 2.0**-16, q), lens)
+    )
+    high_f = elementwise_views(
+        em, tosa.SelectOp, [large, high_f, _scalar(em, compute, 0.0, q)], lens
+    )
+    shifted = _binary(em, tosa.MulOp, high_f, _scalar(em, compute, 65536.0, q), lens)
+    high = unary_view(em, tosa.CastOp, high_f, i32)
+    low = unary_view(em, tosa.CastOp, _binary(em, tosa.SubOp, q, shifted, lens), i32)
+    if zero is not None and zero_type is not None:
+        z_high, z_low = _int_halves(em, zero, zero_type)
+        low = _binary(em, tosa.AddOp, low, z_low, lens)
+        if z_high is not None:
+            high = _binary(em, tosa.AddOp, high, z_high, lens)
+    high = _binary(em, tosa.AddOp, high, _shift_right(em, low, 16, arithmetic=True), lens)
+    low = _binary(em, tosa.BitwiseAndOp, low, _scalar(em, i32, 0xFFFF, low), lens)
+    bottom, top = _int_bounds(target)
+    if _width(target) < 32:  # a high half of -2..1 keeps high * 2^16 + low inside i32
+        high = _clamp_i32(em, high, (bottom >> 16) - 1, (top >> 16) + 1)
+        value = _binary(em, tosa.AddOp, _shift_left(em, high, 16), low, lens)
+        return _clamp_i32(em, value, bottom, top)
+    over = elementwise_views(
+        em, tosa.GreaterOp, [high, _scalar(em, i32, top >> 16, high)], lens, i1
+    )
+    under = elementwise_views(
+        em, tosa.GreaterOp, [_scalar(em, i32, bottom >> 16, high), high], lens, i1
+    )
+    high = _clamp_i32(em, high, bottom >> 16, top >> 16)
+    low = elementwise_views(em, tosa.SelectOp, [under, _scalar(em, i32, 0, low), low], lens)
+    low = elementwise_views(em, tosa.SelectOp, [over, _scalar(em, i32, 0xFFFF, low), low], lens)
+    return _binary(em, tosa.AddOp, _shift_left(em, high, 16), low, lens)
+
+
+def _shift_left(em: Emitter, v: View, amount: int) -> View:
+    return _binary(em, tq.LogicalLeftShiftOp, v, _scalar(em, i32, amount, v), v.lens)
+
+
 def _quantize_fp8(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     """x * reciprocal(scale) + zero point in f32, clamped to the fp8 type's largest finite value
     (a float tosa.clamp), then tosa.cast (round to nearest even)."""
@@ -187,19 +316,11 @@ def _quantize_fp8(lw: FunctionLowering, op: Operation, args: list[View]) -> View
     em = lw.em
     x, scale, *zero = (_to_f32(lw.em, v) for v in args)
     out = result_type(op)
-    inverse = unary_view(em, tosa.ReciprocalOp, scale)
-    value = elementwise_views(em, tosa.MulOp, [x, inverse], out.lens)
+    value = _scaled(em, x, scale, out.lens)
     if zero:
         value = _binary(em, tosa.AddOp, value, zero[0], out.lens)
     largest = float(ml_dtypes.finfo(numpy_dtype(out.element_type)).max)
-    props: dict[str, Attribute] = {
-        "min_val": FloatAttr(-largest, f32),
-        "max_val": FloatAttr(largest, f32),
-    }
-    clamped = View(
-        em.add(tosa.ClampOp([value.base], value.base.type, props)), value.perm, value.lens
-    )
-    return unary_view(em, tosa.CastOp, clamped, out.element_type)
+    return unary_view(em, tosa.CastOp, _clamp_float(em, value, -largest, largest), out.element_type)
 
 
 # -- quant_dot -------------------------------------------------------------------------------------
