@@ -6,6 +6,7 @@ The two halves use different IR frameworks (jaxlib's MLIR for HLO, xDSL for migr
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 from collections.abc import Callable, Mapping
@@ -37,6 +38,7 @@ class FrameworkAdapter:
     parse: str  # (text, filename) -> module; raises ConvcanonError
     print: str  # (module) -> str
     print_with: str  # (module, *, debug_info: bool | None, generic: bool | None) -> str
+    scope: str = ""  # () -> the context manager a whole job runs in, if any
 
     def _load(self, entry: str) -> Callable[..., Any]:
         module_name, _, attr = entry.partition(":")
@@ -44,6 +46,9 @@ class FrameworkAdapter:
 
     def parse_text(self, text: str, filename: str) -> Any:
         return self._load(self.parse)(text, filename)
+
+    def job(self) -> contextlib.AbstractContextManager[Any]:
+        return self._load(self.scope)() if self.scope else contextlib.nullcontext()
 
     def print_module(self, module: Any, options: PrintOptions = PrintOptions()) -> str:
         if options.default:
@@ -72,6 +77,7 @@ FRAMEWORKS: Mapping[str, FrameworkAdapter] = {
         "convcanon.hlo.io:parse_file_text",
         "convcanon.hlo.io:print_file",
         "convcanon.hlo.io:print_file",
+        "convcanon.hlo.context:generic_op_classes",
     ),
     "xdsl": FrameworkAdapter(
         "convcanon.migraphx.io:parse_file_text",
@@ -134,9 +140,10 @@ def transform_text(
     """Parse, run `pipeline`, print: the whole job on one chunk of text."""
     passes = parse_pipeline(pipeline)
     adapter = FRAMEWORKS[choose_framework(passes, text)]
-    module = adapter.parse_text(text, filename)
-    run_pipeline(module, passes, stats)
-    return adapter.print_module(module, print_options)
+    with adapter.job():
+        module = adapter.parse_text(text, filename)
+        run_pipeline(module, passes, stats)
+        return adapter.print_module(module, print_options)
 
 
 class ChunkErrors(ConvcanonError):

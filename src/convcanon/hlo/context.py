@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 
@@ -22,7 +24,7 @@ if _BLOCK_NUMPY:
     sys.modules["numpy"] = None  # pyright: ignore[reportArgumentType]
 try:
     from jaxlib.mlir import ir
-    from jaxlib.mlir._mlir_libs import _chlo, _jax_mlir_ext, _mlirHlo, _stablehlo
+    from jaxlib.mlir._mlir_libs import _chlo, _jax_mlir_ext, _mlir, _mlirHlo, _stablehlo
 finally:
     if _BLOCK_NUMPY and sys.modules.get("numpy", False) is None:
         del sys.modules["numpy"]  # a later `import numpy` works as usual
@@ -54,6 +56,21 @@ def make_context(allow_unregistered: bool = False) -> ir.Context:
     _stablehlo.register_dialect(context)
     context.allow_unregistered_dialects = allow_unregistered
     return context
+
+
+@contextmanager
+def generic_op_classes() -> Iterator[None]:
+    """Within it the bindings wrap ops and attributes in their generic classes instead of first
+    importing each dialect's generated op classes (`jaxlib.mlir.dialects.stablehlo` and
+    `.builtin`: ~20 ms of convcanon-opt's start-up), which no HLO code here uses. The dialect
+    search path is restored after, so later code (JAX) finds its op classes as usual."""
+    bindings = _mlir.globals
+    saved = bindings.dialect_search_modules
+    bindings.dialect_search_modules = []
+    try:
+        yield
+    finally:
+        bindings.dialect_search_modules = saved
 
 
 _LOC_RE = re.compile(r'loc\("(?P<file>(?:[^"\\]|\\.)*)":(?P<line>\d+):(?P<col>\d+)')

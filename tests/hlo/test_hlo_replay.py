@@ -1,0 +1,129 @@
+"""Replayed rewrites (one recorded per conv configuration) emit exactly what rewriting each conv
+afresh does, and convcanon-opt's HLO job runs without the generated op classes."""
+# ruff: noqa: E501  (MLIR fixtures are one op per line, as JAX prints them)
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _mlir
+
+from convcanon.hlo import recipe
+from convcanon.hlo.context import generic_op_classes
+from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
+from convcanon.hlo.passes import canonicalize
+
+from .cases import parse
+
+_CONV = "dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {{{window}}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : (tensor<{lhs}>, tensor<{rhs}>) -> tensor<{out}>"
+_STRIDED = _CONV.format(
+    window="stride = [2, 2], pad = [[1, 1], [1, 1]]",
+    lhs="1x8x8x2xf32",
+    rhs="3x3x2x2xf32",
+    out="1x4x4x2xf32",
+)
+_TRANSPOSED = _CONV.format(
+    window="pad = [[1, 1], [1, 1]], lhs_dilate = [2, 2]",
+    lhs="1x4x4x2xf32",
+    rhs="2x2x2x2xf32",
+    out="1x8x8x2xf32",
+)
+_HALF = _CONV.format(
+    window="stride = [2, 2], pad = [[1, 1], [1, 1]]",
+    lhs="1x8x8x2xf16",
+    rhs="3x3x2x2xf16",
+    out="1x4x4x2xf16",
+)
+
+# Every configuration repeats: on other operands, on one value as both operands (conv(x, x) must
+# not be replayed as if they were two), in a second function (its own block and zero constant).
+REPEATS = f"""
+func.func public @main(%x: tensor<1x8x8x2xf32>, %w: tensor<3x3x2x2xf32>, %u: tensor<1x4x4x2xf32>, %k: tensor<2x2x2x2xf32>, %h: tensor<1x8x8x2xf16>, %g: tensor<3x3x2x2xf16>) -> (tensor<1x4x4x2xf32>, tensor<1x8x8x2xf32>, tensor<1x4x4x2xf16>) {{
+  %0 = stablehlo.convolution(%x, %w) {_STRIDED}
+  %1 = stablehlo.tanh %x : tensor<1x8x8x2xf32>
+  %2 = stablehlo.convolution(%1, %w) {_STRIDED}
+  %3 = stablehlo.add %0, %2 : tensor<1x4x4x2xf32>
+  %4 = stablehlo.convolution(%u, %k) {_TRANSPOSED}
+  %5 = stablehlo.convolution(%3, %k) {_TRANSPOSED}
+  %6 = stablehlo.add %4, %5 : tensor<1x8x8x2xf32>
+  %7 = stablehlo.convolution(%h, %g) {_HALF}
+  %8 = stablehlo.convolution(%h, %g) {_HALF}
+  %9 = stablehlo.add %7, %8 : tensor<1x4x4x2xf16>
+  return %3, %6, %9 : tensor<1x4x4x2xf32>, tensor<1x8x8x2xf32>, tensor<1x4x4x2xf16>
+}}
+func.func private @same(%x: tensor<1x8x8x2xf32>, %w: tensor<3x3x2x2xf32>, %s: tensor<2x2x2x2xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x8x8x2xf32>) {{
+  %0 = stablehlo.convolution(%x, %w) {_STRIDED}
+  %1 = stablehlo.slice %x [0:1, 0:4, 0:4, 0:2] : (tensor<1x8x8x2xf32>) -> tensor<1x4x4x2xf32>
+  %2 = stablehlo.convolution(%1, %s) {_TRANSPOSED}
+  return %0, %2 : tensor<1x4x4x2xf32>, tensor<1x8x8x2xf32>
+}}
+func.func private @twice(%x: tensor<2x2x2x2xf32>) -> tensor<2x1x1x2xf32> {{
+  %0 = stablehlo.convolution(%x, %x) {_CONV.format(window="stride = [2, 2]", lhs="2x2x2x2xf32", rhs="2x2x2x2xf32", out="2x1x1x2xf32")}
+  return %0 : tensor<2x1x1x2xf32>
+}}
+func.func private @twice_other(%x: tensor<2x2x2x2xf32>, %y: tensor<2x2x2x2xf32>) -> tensor<2x1x1x2xf32> {{
+  %0 = stablehlo.convolution(%x, %x) {_CONV.format(window="stride = [2, 2]", lhs="2x2x2x2xf32", rhs="2x2x2x2xf32", out="2x1x1x2xf32")}
+  %1 = stablehlo.convolution(%x, %y) {_CONV.format(window="stride = [2, 2]", lhs="2x2x2x2xf32", rhs="2x2x2x2xf32", out="2x1x1x2xf32")}
+  %2 = stablehlo.add %0, %1 : tensor<2x1x1x2xf32>
+  return %2 : tensor<2x1x1x2xf32>
+}}
+"""
+
+OPTIONS = [
+    pytest.param({"gate": "general"}, id="default"),
+    pytest.param(
+        {"gate": "general", "lhs-dilation": "interior-pad", "negative-padding": "slice"},
+        id="interior-pad",
+    ),
+    pytest.param({"gate": "general", "wide-partials": False}, id="narrow-partials"),
+]
+
+
+def _canonical(dialect: Dialect, options: dict[str, bool | int | str]) -> tuple[str, object]:
+    hlo = parse(REPEATS, dialect)
+    stats, records = canonicalize(hlo, options, dialect)
+    summary = [(r.phases, r.ops_added, r.macs_after) for r in records]
+    text = hlo.module.operation.get_asm(enable_debug_info=True)
+    return str(text), (stats.counters, summary)
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+@pytest.mark.parametrize("dialect", [STABLEHLO, MHLO], ids=["stablehlo", "mhlo"])
+def test_replayed_rewrites_equal_fresh_ones(
+    dialect: Dialect, options: dict[str, bool | int | str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    replayed = _canonical(dialect, options)
+    fresh_trace = recipe.Trace.of
+
+    def unrecordable(lhs: ir.Value, rhs: ir.Value) -> recipe.Trace:
+        trace = fresh_trace(lhs, rhs)
+        trace.valid = False
+        return trace
+
+    monkeypatch.setattr(recipe.Trace, "of", staticmethod(unrecordable))
+    fresh = _canonical(dialect, options)
+    assert replayed == fresh
+
+
+def test_generic_op_classes_restores_the_search_path() -> None:
+    before = list(_mlir.globals.dialect_search_modules)
+    with pytest.raises(RuntimeError), generic_op_classes():
+        assert _mlir.globals.dialect_search_modules == []
+        raise RuntimeError("the job failed")
+    assert list(_mlir.globals.dialect_search_modules) == before
+
+
+def test_convcanon_opt_never_imports_the_generated_op_classes(tmp_path) -> None:
+    source = tmp_path / "in.mlir"
+    source.write_text(REPEATS)
+    code = (
+        "import sys; from convcanon.cli import opt_main; "
+        f"rc = opt_main([{str(source)!r}, '-p', 'stablehlo-canonicalize-conv{{gate=general}}', '-o', {str(tmp_path / 'out.mlir')!r}]); "
+        "assert rc == 0; "
+        "print(sorted(m for m in sys.modules if m.startswith('jaxlib.mlir.dialects')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
