@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from convcanon.migraphx.io import parse_file_text
 
-from .harness import random_inputs
+from .harness import entry, random_inputs
 from .programs import Lens, Program, Val, memory_layouts, small_lens
 
 Inputs = list[np.ndarray]
@@ -55,7 +55,8 @@ def _int_literal(p: Program, value: int, lens: Lens, et: str) -> Val:
 def integer_programs(draw: st.DrawFn, types: Sequence[str] = tuple(INT_TYPES)) -> Typed:
     """Compare (then convert to the si8 boolean), max/min, wrapping arithmetic, a reduction, a
     conversion, a division and a clip on one sign-explicit integer type, random layouts (64-bit
-    types: no division or mean, which have no exact TOSA lowering, and no ui64 -> float)."""
+    types: no division or mean, which have no exact TOSA lowering, and no ui64 -> float;
+    ui32: no mean)."""
     et = draw(st.sampled_from(list(types)))
     wide = et.endswith("64")
     lens = draw(small_lens(1, 3))
@@ -80,7 +81,7 @@ def integer_programs(draw: st.DrawFn, types: Sequence[str] = tuple(INT_TYPES)) -
     targets = [*INT_TYPES, "si64", "ui64"] + ([] if et == "ui64" else ["f32"])
     target = draw(st.sampled_from([t for t in targets if t != et]))
     outs.append(p.op("convert", [a], lens, et=target, keyword="to", strides=out_strides()))
-    if et != "ui32" and not wide:
+    if not wide:
         outs.append(p.op("div", [a, c], lens, strides=out_strides()))
     high = (1 << (int(et[2:]) - (1 if et.startswith("s") else 0))) - 3
     lo, hi = _int_literal(p, 2, lens, et), _int_literal(p, high, lens, et)
@@ -196,6 +197,42 @@ def unit_dim_programs(draw: st.DrawFn) -> Typed:
     f = p.op("flatten", [u], flat, f"axis = {axis} : i64", strides=_strided(draw, flat))
     e = p.op("exp", [u], grown, strides=_strided(draw, grown))
     return Typed(p.text([f, e]))
+
+
+_U32_EDGES = [1, 2, 3, 2**31 - 1, 2**31, 2**31 + 1, 2**32 - 2, 2**32 - 1, 0xAAAAAAAA, 65536]
+
+
+@st.composite
+def u32_values(draw: st.DrawFn, size: int, low: int) -> np.ndarray:
+    """`size` u32 values >= `low`: edges, values above 2^31 and anywhere in the range."""
+    choices = st.one_of(
+        st.sampled_from([v for v in _U32_EDGES if v >= low]),
+        st.integers(2**31, 2**32 - 1),
+        st.integers(max(low, 0), 2**32 - 1),
+        st.integers(max(low, 0), 300),
+    )
+    return np.array(draw(st.lists(choices, min_size=size, max_size=size)), np.uint64).astype(
+        np.uint32
+    )
+
+
+@st.composite
+def unsigned_division_programs(draw: st.DrawFn) -> Typed:
+    """ui32 a / b over the whole range (divisors and dividends above 2^31 too), random
+    layouts; no zero divisors (undefined in MIGraphX)."""
+    lens = draw(small_lens(1, 3))
+    p = Program()
+    a = p.arg(lens, _strided(draw, lens), et="ui32")
+    b = p.arg(lens, _strided(draw, lens), et="ui32")
+    out = p.op("div", [a, b], lens, strides=_strided(draw, lens))
+    text = p.text([out])
+    sizes = [ty.flat_size() for ty in entry(parse_file_text(text, "<u32>")).function_type.inputs]
+    dividends, divisors = draw(u32_values(sizes[0], 0)), draw(u32_values(sizes[1], 1))
+
+    def fix(values: Inputs, rng: np.random.Generator) -> Inputs:
+        return [dividends, divisors]
+
+    return Typed(text, fix)
 
 
 def f16_division_program() -> Typed:

@@ -50,6 +50,7 @@ from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.shaped_type import is_unsigned, numpy_dtype, signless
 from convcanon.tosa import ops as tosa
+from convcanon.tosa import quant_ops as tq
 
 if TYPE_CHECKING:
     from convcanon.conversion.migraphx_to_tosa.function_lowering import FunctionLowering
@@ -175,13 +176,47 @@ def _div(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
         return quotient if wide == et else unary_view(em, tosa.CastOp, quotient, et)
     element = result_element(op)
     width = integer_width(element)
-    if width is None or width > 32 or (width == 32 and is_unsigned(element)):
+    if width is None or width > 32:
         raise lowering_error(
             op, f"on {element} has no exact TOSA lowering (tosa.intdiv is signed 32-bit)"
         )
+    if width == 32 and is_unsigned(element):
+        return _unsigned_div32(em, a, b, lens, hint)
     wide_args = [widen(em, v, element) for v in args]
     quotient = elementwise_views(em, tosa.IntDivOp, wide_args, lens, hint=hint)
     return from_int_domain(em, quotient, element)
+
+
+def _unsigned_div32(
+    em: Emitter, a: View, b: View, lens: Sequence[int], hint: Sequence[int]
+) -> View:
+    """Unsigned 32-bit a / b from signed i32 ops. A divisor of 2^31 or more (negative as i32)
+    goes into a at most once: the quotient is a >= b, compared unsigned (both sign bits
+    flipped). A smaller one divides a's upper 31 bits h = a >> 1 (logical) with tosa.intdiv,
+    both non-negative: h = q1 * b + r1, so a = 2 * q1 * b + (2 * r1 + a's low bit), and the
+    rest is b at most once, tested as r1 + low >= b - r1 (2 * r1 + low may not fit i32)."""
+
+    def const(value: int) -> View:
+        return View.plain(em.scalar(i32, value, len(lens)))
+
+    def op(cls: type[tosa.TosaOp], *views: View, et: Attribute | None = None) -> View:
+        return elementwise_views(em, cls, list(views), lens, et, hint)
+
+    large = op(tosa.GreaterOp, const(0), b, et=i1)
+    divisor = op(tosa.SelectOp, large, const(1), b)
+    high = op(tq.LogicalRightShiftOp, a, const(1))
+    low_bit = op(tosa.BitwiseAndOp, a, const(1))
+    q1 = op(tosa.IntDivOp, high, divisor)
+    r1 = op(tosa.SubOp, high, op(tosa.MulOp, q1, divisor))
+    carry = op(tosa.GreaterEqualOp, op(tosa.AddOp, r1, low_bit), op(tosa.SubOp, divisor, r1), et=i1)
+    small = op(
+        tosa.AddOp, op(tq.LogicalLeftShiftOp, q1, const(1)), unary_view(em, tosa.CastOp, carry, i32)
+    )
+    sign = const(-(1 << 31))
+    above = op(
+        tosa.GreaterEqualOp, op(tosa.BitwiseXorOp, a, sign), op(tosa.BitwiseXorOp, b, sign), et=i1
+    )
+    return op(tosa.SelectOp, large, unary_view(em, tosa.CastOp, above, i32), small)
 
 
 def _sqrt(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
