@@ -11,7 +11,7 @@ import pytest
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _mlir
 
-from convcanon.hlo import recipe
+from convcanon.hlo import passes, recipe
 from convcanon.hlo.context import generic_op_classes
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.passes import canonicalize
@@ -96,14 +96,13 @@ def test_replayed_rewrites_equal_fresh_ones(
     dialect: Dialect, options: dict[str, bool | int | str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     replayed = _canonical(dialect, options)
-    fresh_trace = recipe.Trace.of
 
-    def unrecordable(lhs: ir.Value, rhs: ir.Value) -> recipe.Trace:
-        trace = fresh_trace(lhs, rhs)
-        trace.valid = False
-        return trace
+    class Unrecordable(recipe.Trace):
+        def __init__(self, lhs: ir.Value, rhs: ir.Value) -> None:
+            super().__init__(lhs, rhs)
+            self.valid = False
 
-    monkeypatch.setattr(recipe.Trace, "of", staticmethod(unrecordable))
+    monkeypatch.setattr(passes, "Trace", Unrecordable)
     fresh = _canonical(dialect, options)
     assert replayed == fresh
 

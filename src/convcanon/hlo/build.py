@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from jaxlib.mlir import ir
 
 from convcanon.hlo.dialects import Dialect, padding_attr
-from convcanon.hlo.recipe import Step, StepKind, Trace
+from convcanon.hlo.recipe import CLONE, CREATE, ZERO, Step, Trace
 
 AnyOp = ir.Operation | ir.OpView
 
@@ -94,7 +94,7 @@ class Builder:
             zero = self._zeros[key] = self.zeros((), element, ip, loc)
         self.trace = trace
         if trace is not None:
-            trace.add(Step(StepKind.ZERO, "", "", [], (), {}, element), zero)
+            trace.add(Step(ZERO, "", "", [], (), {}, element), zero)
         return zero
 
     def zeros(
@@ -209,7 +209,7 @@ class Builder:
             new.results[0].set_type(result)
         if self.trace is not None:
             step = Step(
-                StepKind.CLONE,
+                CLONE,
                 "convolution",
                 "",
                 [] if result is None else [result],
@@ -247,7 +247,7 @@ class Builder:
         ).result
         if self.trace is not None:
             step = Step(
-                StepKind.CREATE,
+                CREATE,
                 short,
                 name,
                 [result],

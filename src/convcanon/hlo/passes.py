@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
@@ -257,17 +257,22 @@ def _rewrite(
         trace = None
         if key not in recipes:  # record the first conv of each key only
             operands = conv.operands
-            trace = b.trace = Trace.of(operands[0], operands[1])
+            trace = b.trace = Trace(operands[0], operands[1])
         local = PassStats()
         try:
             partials, total = _rewrite_ops(b, conv, p, record, opts, local, ip, loc)
         finally:
             b.trace = None
         macs = sum(_emitted_macs(c, p) for c in partials)
-        recipe = Recipe((), -1, len(partials), macs, tuple(local.counters.items()))
+        bumps = tuple(local.counters.items())
+        recipe = Recipe((), -1, len(partials), macs, bumps)
         if trace is not None:
             index = trace.refs.get(total) if trace.valid else None
-            kept = None if index is None else replace(recipe, steps=tuple(trace.steps), total=index)
+            kept = (
+                None
+                if index is None
+                else Recipe(tuple(trace.steps), index, len(partials), macs, bumps)
+            )
             recipes[key] = kept
     for name, n in recipe.bumps:
         stats.bump(name, n)

@@ -11,42 +11,49 @@ the record. The scalar zero of pads is looked up per conv, since it is one per b
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
 
 from jaxlib.mlir import ir
 
+# Step kinds. Plain classes, not dataclasses or an Enum: this module is on convcanon-opt's
+# start-up path, where generating a dataclass's methods costs ~0.5 ms each.
+CREATE = 0  # Operation.create at the conv
+CLONE = 1  # a clone of the conv with new operands, result type and some attributes
+ZERO = 2  # the block's scalar zero of an element type (Builder.zero)
 
-class StepKind(Enum):
-    CREATE = "create"  # Operation.create at the conv
-    CLONE = "clone"  # a clone of the conv with new operands, result type and some attributes
-    ZERO = "zero"  # the block's scalar zero of an element type (Builder.zero)
 
-
-@dataclass(frozen=True)
 class Step:
-    kind: StepKind
-    short: str  # the op's name without its dialect, as `ConvRecord.ops_added` lists it
-    name: str
-    results: list[ir.Type]
-    operands: tuple[int, ...]  # indices into the values: 0 lhs, 1 rhs, then step i's result
-    attributes: dict[str, ir.Attribute]  # CREATE: all of them; CLONE: those it replaces
-    element: ir.Type | None = None  # ZERO
+    __slots__ = ("kind", "short", "name", "results", "operands", "attributes", "element")
+
+    def __init__(
+        self,
+        kind: int,
+        short: str,
+        name: str,
+        results: list[ir.Type],
+        operands: tuple[int, ...],
+        attributes: dict[str, ir.Attribute],
+        element: ir.Type | None = None,
+    ) -> None:
+        self.kind = kind
+        self.short = short  # the op's name without its dialect, as `ConvRecord.ops_added` has it
+        self.name = name
+        self.results = results
+        self.operands = operands  # indices into the values: 0 lhs, 1 rhs, then step i's result
+        self.attributes = attributes  # CREATE: all of them; CLONE: those it replaces
+        self.element = element  # ZERO
 
 
-@dataclass
 class Trace:
     """The steps of one rewrite as it builds them; `valid` turns False on anything the record
     cannot express (then no recipe is kept and each such conv is rewritten as usual)."""
 
-    refs: dict[ir.Value, int]
-    steps: list[Step] = field(default_factory=list)
-    valid: bool = True
+    __slots__ = ("refs", "steps", "valid")
 
-    @staticmethod
-    def of(lhs: ir.Value, rhs: ir.Value) -> Trace:
+    def __init__(self, lhs: ir.Value, rhs: ir.Value) -> None:
+        self.refs: dict[ir.Value, int] = {lhs: 0, rhs: 1}
+        self.steps: list[Step] = []
         # conv(x, x) would map both operands to one index: a later conv of the key may differ
-        return Trace({lhs: 0, rhs: 1}, valid=lhs != rhs)
+        self.valid = lhs != rhs
 
     def indices(self, values: Sequence[ir.Value]) -> tuple[int, ...]:
         found = tuple(self.refs.get(v, -1) for v in values)
@@ -59,15 +66,24 @@ class Trace:
         self.steps.append(step)
 
 
-@dataclass(frozen=True)
 class Recipe:
     """A recorded rewrite and what it adds up to (the same for every conv of the key)."""
 
-    steps: tuple[Step, ...]
-    total: int  # index of the value that replaces the conv's result
-    partials: int
-    macs_after: int
-    bumps: tuple[tuple[str, int], ...]  # statistics counters the rewrite bumps
+    __slots__ = ("steps", "total", "partials", "macs_after", "bumps")
+
+    def __init__(
+        self,
+        steps: tuple[Step, ...],
+        total: int,
+        partials: int,
+        macs_after: int,
+        bumps: tuple[tuple[str, int], ...],
+    ) -> None:
+        self.steps = steps
+        self.total = total  # index of the value that replaces the conv's result
+        self.partials = partials
+        self.macs_after = macs_after
+        self.bumps = bumps  # statistics counters the rewrite bumps
 
 
 def replay(
@@ -84,7 +100,7 @@ def replay(
     values = [operands[0], operands[1]]
     create = ir.Operation.create
     for step in recipe.steps:
-        if step.kind is StepKind.CREATE:
+        if step.kind == CREATE:
             args = [values[i] for i in step.operands]
             value = create(
                 step.name,
@@ -95,7 +111,7 @@ def replay(
                 ip=ip,
             ).result
             emitted.append(step.short)
-        elif step.kind is StepKind.CLONE:
+        elif step.kind == CLONE:
             new = conv.clone(ip=ip)
             emitted.append(step.short)
             value = new.results[0]
