@@ -247,7 +247,22 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
             ),
         )
 
-    return _guarded(body)
+    code = _guarded(body)
+    if argv is None:  # the convcanon-opt script: its job is done
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """End the process without the interpreter's teardown (freeing the MLIR context, its
+    dialects and every module: ~18 ms, an eighth of a ResNet-50 job). The output is written
+    and stdout flushed by now; nothing convcanon registers runs at exit."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or failing stream: reported already, if ours
+            pass
+    os._exit(code)
 
 
 # -- convcanon -----------------------------------------------------------------------------------
