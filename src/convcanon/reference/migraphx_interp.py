@@ -475,6 +475,20 @@ def _op_lines(module: ModuleOp, text: str) -> dict[Operation, int]:
     return op_lines(module, text)
 
 
+# npz has no 4-bit dtype: an si4/ui4 argument may come as any integer array of its values
+_NIBBLES = {"int4": (-8, 7), "uint4": (0, 15)}
+
+
+def _as_nibbles(value: np.ndarray, dtype: np.dtype, what: str, where: SourceLoc) -> np.ndarray:
+    low, high = _NIBBLES[dtype.name]
+    if value.size and (int(value.min()) < low or int(value.max()) > high):
+        raise ConvcanonError(
+            f"{what} holds {int(value.min())}..{int(value.max())}, outside {dtype}'s {low}..{high}",
+            where,
+        )
+    return value.astype(np.int8).astype(dtype)
+
+
 def bind_inputs(
     function: func.FuncOp, inputs: Mapping[str, np.ndarray], filename: str
 ) -> list[np.ndarray]:
@@ -494,6 +508,8 @@ def bind_inputs(
         shape, dtype = flat_input_shape(ty), type_dtype(ty)
         if value.dtype.kind == "V" and value.dtype.itemsize == dtype.itemsize:
             value = value.view(dtype)
+        if dtype.name in _NIBBLES and value.dtype.kind in "iu" and tuple(value.shape) == shape:
+            value = _as_nibbles(value, dtype, f"input {key}", where)
         if tuple(value.shape) != shape or value.dtype != dtype:
             raise ConvcanonError(
                 f"input {key} is {value.dtype}{list(value.shape)} but @{name} expects the flat "

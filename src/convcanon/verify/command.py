@@ -173,13 +173,16 @@ def random_array(
     dist: Distribution = DISTRIBUTIONS[0],
 ) -> np.ndarray:
     """One random value of `shape` (not yet cast): small ints (-4..4, unsigned 0..8; 1..4 for a
-    positive distribution), fair bools, floats from `dist`."""
+    positive distribution; inside int4/uint4 too), fair bools, floats from `dist`."""
+    from convcanon.verify.judge import is_narrow_int
+
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
-    if dtype.kind in "ui":
+    if dtype.kind in "ui" or is_narrow_int(dtype):
+        unsigned = dtype.kind == "u" or dtype.name.startswith("uint")
         positive = dist.low is not None or dist.network
-        low = 1 if positive else (0 if dtype.kind == "u" else -4)
-        high = 5 if positive else (9 if dtype.kind == "u" else 5)
+        low = 1 if positive else (0 if unsigned else -4)
+        high = 5 if positive else (9 if unsigned else 5)
         return rng.integers(low, high, shape)
     real = _draw(shape, rng, dist)
     return real + 1j * _draw(shape, rng, dist) if dtype.kind == "c" else real

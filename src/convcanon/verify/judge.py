@@ -34,8 +34,14 @@ APPROX_ULPS = 4.0
 F64_ULPS = 1024.0
 
 
+def is_narrow_int(dtype: np.dtype) -> bool:
+    """ml_dtypes' int4/uint4 (and 2-bit) types: numpy calls them void, they hold integers."""
+    return dtype.kind == "V" and dtype.name.startswith(("int", "uint"))
+
+
 def is_float(dtype: np.dtype) -> bool:
-    return dtype.kind in "fcV"
+    """Floats, complex and ml_dtypes' bf16/fp8/fp4 (void to numpy), not its narrow integers."""
+    return dtype.kind in "fc" or (dtype.kind == "V" and not is_narrow_int(dtype))
 
 
 def epsilon(dtype: np.dtype) -> float:

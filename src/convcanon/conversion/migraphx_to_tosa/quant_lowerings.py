@@ -85,11 +85,11 @@ def _binary(em: Emitter, cls: type[tosa.TosaOp], a: View, b: View, lens: Sequenc
 
 
 def widen_int(em: Emitter, x: View, element_type: Attribute) -> View:
-    """An integer view as i32 values, by the migraphx type's meaning (unsigned bytes and halves
-    masked after the sign-extending cast)."""
+    """An integer view as i32 values, by the migraphx type's meaning (unsigned nibbles, bytes
+    and halves masked after the sign-extending cast: a ui4 argument arrives as i4 bits)."""
     wide = x if x.element_type == i32 else unary_view(em, tosa.CastOp, x, i32)
     width = _width(element_type)
-    if _unsigned(element_type) and width in (8, 16):
+    if _unsigned(element_type) and width < 32:
         mask = _scalar(em, i32, (1 << width) - 1, wide)
         wide = _binary(em, tosa.BitwiseAndOp, wide, mask, wide.lens)
     return wide
