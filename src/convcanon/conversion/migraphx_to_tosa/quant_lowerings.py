@@ -147,9 +147,12 @@ def _int_difference(
 
 
 def _as_compute(em: Emitter, v: View, element_type: Attribute, compute: Attribute) -> View:
-    """A view converted by value to the float `compute`, rounded once."""
+    """A view converted by value to the float `compute`, rounded once (tosa.cast rounds a
+    signed integer once; ui32 goes by halves)."""
     if is_float(element_type):
         return v if v.element_type == compute else unary_view(em, tosa.CastOp, v, compute)
+    if not _unsigned(element_type):
+        return unary_view(em, tosa.CastOp, v, compute)
     high, low = _int_halves(em, v, element_type)
     return _halves_to_float(em, high, low, v.lens, compute)
 
