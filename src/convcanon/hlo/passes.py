@@ -162,7 +162,7 @@ def canonicalize(
     opts = ConvOptions.from_mapping(options)
     stats = PassStats()
     records: list[ConvRecord] = []
-    memo: dict[ConvKey, tuple[ConvParams, _Plan]] = {}
+    memo: dict[ConvKey, tuple[ConvParams, _Plan, int, bool]] = {}  # + MACs, pads have a zero
     module = hlo_file.module
     with module.context, ir.Location.unknown():
         todo: list[tuple[ir.Operation, ConvKey, ConvParams, ConvRecord]] = []
@@ -173,8 +173,11 @@ def canonicalize(
             known = memo.get(key)
             if known is None:
                 p = read_conv_params(conv)
-                known = memo[key] = (p, plan_conv(p, opts))
-            p, plan = known
+                plan = plan_conv(p, opts)
+                macs = 0 if p.dynamic_reason else p.macs
+                zeros = not plan.decision.accepted or _has_zeros(p, types, opts)
+                known = memo[key] = (p, plan, macs, zeros)
+            p, plan, macs, zeros = known
             decision = plan.decision
             stats.bump("convs-seen")
             record = ConvRecord(
@@ -185,7 +188,7 @@ def canonicalize(
                 types,
                 plan.phases,
                 [],
-                0 if p.dynamic_reason else p.macs,
+                macs,
                 plan.lattice_macs,
                 plan.lhs_phases,
                 opts.max_phases,
@@ -197,7 +200,7 @@ def canonicalize(
             if not decision.accepted:
                 stats.bump(f"skipped: {decision.reason}")
                 continue
-            if not _has_zeros(p, types, opts):
+            if not zeros:
                 raise euet001(p, record.loc)
             todo.append((conv, key, p, record))
         builder = build.Builder(dialect)
