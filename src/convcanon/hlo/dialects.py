@@ -10,16 +10,14 @@ identically, so they need no entry.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from jaxlib.mlir import ir
 
 ListKind = Literal["array", "dense"]
 
 
-@dataclass(frozen=True)
-class Dialect:
+class Dialect(NamedTuple):
     """One row of the twin table."""
 
     name: str
@@ -82,8 +80,7 @@ def dialect_of(op_name: str) -> Dialect | None:
     return DIALECTS.get(op_name.partition(".")[0])
 
 
-@dataclass(frozen=True)
-class DimensionNumbers:
+class DimensionNumbers(NamedTuple):
     """Conv dimension numbers, dialect-neutral (which axis of lhs/rhs/result plays which role)."""
 
     lhs_batch: int

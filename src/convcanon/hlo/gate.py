@@ -9,8 +9,7 @@ reason string, shown by `explain`, the pass statistics and `verbose` remarks.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_plan import partial_convs
@@ -20,8 +19,7 @@ NegativePadding = Literal["pad", "slice"]
 LhsDilation = Literal["polyphase", "interior-pad"]
 
 
-@dataclass(frozen=True)
-class ConvOptions:
+class ConvOptions(NamedTuple):
     """The pass options (pipeline.py's `_CONV_OPTIONS`), typed."""
 
     gate: Preset = "neuron"
@@ -60,8 +58,7 @@ class ConvOptions:
         )
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     accepted: bool
     reason: str  # why rejected, or what will be canonicalized
 

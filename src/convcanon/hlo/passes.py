@@ -13,6 +13,7 @@ import math
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from jaxlib.mlir import ir
 
@@ -106,8 +107,7 @@ def _in_function(op: ir.Operation) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Plan:
+class _Plan(NamedTuple):
     """What the gate decides and the rewrite will emit for one conv configuration."""
 
     decision: Decision

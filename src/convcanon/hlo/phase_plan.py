@@ -9,16 +9,15 @@ dilation, and the number of partial convs is known before any op is built.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from convcanon.hlo.params import ConvParams
 
 # -- stride phases --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Phase:
+class Phase(NamedTuple):
     """One stride phase of one spatial dim: which lhs and kernel elements it reads."""
 
     taps: int  # n = |T_p|
@@ -39,8 +38,7 @@ class Phase:
         return (self.rhs_start, self.rhs_stride, self.taps)
 
 
-@dataclass(frozen=True)
-class DimPlan:
+class DimPlan(NamedTuple):
     phases: tuple[Phase, ...]
     rhs_dilation: int  # d' for every phase of this dim
 
@@ -90,8 +88,7 @@ def plan_dim(
 # -- lhs-dilation (output) phases -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LhsPhase:
+class LhsPhase(NamedTuple):
     """Output phase q of one spatial dim: outputs q, q+P, ... from the taps on the input lattice.
 
     It is an ordinary conv of the undilated lhs with padding (pad_low, pad_high) and the kernel
@@ -110,8 +107,7 @@ class LhsPhase:
         return (self.rhs_start, self.rhs_stride, self.taps)
 
 
-@dataclass(frozen=True)
-class LhsDimPlan:
+class LhsDimPlan(NamedTuple):
     period: int  # P = L / gcd(s, L): outputs repeat their tap pattern with this period
     stride: int  # s / gcd(s, L), the phase convs' window stride
     rhs_dilation: int  # d / gcd(d, L), the phase convs' rhs dilation
