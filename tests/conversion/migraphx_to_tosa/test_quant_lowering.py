@@ -366,7 +366,7 @@ def wide_quantize_programs(draw: st.DrawFn) -> str:
     src = draw(st.sampled_from(["f32", "f16"]))
     x = p.arg(lens, draw(memory_layouts(lens, allow_broadcast=True)), src)
     operands = [x, draw(_per_channel(p, lens, src, scale=True))]
-    out_et = draw(st.sampled_from(["si32", "ui32", "i32", "si8", "ui8", "si16"]))
+    out_et = draw(st.sampled_from(["si32", "ui32", "i32", "si8", "ui8", "si16", "ui16"]))
     zero_et = draw(st.sampled_from([None, *_INTS]))
     if zero_et is None or not ({out_et, zero_et} & {"si32", "ui32", "i32"}):
         zero_et = draw(st.sampled_from(["si32", "ui32", "i32"]))
