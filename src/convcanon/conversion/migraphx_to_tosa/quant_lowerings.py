@@ -167,7 +167,7 @@ def _dequantize(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     lens, target = out.lens, out.element_type
     types = [qx.operand_element(op, 0)] + ([qx.operand_element(op, 2)] if zero else [])
     wide = [t for t in types if isinstance(t, IntegerType) and _width(t) > 32]
-    if wide:
+    if wide and (zero or _unsigned(wide[0])):  # a lone signed one converts with one cast
         raise lowering_error(op, f"with {wide[0]} operands has no exact TOSA lowering here")
     compute = qx.dequantize_compute_type(types[0], types[1] if zero else None, target)
     if isinstance(compute, Float64Type) and Float64Type() not in [*types, target]:
