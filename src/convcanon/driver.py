@@ -11,7 +11,7 @@ import importlib
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from convcanon.diagnostics import ConvcanonError, UsageError
 from convcanon.fileio import check_output_path, read_mlir_input, write_output
@@ -31,8 +31,7 @@ class PrintOptions:
         return self.debug_info is None and self.generic is None
 
 
-@dataclass(frozen=True)
-class FrameworkAdapter:
+class FrameworkAdapter(NamedTuple):
     """How one IR framework parses and prints a file (`module:function` entry points)."""
 
     parse: str  # (text, filename) -> module; raises ConvcanonError

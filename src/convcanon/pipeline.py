@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from convcanon.diagnostics import UsageError
 
@@ -17,8 +17,7 @@ Framework = Literal["hlo", "xdsl"]
 OptionValue = bool | int | str
 
 
-@dataclass(frozen=True)
-class OptionSpec:
+class OptionSpec(NamedTuple):
     name: str
     kind: type  # bool, int or str
     default: OptionValue
@@ -54,8 +53,7 @@ class OptionSpec:
         return f"{self.name}=<{values}> (default {default}): {self.help}"
 
 
-@dataclass(frozen=True)
-class PassInfo:
+class PassInfo(NamedTuple):
     name: str
     framework: Framework
     summary: str
@@ -154,8 +152,7 @@ PASSES: dict[str, PassInfo] = {
 }
 
 
-@dataclass(frozen=True)
-class PassInvocation:
+class PassInvocation(NamedTuple):
     info: PassInfo
     options: Mapping[str, OptionValue]
 
