@@ -156,8 +156,8 @@ def dequantize_compute_type(
     input_type: Attribute, zero_type: Attribute | None, result_type: Attribute
 ) -> Attribute:
     """Where dequantizelinear subtracts and multiplies: f32, or f64 when an operand or the
-    result is f64 or when a float meets an integer wider than 16 bits (f32 holds neither the
-    other exactly). Integer minus integer is exact before it is rounded to this type."""
+    result is f64 or when a float meets an integer wider than 16 bits (f32 cannot hold both
+    exactly). Integer minus integer is exact before it is rounded to this type."""
     types = [input_type, result_type] + ([zero_type] if zero_type is not None else [])
     floats = [t for t in (input_type, zero_type) if t is not None and is_float_type(t)]
     wide_ints = [
