@@ -126,3 +126,22 @@ def test_convcanon_opt_never_imports_the_generated_op_classes(tmp_path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_an_invalid_created_op_fails_verification_of_a_parsed_module(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A parsed module is verified op by op after the pass (only what it created): a rewrite bug
+    that builds an ill-typed op must still fail, before anything is printed."""
+    from convcanon.hlo import build
+    from convcanon.hlo.io import parse_file_text
+
+    def bad_add(self: build.Builder, lhs: ir.Value, rhs: ir.Value, ip, loc) -> ir.Value:  # noqa: ANN001
+        wrong = ir.RankedTensorType.get([7], ir.ShapedType(lhs.type).element_type)
+        return self._create(self._add_name, wrong, [lhs, rhs], {}, ip, loc)
+
+    monkeypatch.setattr(build.Builder, "add", bad_add)
+    hlo = parse_file_text(REPEATS, "in.mlir")
+    assert hlo.verified
+    with pytest.raises(ir.MLIRError):
+        canonicalize(hlo, {"gate": "general"}, STABLEHLO)

@@ -57,6 +57,7 @@ class Builder:
         self._constant_name = dialect.op("constant")
         self._convert_name = dialect.op("convert")
         self.emitted: list[str] = []  # short names of every op built, in order
+        self.created: list[AnyOp] = []  # every op built in this pass run
         self._lists: dict[tuple[int, ...], ir.Attribute] = {}
         self._paddings: dict[tuple[tuple[int, int], ...], ir.Attribute] = {}
         self._types: dict[tuple[tuple[int, ...], ir.Type], ir.Type] = {}
@@ -114,6 +115,7 @@ class Builder:
         )
         op = ir.Operation.parse(text, context=ty.context)
         ip.insert(op)
+        self.created.append(op)
         return op.result
 
     def pad(
@@ -205,6 +207,7 @@ class Builder:
         operands, some attrs replaced: a clone, so every attribute is copied verbatim in C++."""
         new = conv.operation.clone(ip=ip)
         self.emitted.append("convolution")
+        self.created.append(new)
         if result is not None:
             new.results[0].set_type(result)
         if self.trace is not None:
@@ -237,14 +240,16 @@ class Builder:
         """Create `name` at `ip` with location `loc`; returns its one result."""
         short = name.partition(".")[2]
         self.emitted.append(short)
-        value = ir.Operation.create(
+        op = ir.Operation.create(
             name,
             results=[result],
             operands=list(operands),
             attributes=dict(attributes),
             loc=loc,
             ip=ip,
-        ).result
+        )
+        self.created.append(op)
+        value = op.result
         if self.trace is not None:
             step = Step(
                 CREATE,

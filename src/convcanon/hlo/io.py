@@ -19,6 +19,8 @@ class HloFile:
     debug_info: bool
     generic: bool = False
     text: str = ""  # the source, to find where an op carrying a debug-info location is written
+    # Known valid as it stands (parsing verifies): a pass then verifies only the ops it creates.
+    verified: bool = False
     _positions: dict[str, list[tuple[int, int]]] = field(default_factory=dict, repr=False)
 
     def position_of(self, op_name: str, index: int) -> tuple[int, int] | None:
@@ -66,7 +68,8 @@ _GENERIC_START = re.compile(r'\A(?:\s*(?://|#[\w.$-]+\s*=)[^\n]*(?:\n|\Z))*\s*"[
 
 def parse_file_text(text: str, filename: str) -> HloFile:
     generic = _GENERIC_START.match(text) is not None
-    return HloFile(parse_module(text, filename), filename, "loc(" in text, generic, text)
+    module = parse_module(text, filename)
+    return HloFile(module, filename, "loc(" in text, generic, text, verified=True)
 
 
 def print_file(

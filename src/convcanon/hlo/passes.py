@@ -209,8 +209,22 @@ def canonicalize(
             _rewrite(builder, conv, key, p, record, opts, stats, recipes)
         if not records:
             check_conv_dialect(hlo_file, dialect)
-        module.operation.verify()
+        _verify(hlo_file, builder.created)
     return stats, records
+
+
+def _verify(hlo_file: HloFile, created: list[build.AnyOp]) -> None:
+    """Verify the rewritten module; raises MLIRError on an invalid op.
+
+    A module known valid (parsed) needs only the ops the pass created verified: each is built
+    before the conv it replaces from values that dominate that conv, and the conv's uses get a
+    value of its own type, so no other op's validity changes. That is 1 us per created op
+    instead of 1 us per op of the module (0.12 s for a 100k-op module with 8k new ops)."""
+    if not hlo_file.verified:
+        hlo_file.module.operation.verify()
+        return
+    for op in created:
+        op.verify()
 
 
 def _verbose_remarks(
@@ -255,7 +269,11 @@ def _rewrite(
     recipe = recipes.get(key)
     if recipe is not None:
         block = conv.block
-        total = replay(recipe, conv, lambda e: b.zero(e, block, loc), b.emitted, ip, loc)
+
+        def zero_of(element: ir.Type) -> ir.Value:
+            return b.zero(element, block, loc)
+
+        total = replay(recipe, conv, zero_of, b.emitted, b.created, ip, loc)
     else:
         trace = None
         if key not in recipes:  # record the first conv of each key only

@@ -91,28 +91,33 @@ def replay(
     conv: ir.Operation,
     zero_of: Callable[[ir.Type], ir.Value],
     emitted: list[str],
+    created: list[ir.Operation | ir.OpView],
     ip: ir.InsertionPoint,
     loc: ir.Location,
 ) -> ir.Value:
-    """Build `recipe`'s ops for `conv` at `ip`, appending their names to `emitted`; returns the
-    value that replaces the conv's result. `zero_of(element)` is the block's zero."""
+    """Build `recipe`'s ops for `conv` at `ip`, appending their names to `emitted` and the ops to
+    `created`; returns the value that replaces the conv's result. `zero_of(element)` is the
+    block's zero."""
     operands = conv.operands
     values = [operands[0], operands[1]]
     create = ir.Operation.create
     for step in recipe.steps:
         if step.kind == CREATE:
             args = [values[i] for i in step.operands]
-            value = create(
+            op = create(
                 step.name,
                 results=step.results,
                 operands=args,
                 attributes=step.attributes,
                 loc=loc,
                 ip=ip,
-            ).result
+            )
+            created.append(op)
+            value = op.result
             emitted.append(step.short)
         elif step.kind == CLONE:
             new = conv.clone(ip=ip)
+            created.append(new)
             emitted.append(step.short)
             value = new.results[0]
             if step.results:
