@@ -95,25 +95,27 @@ def replay(
     ip: ir.InsertionPoint,
     loc: ir.Location,
 ) -> ir.Value:
-    """Build `recipe`'s ops for `conv` at `ip`, appending their names to `emitted` and the ops to
-    `created`; returns the value that replaces the conv's result. `zero_of(element)` is the
-    block's zero."""
+    """Build `recipe`'s ops for `conv` at `ip`, appending their names to `emitted` and the ops
+    that need verifying to `created`; returns the value that replaces the conv's result.
+    `zero_of(element)` is the block's zero.
+
+    A CREATE op repeats a recorded one exactly (name, attributes, operand and result types), so
+    it verifies if the recorded one does and is not listed; a CLONE also carries this conv's own
+    other attributes (precision, frontend attributes), so it is."""
     operands = conv.operands
     values = [operands[0], operands[1]]
     create = ir.Operation.create
     for step in recipe.steps:
         if step.kind == CREATE:
             args = [values[i] for i in step.operands]
-            op = create(
+            value = create(
                 step.name,
                 results=step.results,
                 operands=args,
                 attributes=step.attributes,
                 loc=loc,
                 ip=ip,
-            )
-            created.append(op)
-            value = op.result
+            ).result
             emitted.append(step.short)
         elif step.kind == CLONE:
             new = conv.clone(ip=ip)
