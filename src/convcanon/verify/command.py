@@ -221,6 +221,7 @@ class Plan:
     run_before: Engine
     run_after: Engine
     truth: Truth
+    input_note: str = ""  # how the inputs were constrained, for the summary
 
 
 def verify_command(
@@ -289,7 +290,7 @@ def verify_command(
             f"nothing to compare: the results of @{plan.entry} have no elements",
             SourceLoc(after_name),
         )
-    print(_summary(trials, engine, plan.truth, tally, sorted(used)))
+    print(_summary(trials, engine, plan.truth, tally, sorted(used), plan.input_note))
     return 0
 
 
@@ -334,7 +335,9 @@ def _finite_trial(
     )
 
 
-def _summary(trials: int, engine: str, truth: Truth, tally: Tally, used: list[str]) -> str:
+def _summary(
+    trials: int, engine: str, truth: Truth, tally: Tally, used: list[str], note: str = ""
+) -> str:
     parts = [f"ok: {trials} trial(s) on engine {engine}"]
     if tally.float_elements:
         against = (
@@ -356,7 +359,7 @@ def _summary(trials: int, engine: str, truth: Truth, tally: Tally, used: list[st
             parts.append(f"AFTER not run in f64 ({truth.after_reason or 'no f64 copy'})")
     if tally.exact_elements:
         parts.append(f"{tally.exact_elements} integer/bool element(s) equal")
-    parts.append(f"inputs {', '.join(used)}")
+    parts.append(f"inputs {', '.join(used)}" + (f", {note}" if note else ""))
     return "; ".join(parts)
 
 
@@ -468,9 +471,14 @@ def _half_b_plan(
     if [(a.shape, _bits(a.dtype)) for a in args] != [(a.shape, _bits(a.dtype)) for a in after_args]:
         _same_args(name, args, after_args, after_name)
 
+    divisors = half_b.integer_divisor_args(function)
+
     def make_inputs(rng: np.random.Generator, dist: Distribution) -> list[np.ndarray]:
         with np.errstate(all="ignore"):
-            return [random_array(a.dtype, a.shape, rng, dist).astype(a.dtype) for a in args]
+            inputs = [random_array(a.dtype, a.shape, rng, dist).astype(a.dtype) for a in args]
+        for k in divisors:
+            inputs[k] = np.where(inputs[k] == 0, np.ones_like(inputs[k]), inputs[k])
+        return inputs
 
     reduction = max(half_b.longest_reduction(m) for m in (before_module, after_module))
     run_before = run_after = HALF_B_ENGINES[engine]
@@ -493,7 +501,13 @@ def _half_b_plan(
         wide_after, why_not = half_b.widened_text(after_text, after_name)
         reference = HALF_B_ENGINES["reference"]
         truth = Truth(wide_before, wide_after, reference, "migraphx reference", "", why_not)
-    return Plan(name, args, make_inputs, reduction, run_before, run_after, truth)
+    note = (
+        f"integer divisor argument(s) {', '.join(f'arg{k}' for k in divisors)} drawn nonzero "
+        "(division by zero is undefined)"
+        if divisors
+        else ""
+    )
+    return Plan(name, args, make_inputs, reduction, run_before, run_after, truth, note)
 
 
 def _bits(dtype: np.dtype) -> tuple[str, int]:

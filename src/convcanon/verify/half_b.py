@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute
+from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
+from xdsl.ir import Attribute, BlockArgument
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 
@@ -112,6 +112,26 @@ def longest_reduction(module: ModuleOp) -> int:
             inputs, outputs = _elements(op.operands[0].type), _elements(op.results[0].type)
             longest = max(longest, inputs // max(1, outputs))
     return longest
+
+
+_INTEGER_DIVISIONS = ("migraphx.div", "tosa.intdiv")
+
+
+def integer_divisor_args(function: func.FuncOp) -> list[int]:
+    """Arguments that are directly the divisor of an integer division. Division by zero is
+    undefined in MIGraphX and TOSA (engines disagree), so verify never draws a zero for them."""
+    if not function.body.blocks:
+        return []
+    args = list(function.body.blocks[0].args)
+    found: set[int] = set()
+    for op in function.walk():
+        if op.name in _INTEGER_DIVISIONS and len(op.operands) == 2:
+            divisor = op.operands[1]
+            element = getattr(divisor.type, "element_type", None)
+            if isinstance(element, IntegerType) and isinstance(divisor, BlockArgument):
+                if divisor in args:
+                    found.add(args.index(divisor))
+    return sorted(found)
 
 
 def has_migraphx_ops(module: ModuleOp) -> bool:
