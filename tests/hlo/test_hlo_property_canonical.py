@@ -73,6 +73,37 @@ def test_reference_reverses_windows_by_the_spec_where_xla_does_not(out: int) -> 
         assert xla(text, [x, w])[0].ravel().tolist() == spec
 
 
+_CROP_THEN_PAD = """func.func public @main(%arg0: tensor<1x2x5x2xf32>, %arg1: tensor<2x1x4x1xf32>)
+    -> tensor<1x1x2x2xf32> {
+  %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, f, 0, 1]x[i, o, 0, 1]->[b, f, 0, 1],
+    window = {pad = [[0, 0], [-1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+    : (tensor<1x2x5x2xf32>, tensor<2x1x4x1xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+"""
+
+
+def test_reference_crops_then_pads_by_the_spec_where_xla_does_not() -> None:
+    """Padding (-1, 1) on a 2-wide dim: output column 0 reads input column 1 and column 1 reads
+    the padding zero. XLA CPU (found by the property above) returns nonzero values in column 1
+    for this multi-channel 4x1 kernel, which is why the property judges crop-then-pad convs with
+    the reference interpreter. Checked here against a direct sum."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 2, 5, 2)).astype(np.float32)
+    w = rng.standard_normal((2, 1, 4, 1)).astype(np.float32)
+    padded = np.concatenate([x[..., 1:], np.zeros((1, 2, 5, 1), np.float32)], axis=-1)
+    direct = np.zeros((1, 1, 2, 2))
+    for row in range(2):
+        for col in range(2):
+            window = padded[0, :, row : row + 4, col].astype(np.float64)
+            direct[0, 0, row, col] = float((window * w[:, 0, :, 0]).sum())
+    got = reference(_CROP_THEN_PAD, [x, w])[0]
+    np.testing.assert_allclose(got, direct, rtol=1e-6, atol=1e-6)
+    assert not got[..., 1].any()
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 @settings(max_examples=100, deadline=None)
 @given(case=conv_cases())
