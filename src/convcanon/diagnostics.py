@@ -55,8 +55,9 @@ MAX_NESTING = 256
 def check_nesting(text: str, filename: str, limit: int = MAX_NESTING) -> None:
     """Refuse input nested deeper than `limit` brackets before a recursive parser sees it.
 
-    MLIR's C++ parser recurses per `[`, `{` and `(`; a hostile file nested 100k deep overflows the
-    stack and kills the process. Real modules nest a few dozen levels at most.
+    MLIR's C++ parser recurses per `[`, `{`, `(` and `<` (types and attributes such as
+    `tuple<tuple<...>>`); a hostile file nested 100k deep overflows the stack and kills the
+    process. Real modules nest a few dozen levels at most. The `>` of `->` closes nothing.
     """
     import numpy as np
 
@@ -64,9 +65,12 @@ def check_nesting(text: str, filename: str, limit: int = MAX_NESTING) -> None:
     if data.size == 0:
         return
     step = np.zeros(256, dtype=np.int8)
-    step[[ord("["), ord("{"), ord("(")]] = 1
-    step[[ord("]"), ord("}"), ord(")")]] = -1
-    depth = np.cumsum(step[data], dtype=np.int64)
+    step[[ord("["), ord("{"), ord("("), ord("<")]] = 1
+    step[[ord("]"), ord("}"), ord(")"), ord(">")]] = -1
+    steps = step[data]
+    arrows = (data[1:] == ord(">")) & (data[:-1] == ord("-"))
+    steps[1:][arrows] = 0
+    depth = np.cumsum(steps, dtype=np.int64)
     deepest = int(np.argmax(depth))
     if depth[deepest] > limit:
         prefix = data[: deepest + 1].tobytes().decode(errors="replace")

@@ -180,6 +180,37 @@ CASES: list[Case] = [
         "convcanon-opt",
     ),  # fmt: skip
     Case(
+        "a type nested 200k deep (`tuple<tuple<...>>`, run)",
+        ["run", "{m.mlir}"],
+        {
+            "m.mlir": _f(
+                "func.func @main(%a: "
+                + "tuple<" * 200000
+                + "tensor<2xf32>"
+                + ">" * 200000
+                + ") {\n  return\n}\n"
+            )
+        },
+        1,
+        "m.mlir:1:1200027: error: input nests deeper than 256 levels of brackets",
+    ),  # fmt: skip
+    Case(
+        "a type nested 200k deep (`tuple<tuple<...>>`, migraphx-to-tosa)",
+        ["{m.mlir}", "-p", "migraphx-to-tosa"],
+        {
+            "m.mlir": _f(
+                "func.func @main(%a: "
+                + "tuple<" * 200000
+                + "tensor<2xf32>"
+                + ">" * 200000
+                + ") -> () {\n  func.return\n}\n"
+            )
+        },
+        1,
+        "nests deeper than 256 levels",
+        "convcanon-opt",
+    ),  # fmt: skip
+    Case(
         "unterminated string (xDSL regex backtracking)",
         ["{m.mlir}"],
         {"m.mlir": lambda: sources.tosa_text().replace('"tosa.reshape"', '"tosa.reshape', 1)},

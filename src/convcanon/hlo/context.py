@@ -295,8 +295,8 @@ def _with_text_position(loc: HloLoc, source: str, message: str) -> HloLoc:
     return loc
 
 
-_OPENERS, _CLOSERS = b"[{(", b"]})"
-_BRACKETS = bytes.maketrans(_OPENERS + _CLOSERS, b"(((" + b")))")
+_OPENERS, _CLOSERS = b"[{(<", b"]})>"
+_BRACKETS = bytes.maketrans(_OPENERS + _CLOSERS, b"((((" + b"))))")
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in _OPENERS + _CLOSERS)
 
 
@@ -306,7 +306,7 @@ def _nesting_bound(text: str) -> int:
     Keep only the brackets, then peel adjacent `()` pairs: each pass removes one level of the
     matched pairs, and unmatched openers can add at most their count. Real modules need ~10
     passes over a string a fraction of the text's size."""
-    rest = text.encode().translate(_BRACKETS, _NOT_BRACKETS)
+    rest = text.encode().replace(b"->", b"-").translate(_BRACKETS, _NOT_BRACKETS)
     passes = 0
     while passes <= MAX_NESTING:
         peeled = rest.replace(b"()", b"")
