@@ -317,8 +317,8 @@ def _main_parser() -> argparse.ArgumentParser:
     run.add_argument("input", help="module to run (StableHLO, MHLO, migraphx or TOSA .mlir)")
     run.add_argument(
         "--inputs",
-        help="npz with the entry function's arguments (arg0, arg1, ...)"
-        " (default: none, random inputs)",
+        help="npz with the entry function's arguments (arg0, arg1, ...); needed when it takes"
+        " any (`convcanon verify` draws random ones)",
     )
     run.add_argument(
         "--output", help="write the results to this npz (default: none, print a summary)"
