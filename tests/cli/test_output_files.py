@@ -339,7 +339,9 @@ _DIES_MID_WRITE = textwrap.dedent(
 def test_terminating_signal_mid_write_removes_the_temporary(tmp_path: Path, name: str):
     target = tmp_path / "out.mlir"
     target.write_text("old\n")
-    script = _DIES_MID_WRITE.replace("{name}", name)
+    # as a terminal session starts it (a harness under nohup would pass SIGHUP in ignored)
+    reset = f"import signal; signal.signal(signal.{name}, signal.SIG_DFL)\n"
+    script = reset + _DIES_MID_WRITE.replace("{name}", name)
     result = subprocess.run(
         [sys.executable, "-c", script, str(target)], capture_output=True, text=True, timeout=60
     )
