@@ -828,6 +828,10 @@ _MX_STRIDE_2_63 = (
     "func.func @main(%a: !migraphx.shaped<2x2xf32, 9223372036854775808x1>) -> !migraphx.shaped<2x2xf32, 9223372036854775808x1> {\n"
     "  return %a : !migraphx.shaped<2x2xf32, 9223372036854775808x1>\n}\n"
 )
+_MX_SPANS_2_63 = (
+    "func.func @main(%a: !migraphx.shaped<99999999999x99999999999xf32, 99999999999x1>) -> !migraphx.shaped<99999999999x99999999999xf32, 99999999999x1> {\n"
+    "  return %a : !migraphx.shaped<99999999999x99999999999xf32, 99999999999x1>\n}\n"
+)
 CASES += [
     Case("literal 1000 as int8_type", ["import-migraphx", "{p.txt}"], {"p.txt": _f(_literal_program("1000, 1", "int8_type"))}, 1, "p.txt:1:15: error: 1000 is out of range for int8_type [-128, 127]"),
     Case("literal nan as int32_type", ["import-migraphx", "{p.txt}"], {"p.txt": _f(_literal_program("nan", "int32_type", "1"))}, 1, "p.txt:1:15: error: `nan` is not an integer, as int32_type needs"),
@@ -837,6 +841,7 @@ CASES += [
     Case("lens of 10^20 (program text)", ["import-migraphx", "{p.txt}"], {"p.txt": _f("x = @param:x -> float_type, {100000000000000000000}, {1}\n@1 = @return(x)\n")}, 1, "p.txt:1:30: error: 100000000000000000000 in the lens does not fit in int64"),
     Case("5000-digit literal value", ["import-migraphx", "{p.txt}"], {"p.txt": _f(_literal_program("1" * 5000, "float_type", "1"))}, 1, "error: number of 5000 characters in the literal"),
     Case("stride 2^63 into migraphx-to-tosa", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_STRIDE_2_63)}, 1, "error: !migraphx.shaped lens and strides must fit in int64", "convcanon-opt"),
+    Case("a shaped type spanning over 2^63 elements", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_SPANS_2_63)}, 1, "error: !migraphx.shaped<99999999999x99999999999xf32, 99999999999x1> spans more than 2^63 elements of memory", "convcanon-opt"),
     Case("migraphx-to-tosa on a migraphx declaration", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_DECLARATION)}, 1, "m.mlir:1:1: error: 'func.func' @main is a declaration", "convcanon-opt"),
     Case("migraphx-to-tosa: func.call to a declaration", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_CALLS_DECLARATION)}, 1, "m.mlir:3:3: error: 'func.call' calls @f, a declaration", "convcanon-opt"),
 ]  # fmt: skip

@@ -162,7 +162,8 @@ class ShapedType(ParametrizedAttribute, TypeAttribute):
             raise VerifyException(f"!migraphx.shaped layout is not representable: {reason}")
         if layout.flat_size(lens, strides) >= 1 << 63:
             raise VerifyException(
-                f"!migraphx.shaped<{lens}, {strides}> spans more than 2^63 elements of memory"
+                f"!migraphx.shaped<{'x'.join(map(str, lens))}x{self.element_type}, "
+                f"{'x'.join(map(str, strides))}> spans more than 2^63 elements of memory"
             )
 
     @classmethod
