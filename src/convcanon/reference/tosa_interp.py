@@ -74,9 +74,14 @@ def _to(op: Operation, x: np.ndarray) -> np.ndarray:
     if dtype == np.bool_:
         return x != 0
     if dtype.kind in "iu" and x.dtype.kind == "f":
+        # saturate in f64: an f32 bound of int32 is 2^31, which no longer fits the type
         info = np.iinfo(dtype)
-        return np.clip(np.rint(x), info.min, info.max).astype(dtype)
-    return x.astype(dtype)
+        wide = np.rint(x.astype(np.float64))
+        with np.errstate(invalid="ignore"):
+            cast = wide.astype(dtype)
+        return np.where(wide >= info.max, info.max, np.where(wide <= info.min, info.min, cast))
+    with np.errstate(over="ignore"):  # a float too large for a narrower float is inf, as in IEEE
+        return x.astype(dtype)
 
 
 def _acc(x: np.ndarray) -> np.ndarray:
