@@ -4,11 +4,11 @@ says so; a wrong quotient still fails."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from convcanon.cli import main, opt_main
+from convcanon.cli import main
+
+from .lowered_pair import lowered_and_broken
 
 I32 = "!migraphx.shaped<64xsi32, 1>"
 PROGRAM = f"""func.func @main(%arg0: {I32}, %arg1: {I32}) -> {I32} {{
@@ -20,16 +20,8 @@ PROGRAM = f"""func.func @main(%arg0: {I32}, %arg1: {I32}) -> {I32} {{
 
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
-    tmp = tmp_path_factory.mktemp("intdiv")
-    source, lowered, wrong = (str(tmp / n) for n in ("div.mlir", "div.tosa.mlir", "bad.tosa.mlir"))
-    Path(source).write_text(PROGRAM)
-    assert opt_main([source, "-p", "migraphx-to-tosa", "-o", lowered]) == 0
-    text = Path(lowered).read_text()
-    assert text.count('"tosa.intdiv"(%') == 1
-    swapped = text.replace('"tosa.intdiv"(%0, %1)', '"tosa.intdiv"(%1, %0)')
-    assert swapped != text
-    Path(wrong).write_text(swapped)
-    return source, lowered, wrong
+    tmp = tmp_path_factory.mktemp("intdiv")  # the broken copy divides arg1 by arg0
+    return lowered_and_broken(tmp, PROGRAM, '"tosa.intdiv"(%0, %1)', '"tosa.intdiv"(%1, %0)')
 
 
 @pytest.mark.parametrize("engine", ["reference", "iree"])

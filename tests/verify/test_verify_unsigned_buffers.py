@@ -4,11 +4,11 @@ migraphx side's signedness; a lowering that computes the wrong unsigned answer s
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from convcanon.cli import main, opt_main
+from convcanon.cli import main
+
+from .lowered_pair import lowered_and_broken
 
 U8 = "!migraphx.shaped<12xui8, 1>"
 PROGRAM = f"""func.func @main(%arg0: {U8}, %arg1: {U8}) -> {U8} {{
@@ -21,13 +21,7 @@ PROGRAM = f"""func.func @main(%arg0: {U8}, %arg1: {U8}) -> {U8} {{
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
     tmp = tmp_path_factory.mktemp("unsigned")
-    source, lowered, wrong = (str(tmp / n) for n in ("u8.mlir", "u8.tosa.mlir", "bad.tosa.mlir"))
-    Path(source).write_text(PROGRAM)
-    assert opt_main([source, "-p", "migraphx-to-tosa", "-o", lowered]) == 0
-    text = Path(lowered).read_text()
-    assert '"tosa.maximum"' in text
-    Path(wrong).write_text(text.replace('"tosa.maximum"', '"tosa.minimum"'))
-    return source, lowered, wrong
+    return lowered_and_broken(tmp, PROGRAM, '"tosa.maximum"', '"tosa.minimum"')
 
 
 @pytest.mark.parametrize("engine", ["reference", "iree"])
