@@ -50,6 +50,7 @@ class UsageError(Exception):
 
 
 MAX_NESTING = 256
+MAX_CALL_DEPTH = 64  # interpreters: calls nested deeper are recursion in practice
 
 
 def check_nesting(text: str, filename: str, limit: int = MAX_NESTING) -> None:

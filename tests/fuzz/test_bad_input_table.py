@@ -801,11 +801,17 @@ _RECURSIVE_CALL = (
     "  %0 = func.call @main() : () -> tensor<i32>\n"
     "  return %0 : tensor<i32>\n}\n"
 )
+_RECURSIVE_MX_CALL = (
+    "func.func @main(%x: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1> {\n"
+    "  %0 = func.call @main(%x) : (!migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1>\n"
+    "  return %0 : !migraphx.shaped<2xf32, 1>\n}\n"
+)
 CASES += [
     Case("run a while loop whose condition never turns false", ["run", "{m.mlir}", "--max-loop-iterations", "50"], {"m.mlir": _f(_ENDLESS_WHILE)}, 1, "m.mlir:3:8: error: stablehlo.while ran 50 iterations and its condition still holds"),
     Case("run --max-loop-iterations 0", ["run", "{m.mlir}", "--max-loop-iterations", "0"], {"m.mlir": _f(_ENDLESS_WHILE)}, 2, "argument --max-loop-iterations: must be an integer >= 1, not '0'"),
     Case("run a function that calls itself", ["run", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_CALL)}, 1, "m.mlir:2:8: error: calls nest deeper than 64 at @main (recursion?)"),
     Case("verify a function that calls itself", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_CALL)}, 1, "m.mlir:2:8: error: calls nest deeper than 64 at @main (recursion?)"),
+    Case("verify a migraphx function that calls itself", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_MX_CALL)}, 1, "m.mlir:2:3: error: calls nest deeper than 64 at @main (recursion?)"),
 ]  # fmt: skip
 
 

@@ -26,13 +26,12 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import mhlo, stablehlo
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.diagnostics import MAX_CALL_DEPTH, ConvcanonError, SourceLoc
 from convcanon.hlo.context import source_loc
 from convcanon.reference import kernels
 
 DEFAULT_MEMORY_LIMIT = 4 << 30
 DEFAULT_MAX_LOOP_ITERATIONS = 100_000
-MAX_CALL_DEPTH = 64  # as the migraphx interpreter: deeper is recursion in practice
 
 # -- element types -------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.diagnostics import MAX_CALL_DEPTH, ConvcanonError, SourceLoc
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
@@ -397,8 +397,10 @@ class Interpreter:
             raise self.error(f"no function @{name} in this module", caller)
         if not function.body.blocks:
             raise self.error(f"@{name} is a declaration: it has no body to run", caller or function)
-        if depth > 64:
-            raise self.error(f"calls nest deeper than 64 at @{name} (recursion?)", caller)
+        if depth > MAX_CALL_DEPTH:
+            raise self.error(
+                f"calls nest deeper than {MAX_CALL_DEPTH} at @{name} (recursion?)", caller
+            )
         block = function.body.blocks[0]
         env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args, strict=True))
         for op in block.ops:
