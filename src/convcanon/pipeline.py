@@ -7,6 +7,7 @@ its options, without importing the pass itself, so `--help` and usage errors sta
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
@@ -14,12 +15,12 @@ from typing import Any, Literal, NamedTuple
 from convcanon.diagnostics import UsageError
 
 Framework = Literal["hlo", "xdsl"]
-OptionValue = bool | int | str
+OptionValue = bool | int | float | str
 
 
 class OptionSpec(NamedTuple):
     name: str
-    kind: type  # bool, int or str
+    kind: type  # bool, int, float or str
     default: OptionValue
     help: str
     choices: tuple[str, ...] = ()
@@ -40,6 +41,16 @@ class OptionSpec(NamedTuple):
                 raise UsageError(
                     f"{pass_name}: option '{self.name}' expects an integer, got {text!r}"
                 ) from None
+        if self.kind is float:
+            try:
+                value = float(text)
+            except ValueError:
+                value = float("nan")
+            if not math.isfinite(value):
+                raise UsageError(
+                    f"{pass_name}: option '{self.name}' expects a finite number, got {text!r}"
+                )
+            return value
         if self.choices and text not in self.choices:
             raise UsageError(
                 f"{pass_name}: option '{self.name}' must be one of {', '.join(self.choices)};"
@@ -91,8 +102,23 @@ _CONV_OPTIONS = (
         "max-phases",
         int,
         64,
-        "largest number of partial convs one conv's rewrite may emit (stride and lhs-dilation"
-        " phases); more is rejected with a reason",
+        "largest number of partial convs one conv's rewrite may emit, counted after phase"
+        " merging; more is rejected with a reason",
+    ),
+    OptionSpec(
+        "merge-phases",
+        str,
+        "exact",
+        "exact: partial convs of equal shape become one conv (inputs concatenated on the"
+        " feature dim), at the same multiply-adds; pad-kernel: also zero-extend sub-kernels so"
+        " that phases merge, within max-mac-ratio of the floor; none: one conv per phase",
+        ("exact", "pad-kernel", "none"),
+    ),
+    OptionSpec(
+        "max-mac-ratio",
+        float,
+        2.0,
+        "merge-phases=pad-kernel: largest multiply-adds of a rewritten conv over its floor",
     ),
     OptionSpec(
         "lhs-dilation",
