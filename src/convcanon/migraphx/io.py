@@ -45,16 +45,13 @@ def make_context() -> Context:
     return ctx
 
 
-_LOC = re.compile(r"^(?:[^\n:]*):(\d+):(\d+)\n", re.M)
-
-
 def _parse_error(err: ParseError, filename: str) -> ConvcanonError:
-    """xDSL's multi-line caret message -> one `file:line:col: error: message`."""
-    text = str(err)
-    match = _LOC.search(text)
-    line, col = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-    message = text.strip().splitlines()[-1].strip() if text.strip() else "parse error"
-    return ConvcanonError(message, SourceLoc(filename, line, col))
+    """xDSL's ParseError -> one `file:line:col: error: message`. Read from the error's span and
+    message, not its printed form: when the span reaches into later lines (a type that ends its
+    line spans up to the next token) the printed form ends with a caret line, not the message."""
+    where = err.span.get_location()
+    message = " ".join(line.strip() for line in err.msg.splitlines() if line.strip())
+    return ConvcanonError(message or "parse error", SourceLoc(filename, where.line, where.col))
 
 
 def _offset_loc(text: str, offset: int, filename: str) -> SourceLoc:

@@ -222,7 +222,9 @@ def _parse_body(parser: AttrParser) -> tuple[Attribute, Attribute, Attribute]:
         if any(s < 0 for s in strides):
             parser.raise_error("strides must be non-negative integers", pos)
         if not strides:
-            parser.raise_error("expected strides (e.g. `4x1`) after `,`")
+            parser.raise_error(
+                "expected strides (non-negative integers joined by `x`, e.g. `4x1`) after `,`"
+            )
     elif lens:
         parser.raise_error(f"expected `,` and {len(lens)} strides after the lens")
     parser.parse_punctuation(
