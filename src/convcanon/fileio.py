@@ -15,14 +15,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import math
 import os
 import re
 import signal
 import stat
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
+from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -221,8 +223,8 @@ def _npz_error(path: str, message: str) -> ConvcanonError:
     return ConvcanonError(f"cannot read inputs as .npz: {message}", SourceLoc(path))
 
 
-def _npy_header(raw: bytes, member: str, path: str) -> tuple[tuple[int, ...], bool, np.dtype, int]:
-    """(shape, fortran order, dtype, header length) of one member, refusing anything odd."""
+def _npy_header(raw: bytes, member: str, path: str) -> NpyHeader:
+    """The header of one member from its first bytes, refusing anything odd."""
     import numpy as np
 
     stream = io.BytesIO(raw)
@@ -245,11 +247,70 @@ def _npy_header(raw: bytes, member: str, path: str) -> tuple[tuple[int, ...], bo
     if dtype.itemsize == 0 or any(int(d) < 0 for d in shape):
         what = "a zero-size element type" if dtype.itemsize == 0 else f"a negative shape {shape}"
         raise _npz_error(path, f"member {member!r} has a bad .npy header ({what})")
-    return tuple(int(d) for d in shape), bool(fortran), dtype, stream.tell()
+    return NpyHeader(tuple(int(d) for d in shape), dtype, bool(fortran), stream.tell())
 
 
-def load_npz(path: str, limit: int | None = None) -> dict[str, np.ndarray]:
-    """Arrays of an npz file by name (without `.npy`), checked before anything is inflated.
+# magic, version and length (at most 12 bytes), then numpy's own bound on the header text
+_NPY_HEADER_PREFIX = 12 + 10_000
+
+
+@dataclass(frozen=True)
+class NpyHeader:
+    """What one npz member's `.npy` header declares: enough to check it against a parameter."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    fortran: bool
+    offset: int  # where the data starts in the member
+
+
+class NpzArrays(Mapping[str, "np.ndarray"]):
+    """An npz archive's arrays by name (without `.npy`), each inflated on first access.
+
+    Opening reads the zip directory and each member's `.npy` header only, so a caller can check
+    names, shapes and dtypes against what it expects before a single array is inflated.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        archive: zipfile.ZipFile,
+        members: dict[str, zipfile.ZipInfo],
+        headers: dict[str, NpyHeader],
+    ) -> None:
+        self.path = path
+        self._archive = archive
+        self._members = members
+        self._headers = headers
+        self._arrays: dict[str, np.ndarray] = {}
+
+    def header(self, key: str) -> NpyHeader:
+        return self._headers[key]
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key not in self._arrays:
+            info = self._members[key]
+            self._arrays[key] = _read_member(self._archive, info, self._headers[key], self.path)
+        return self._arrays[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+
+def input_header(inputs: Mapping[str, np.ndarray], key: str) -> tuple[tuple[int, ...], np.dtype]:
+    """(shape, dtype) of one input without inflating it when it is an npz member not yet read."""
+    if isinstance(inputs, NpzArrays):
+        header = inputs.header(key)
+        return header.shape, header.dtype
+    value = inputs[key]
+    return tuple(value.shape), value.dtype
+
+
+def open_npz(path: str, limit: int | None = None) -> NpzArrays:
+    """An npz file's arrays by name, checked before anything is inflated; see `NpzArrays`.
 
     The archive is read bounded; its members' names and the uncompressed sizes in the zip
     directory must be sane and add up to at most the limit; each `.npy` header must describe
@@ -266,50 +327,76 @@ def load_npz(path: str, limit: int | None = None) -> dict[str, np.ndarray]:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except _zip_errors() as err:
         raise _npz_error(name, str(err)) from None
-    with archive:
-        members = archive.infolist()
-        seen: set[str] = set()
-        total = 0
-        for info in members:
-            if not _NPZ_MEMBER.fullmatch(info.filename) or info.filename in seen:
-                what = "a repeated" if info.filename in seen else "an odd"
-                raise _npz_error(name, f"{what} member name {info.filename!r} (expected NAME.npy)")
-            seen.add(info.filename)
-            total += info.file_size
-            if total > limit:
-                raise _npz_error(
-                    name,
-                    f"its members inflate to over {limit} bytes (the input size limit, "
-                    "--max-input-size); refused before inflating",
-                )
-        arrays: dict[str, np.ndarray] = {}
-        for info in members:
-            arrays[info.filename[: -len(".npy")]] = _read_member(archive, info, name)
-        return arrays
+    members: dict[str, zipfile.ZipInfo] = {}
+    total = 0
+    for info in archive.infolist():
+        key = info.filename[: -len(".npy")]
+        if not _NPZ_MEMBER.fullmatch(info.filename) or key in members:
+            what = "a repeated" if key in members else "an odd"
+            raise _npz_error(name, f"{what} member name {info.filename!r} (expected NAME.npy)")
+        members[key] = info
+        total += info.file_size
+        if total > limit:
+            raise _npz_error(
+                name,
+                f"its members inflate to over {limit} bytes (the input size limit, "
+                "--max-input-size); refused before inflating",
+            )
+    headers = {key: _member_header(archive, info, name) for key, info in members.items()}
+    return NpzArrays(name, archive, members, headers)
 
 
-def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> np.ndarray:
-    import numpy as np
+def load_npz(path: str, limit: int | None = None) -> dict[str, np.ndarray]:
+    """Every array of an npz file by name, inflated (after `open_npz`'s checks)."""
+    arrays = open_npz(path, limit)
+    return {key: arrays[key] for key in arrays}
 
+
+def _member_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> NpyHeader:
+    """Inflate only the start of a member, read its header, and check that the data it declares
+    is exactly the size the zip directory gives."""
     try:
         with archive.open(info) as member:
-            raw = member.read(info.file_size + 1)
+            raw = member.read(min(info.file_size, _NPY_HEADER_PREFIX))
     except _zip_errors() as err:
         raise _npz_error(path, f"member {info.filename!r}: {err}") from None
-    if len(raw) != info.file_size:
-        raise _npz_error(path, f"member {info.filename!r} does not match its zip directory size")
-    shape, fortran, dtype, offset = _npy_header(raw, info.filename, path)
-    count = 1
-    for dim in shape:
-        count *= dim
-    if count * dtype.itemsize != len(raw) - offset:
+    header = _npy_header(raw, info.filename, path)
+    count = math.prod(header.shape)
+    declared = count * header.dtype.itemsize
+    if declared != info.file_size - header.offset:
         raise _npz_error(
             path,
-            f"member {info.filename!r}: its .npy header describes {count * dtype.itemsize} "
-            f"bytes of data but it holds {len(raw) - offset}",
+            f"member {info.filename!r}: its .npy header describes {declared} "
+            f"bytes of data but it holds {info.file_size - header.offset}",
         )
-    flat = np.frombuffer(raw, dtype=dtype, count=count, offset=offset).copy()
-    return flat.reshape(shape, order="F" if fortran else "C")
+    return header
+
+
+def _read_member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, header: NpyHeader, path: str
+) -> np.ndarray:
+    """Inflate one member into a single buffer the array then views (no second copy)."""
+    import numpy as np
+
+    buffer = bytearray(info.file_size)
+    view = memoryview(buffer)
+    filled = 0
+    try:
+        with archive.open(info) as member:
+            while filled < info.file_size:
+                chunk = member.read(min(_CHUNK, info.file_size - filled))
+                if not chunk:
+                    break
+                view[filled : filled + len(chunk)] = chunk
+                filled += len(chunk)
+            extra = member.read(1)
+    except _zip_errors() as err:
+        raise _npz_error(path, f"member {info.filename!r}: {err}") from None
+    if filled != info.file_size or extra:
+        raise _npz_error(path, f"member {info.filename!r} does not match its zip directory size")
+    count = math.prod(header.shape)
+    flat = np.frombuffer(buffer, dtype=header.dtype, count=count, offset=header.offset)
+    return flat.reshape(header.shape, order="F" if header.fortran else "C")
 
 
 # -- writing -------------------------------------------------------------------------------------

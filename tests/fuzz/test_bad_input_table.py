@@ -22,6 +22,7 @@ import pytest
 from convcanon.cli import main, opt_main
 
 from . import sources
+from .test_npz_checked_before_inflating import ADD, HUGE_FLOATS, npz_with_huge_member
 
 
 def _npz(**arrays: object) -> bytes:
@@ -493,6 +494,20 @@ CASES: list[Case] = [
         },
         1,
         "missing arg0, arg1",
+    ),  # fmt: skip
+    Case(
+        "npz with a third member, 400 MB inflated (names checked before inflating)",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {
+            "m.mlir": _f(ADD),
+            "in.npz": lambda: npz_with_huge_member(
+                {"arg0": np.ones(2, np.float32), "arg1": np.ones(2, np.float32)},
+                "junk",
+                HUGE_FLOATS,
+            ),
+        },
+        1,
+        "@main takes 2 argument(s); unexpected input(s) junk",
     ),  # fmt: skip
     Case(
         "npz with a wrong shape",

@@ -17,7 +17,8 @@ import numpy as np
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio import (
     check_output_path,
-    load_npz,
+    input_header,
+    open_npz,
     parse_byte_size,
     read_mlir_input,
     write_output,
@@ -124,38 +125,43 @@ def _bind_inputs(
     filename: str,
     several: bool,
 ) -> list[np.ndarray]:
-    """Match npz arrays arg0..argN to the entry's arguments: count, shape and dtype must agree."""
+    """Match npz arrays arg0..argN to the entry's arguments: names, then every shape and dtype
+    (from the npz headers), are checked before any array is inflated."""
     from convcanon.reference.hlo_interp import normalize
 
     where = SourceLoc(filename)
     if several and inputs:
         raise ConvcanonError("--inputs needs a single entry function (use --entry)", where)
-    expected = {f"arg{i}" for i in range(len(arg_types))}
-    missing = sorted(expected - set(inputs), key=lambda k: int(k[3:]))
-    extra = sorted(set(inputs) - expected)
-    if missing:
-        raise ConvcanonError(
-            f"@{name} takes {len(arg_types)} argument(s); missing input(s) {', '.join(missing)}",
-            where,
-        )
-    if extra:
-        raise ConvcanonError(
-            f"@{name} takes {len(arg_types)} argument(s); unexpected input(s) {', '.join(extra)}",
-            where,
-        )
-    args = []
+    check_input_names(f"@{name} takes {len(arg_types)} argument(s)", len(arg_types), inputs, where)
     for i, tt in enumerate(arg_types):
-        value = inputs[f"arg{i}"]
-        if value.dtype.kind == "V" and value.dtype.itemsize == tt.dtype.itemsize:
-            value = value.view(tt.dtype)
-        if tuple(value.shape) != tt.shape or value.dtype != tt.dtype:
+        shape, dtype = input_header(inputs, f"arg{i}")
+        viewable = dtype.kind == "V" and dtype.itemsize == tt.dtype.itemsize
+        if shape != tt.shape or (dtype != tt.dtype and not viewable):
             raise ConvcanonError(
-                f"input arg{i} is {value.dtype}{list(value.shape)} but @{name} expects "
+                f"input arg{i} is {dtype}{list(shape)} but @{name} expects "
                 f"{tt.element}{list(tt.shape)}",
                 where,
             )
+    args = []
+    for i, tt in enumerate(arg_types):
+        value = inputs[f"arg{i}"]
+        if value.dtype != tt.dtype:
+            value = value.view(tt.dtype)
         args.append(normalize(value, tt))
     return args
+
+
+def check_input_names(
+    takes: str, count: int, inputs: Mapping[str, np.ndarray], where: SourceLoc
+) -> None:
+    """The inputs must be exactly arg0..arg{count-1}; `takes` opens the message."""
+    expected = {f"arg{i}" for i in range(count)}
+    missing = sorted(expected - set(inputs), key=lambda k: int(k[3:]))
+    extra = sorted(set(inputs) - expected)
+    if missing:
+        raise ConvcanonError(f"{takes}; missing input(s) {', '.join(missing)}", where)
+    if extra:
+        raise ConvcanonError(f"{takes}; unexpected input(s) {', '.join(extra)}", where)
 
 
 def run_command(
@@ -173,7 +179,7 @@ def run_command(
     if inputs:
         check_output_path(inputs, output)
     filename, text = read_mlir_input(input)
-    feed = load_npz(inputs) if inputs else {}
+    feed: Mapping[str, np.ndarray] = open_npz(inputs) if inputs else {}
     from convcanon.ir_kind import sniff_framework
 
     if sniff_framework(text) == "xdsl":
@@ -224,7 +230,7 @@ def _run_xdsl(
     text: str,
     filename: str,
     entry: str | None,
-    feed: dict[str, np.ndarray],
+    feed: Mapping[str, np.ndarray],
     output: str | None,
     limit: int,
 ) -> int:
@@ -235,6 +241,8 @@ def _run_xdsl(
             "this file has migraphx/TOSA ops, and the migraphx interpreter is not installed",
             SourceLoc(filename),
         ) from None
+    if feed:
+        _check_flat_headers(text, filename, entry, feed)
     results = module.run_module_text(text, filename, entry, feed, limit)
     print(f"{entry or 'main'}: ok ({len(results)} result(s))")
     if not output:
@@ -242,3 +250,40 @@ def _run_xdsl(
     if output:
         save_outputs(output, {f"result{i}": r for i, r in enumerate(results)})
     return 0
+
+
+def _check_flat_headers(
+    text: str, filename: str, entry: str | None, feed: Mapping[str, np.ndarray]
+) -> None:
+    """Each npz header against its migraphx/TOSA flat buffer, before anything is inflated.
+
+    Wrong names are left to the interpreter, which names them before reading any array.
+    """
+    from xdsl.dialects import func
+
+    from convcanon.verify import half_b
+
+    functions = {
+        op.sym_name.data: op
+        for op in half_b.parse(text, filename).ops
+        if isinstance(op, func.FuncOp)
+    }
+    if entry is None:  # the interpreter's choice: @main, else the only function
+        entry = "main" if "main" in functions else next(iter(functions), None)
+        entry = entry if "main" in functions or len(functions) == 1 else None
+    function = functions.get(entry or "")
+    if function is None or not function.body.blocks:
+        return  # the interpreter says what is wrong
+    args = half_b.flat_args(function)
+    if set(feed) != {f"arg{i}" for i in range(len(args))}:
+        return
+    for i, arg in enumerate(args):
+        shape, dtype = input_header(feed, f"arg{i}")
+        nibbles = arg.dtype.name in ("int4", "uint4") and dtype.kind in "iu"
+        viewable = dtype.kind == "V" and dtype.itemsize == arg.dtype.itemsize
+        if shape != arg.shape or (dtype != arg.dtype and not viewable and not nibbles):
+            raise ConvcanonError(
+                f"input arg{i} is {dtype}{list(shape)} but @{function.sym_name.data} expects "
+                f"the flat buffer {arg.dtype}{list(arg.shape)}",
+                SourceLoc(filename),
+            )
