@@ -173,6 +173,17 @@ PASSES: dict[str, PassInfo] = {
             "xdsl",
             "lower migraphx (strided values) to TOSA 1.0, keeping every layout",
             "convcanon.conversion.migraphx_to_tosa:migraphx_to_tosa",
+            (
+                OptionSpec(
+                    "types",
+                    str,
+                    "conformant",
+                    "conformant: fp8 FNUZ, e8m0, fp4 and int4 values travel as their storage"
+                    " integers (MIGraphX's buffers; every tensor inside TOSA 1.0's profiles, as"
+                    " IREE requires); native: tensors of those types, for backends that have them",
+                    ("conformant", "native"),
+                ),
+            ),
         ),
     )
 }

@@ -1,20 +1,23 @@
 """The `migraphx-to-tosa` pass: each function rebuilt as TOSA with flat boundary types.
 
 Nothing changes unless the whole module lowers: an op without a lowering is a ConvcanonError naming
-the op and its location.
+the op and its location. Option `types`: `conformant` (the default) keeps every tensor inside
+TOSA 1.0's profiles (see `storage_types`), `native` types values as MIGraphX does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from convcanon.conversion.migraphx_to_tosa import storage_types as st
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View
-from convcanon.conversion.migraphx_to_tosa.lowerings import LOWERINGS
+from convcanon.conversion.migraphx_to_tosa.lowerings import LOWERINGS, Lowering
+from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     flat_tosa_type,
     lowering_error,
@@ -26,6 +29,25 @@ from convcanon.migraphx import ops as mx
 from convcanon.migraphx.shaped_type import ShapedType
 from convcanon.pipeline import OptionValue, PassStats
 from convcanon.tosa import ops as tosa
+from convcanon.tosa.storage import is_foreign, is_int4
+
+# Ops that only move elements: in the conformant form they move storage codes as they are.
+STORAGE_OPS = frozenset(
+    "migraphx." + name
+    for name in (
+        "transpose",
+        "reshape",
+        "broadcast",
+        "multibroadcast",
+        "slice",
+        "squeeze",
+        "unsqueeze",
+        "flatten",
+        "contiguous",
+        "gather",
+        "scatter_none",
+    )
+)
 
 # -- functions -------------------------------------------------------------------------------------
 
@@ -38,8 +60,10 @@ class FunctionLowering:
         function: func.FuncOp,
         stats: PassStats,
         functions: Mapping[str, func.FuncOp] | None = None,
+        types: str = st.DEFAULT_TYPES,
     ):
         self.function = function
+        self.conformant = types == st.CONFORMANT
         self.functions = functions or {}
         self.inlining: list[str] = [function.sym_name.data]
         if not function.body.blocks:
@@ -55,14 +79,40 @@ class FunctionLowering:
         self.views: dict[SSAValue, View] = {}
         self.tensors: dict[SSAValue, SSAValue] = {}
         for old, new in zip(old_block.args, self.block.args, strict=True):
+            flat = self.from_boundary(new, old.type)
             if isinstance(old.type, ShapedType):
-                self.views[old] = read_flat(self.em, new, old.type)
+                self.views[old] = read_flat(self.em, flat, old.type)
             else:
-                self.tensors[old] = new
+                self.tensors[old] = flat
 
-    @staticmethod
-    def flat_type(ty: Attribute) -> Attribute:
-        return flat_tosa_type(ty)
+    def foreign(self, ty: Attribute) -> bool:
+        """Whether, in this form, values of `ty` travel as storage integers."""
+        element = st.element_of(ty)
+        return self.conformant and element is not None and is_foreign(element)
+
+    def flat_type(self, ty: Attribute) -> Attribute:
+        return st.storage_tensor_type(ty) if self.foreign(ty) else flat_tosa_type(ty)
+
+    def from_boundary(self, arg: SSAValue, ty: Attribute) -> SSAValue:
+        """A boundary buffer as the function body holds it (storage: one i8 per element)."""
+        if not self.foreign(ty):
+            return arg
+        flat = st.unpack_boundary(self.em, arg, ty)
+        return flat if isinstance(ty, ShapedType) else self.em.reshape(flat, _tensor_shape(ty))
+
+    def to_boundary(self, value: SSAValue, ty: Attribute) -> SSAValue:
+        if not self.foreign(ty):
+            return value
+        flat = self.em.reshape(value, [st.element_count(ty)])
+        return st.pack_boundary(self.em, flat, ty)
+
+    def boundary_attrs(self, types: list[Attribute]) -> ArrayAttr[DictionaryAttr] | None:
+        """Storage buffers say what they store (`convcanon.element`, `convcanon.elements`)."""
+        if not any(self.foreign(ty) for ty in types):
+            return None
+        return ArrayAttr(
+            [st.storage_attrs(ty) if self.foreign(ty) else DictionaryAttr({}) for ty in types]
+        )
 
     def view(self, value: SSAValue, user: Operation) -> View:
         if value in self.views:
@@ -94,8 +144,40 @@ class FunctionLowering:
         if lowering is None:
             raise lowering_error(op, "has no lowering to TOSA")
         args = [self.view(v, op) for v in op.operands]
-        self.views[op.results[0]] = lowering(self, op, args)
+        if any(self.foreign(v.type) for v in (*op.operands, *op.results)):
+            self.views[op.results[0]] = self.lower_on_storage(op, lowering, args)
+        else:
+            self.views[op.results[0]] = lowering(self, op, args)
         self.em.stats.bump("migraphx ops lowered")
+
+    def lower_on_storage(self, op: Operation, lowering: Lowering, args: list[View]) -> View:
+        """The conformant form of an op touching foreign types: data movement on the storage
+        codes; any other op lowered as its copy with foreign floats retyped f32 (operands
+        decoded) and int4 retyped 8-bit (the quantization ops handle int4 themselves), its
+        foreign result encoded back."""
+        if op.name in STORAGE_OPS:
+            return lowering(self, op, args)
+        if isinstance(op, mx.LiteralOp):
+            return self.storage_literal(op)
+        int4_aware = op.name in QUANT_LOWERINGS
+
+        def computed(element: Attribute) -> Attribute:
+            if not is_foreign(element) or (is_int4(element) and int4_aware):
+                return element
+            return st.carrier(element)
+
+        decoded = [
+            st.decode(self.em, view, st.element_of(v.type) or v.type)
+            for view, v in zip(args, op.operands, strict=True)
+        ]
+        out = lowering(self, retyped(op, computed), decoded)
+        element = st.element_of(op.results[0].type)
+        if element is None or computed(element) == element:
+            return out
+        return st.encode(self.em, out, element)
+
+    def storage_literal(self, op: mx.LiteralOp) -> View:
+        return st.storage_literal(self.em, op.value, result_type(op))
 
     def inline_call(self, call: func.CallOp) -> None:
         """A call of a function of this module is lowered inline: the callee's values stay
@@ -133,19 +215,62 @@ class FunctionLowering:
         returned: list[SSAValue] = []
         for op in old_block.ops:
             if isinstance(op, func.ReturnOp):
-                returned = [self.tensor(v, op) for v in op.operands]
+                returned = [self.to_boundary(self.tensor(v, op), v.type) for v in op.operands]
                 break
             self.lower_op(op)
         self.block.add_op(func.ReturnOp(*returned))
         remove_dead_ops(self.block)
         out_types = [v.type for v in returned]
+        source_types = self.function.function_type
         lowered = func.FuncOp(
             self.function.sym_name.data,
             (list(self.block.arg_types), out_types),
             Region(self.block),
             self.function.sym_visibility,
+            arg_attrs=self.boundary_attrs(list(source_types.inputs.data)),
+            res_attrs=self.boundary_attrs(list(source_types.outputs.data)),
         )
+        if self.conformant:
+            _check_conformant(self.function, lowered)
         return lowered
+
+
+def _tensor_shape(ty: Attribute) -> list[int]:
+    assert isinstance(ty, TensorType)
+    return list(ty.get_shape())
+
+
+def retyped(op: Operation, element_map: Callable[[Attribute], Attribute]) -> Operation:
+    """A detached copy of `op` whose shaped operand and result types have their element types
+    mapped (its operands are placeholders: lowerings read types and attributes, never them)."""
+
+    def mapped(ty: Attribute) -> Attribute:
+        if isinstance(ty, ShapedType):
+            return ShapedType(ty.lens, ty.stride_values, element_map(ty.element_type))
+        return ty
+
+    placeholders = Block(arg_types=[mapped(v.type) for v in op.operands])
+    return type(op).create(
+        operands=list(placeholders.args),
+        result_types=[mapped(r.type) for r in op.results],
+        properties=dict(op.properties),
+        attributes=dict(op.attributes),
+        location=op.location,
+    )
+
+
+def _check_conformant(source: func.FuncOp, lowered: func.FuncOp) -> None:
+    """The conformant form's promise: no value of a type outside the profiles anywhere."""
+    for op in lowered.walk():
+        values = [*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)]
+        for value in values:
+            element = st.element_of(value.type)
+            if element is not None and is_foreign(element):
+                raise lowering_error(
+                    source,
+                    f"left a {value.type} in its types=conformant TOSA ({op.name}; a convcanon "
+                    "bug)",
+                )
 
 
 def remove_dead_ops(block: Block) -> None:
@@ -173,7 +298,8 @@ def migraphx_to_tosa(parsed: object, options: Mapping[str, OptionValue] | None =
     by_name = {f.sym_name.data: f for f in functions}
     # bodies first: a call of a declaration is reported where it is called
     order = sorted(functions, key=lambda f: not f.body.blocks)
-    done = {id(f): FunctionLowering(f, stats, by_name).run() for f in order}
+    types = str((options or {}).get(st.TYPES_OPTION, st.DEFAULT_TYPES))
+    done = {id(f): FunctionLowering(f, stats, by_name, types).run() for f in order}
     lowered = [done[id(f)] for f in functions]
     for old, new in zip(functions, lowered, strict=True):
         _verify_lowered(old, new)
