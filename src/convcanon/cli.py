@@ -290,6 +290,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _batch_sizes(text: str) -> tuple[int, ...]:
+    """`1,2,5`: batch sizes >= 1 (argparse reports anything else as a usage error)."""
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"must be integers >= 1 separated by commas, not {text!r}")
+    return sizes
+
+
 def _main_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="convcanon", description="convcanon tools")
     parser.add_argument("--version", action=_VersionAction)
@@ -358,6 +369,14 @@ def _main_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument(
         "--entry", default=None, help="function to compare (default: main, or the only one)"
+    )
+    verify.add_argument(
+        "--batch-sizes",
+        type=_batch_sizes,
+        default=(1, 2, 5),
+        metavar="N,N,...",
+        help="shape-polymorphic modules (tensor<?x...> arguments) are refined with every dynamic"
+        " dim set to each of these and compared at each (default 1,2,5; static modules: unused)",
     )
 
     graph = sub.add_parser("graph", help="dataflow graph before/after a pipeline, side by side")
@@ -431,6 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 trials=args.trials,
                 seed=args.seed,
                 entry=args.entry,
+                batch_sizes=args.batch_sizes,
             )
         if args.command == "graph":
             from convcanon.graph import graph_command

@@ -194,7 +194,7 @@ def run_command(
         if several and not chunk.strip():
             continue
         reports = run_hlo_text(
-            chunk,
+            _refined_to_inputs(chunk, filename, entry, feed),
             filename,
             entry=entry,
             inputs=feed,
@@ -224,6 +224,32 @@ def run_command(
     if output:
         save_outputs(output, outputs)
     return 0
+
+
+def _refined_to_inputs(
+    text: str, filename: str, entry: str | None, feed: Mapping[str, np.ndarray]
+) -> str:
+    """A shape-polymorphic module (`tensor<?x...>` arguments) refined to its inputs' shapes,
+    read from the npz headers; a static module as it is."""
+    from convcanon.refine import dynamic_arguments, refine_text
+
+    dynamic = dynamic_arguments(text, filename, entry)
+    if not dynamic:
+        return text
+    where = SourceLoc(filename)
+    takes = f"@{entry or 'main'} takes ({', '.join(dynamic)})"
+    if not feed:
+        raise ConvcanonError(
+            f"{takes}, dynamic shapes: give --inputs, whose shapes the module is refined to", where
+        )
+    check_input_names(f"{takes}", len(dynamic), feed, where)
+    shapes = [input_header(feed, f"arg{i}")[0] for i in range(len(dynamic))]
+    try:
+        return refine_text(text, filename, shapes, entry)
+    except ConvcanonError as err:
+        given = ", ".join(f"arg{i} {list(shape)}" for i, shape in enumerate(shapes))
+        err.message = f"refined to the shapes of --inputs ({given}): {err.message}"
+        raise
 
 
 def _run_xdsl(

@@ -224,6 +224,9 @@ class Plan:
     input_note: str = ""  # how the inputs were constrained, for the summary
 
 
+DEFAULT_BATCH_SIZES = (1, 2, 5)
+
+
 def verify_command(
     before: str,
     after: str,
@@ -231,8 +234,13 @@ def verify_command(
     trials: int = 3,
     seed: int = 0,
     entry: str | None = None,
+    batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
 ) -> int:
-    """Run both modules on `trials` random input sets; a mismatch is an error (exit 1) at AFTER."""
+    """Run both modules on `trials` random input sets; a mismatch is an error (exit 1) at AFTER.
+
+    Shape-polymorphic StableHLO/MHLO modules (`tensor<?x...>` entry arguments) are refined to
+    static shapes at each of `batch_sizes` (every dynamic dim set to it) and compared at each.
+    """
     from convcanon.verify.engines import ENGINES
 
     if engine not in ENGINES:
@@ -241,6 +249,8 @@ def verify_command(
         raise UsageError("--trials must be at least 1")
     if seed < 0:
         raise UsageError("--seed must be a non-negative integer")
+    if not batch_sizes or any(b < 1 for b in batch_sizes):
+        raise UsageError("--batch-sizes must be integers >= 1")
     before_name, before_text = read_mlir_input(before)
     after_name, after_text = read_mlir_input(after)
     from convcanon.ir_kind import sniff_framework
@@ -255,8 +265,47 @@ def verify_command(
     files = (before_text, before_name, after_text, after_name)
     if kinds == {"xdsl"}:
         plan = _half_b_plan(*files, entry, engine)
-    else:
-        plan = _hlo_plan(*files, entry, engine)
+        print(_compare(plan, *files, engine, trials, seed))
+        return 0
+    from convcanon.refine import dynamic_arguments, refine_at_batch
+
+    dynamic = [
+        dynamic_arguments(t, n, entry)
+        for t, n in ((before_text, before_name), (after_text, after_name))
+    ]
+    if not any(dynamic):
+        print(_compare(_hlo_plan(*files, entry, engine), *files, engine, trials, seed))
+        return 0
+    shown = " vs ".join(dict.fromkeys(f"({', '.join(d)})" for d in dynamic if d))
+    sizes = ", ".join(map(str, batch_sizes))
+    print(f"shape-polymorphic: @main takes {shown}; both refined at batch size {sizes}")
+    for batch in batch_sizes:
+        refined = (
+            refine_at_batch(before_text, before_name, batch, entry),
+            before_name,
+            refine_at_batch(after_text, after_name, batch, entry),
+            after_name,
+        )
+        try:
+            summary = _compare(_hlo_plan(*refined, entry, engine), *refined, engine, trials, seed)
+        except ConvcanonError as err:
+            err.message = f"batch size {batch}: {err.message}"
+            raise
+        print(f"batch {batch}: {summary}")
+    return 0
+
+
+def _compare(
+    plan: Plan,
+    before_text: str,
+    before_name: str,
+    after_text: str,
+    after_name: str,
+    engine: str,
+    trials: int,
+    seed: int,
+) -> str:
+    """Judge AFTER against BEFORE on `trials` input sets; the summary line, or a mismatch error."""
     from convcanon.verify.judge import Tally, judge_output
 
     rng = np.random.default_rng(seed)
@@ -290,8 +339,7 @@ def verify_command(
             f"nothing to compare: the results of @{plan.entry} have no elements",
             SourceLoc(after_name),
         )
-    print(_summary(trials, engine, plan.truth, tally, sorted(used), plan.input_note))
-    return 0
+    return _summary(trials, engine, plan.truth, tally, sorted(used), plan.input_note)
 
 
 def _run_truth(
