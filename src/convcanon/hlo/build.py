@@ -56,9 +56,14 @@ class Builder:
         self._add_name = dialect.op("add")
         self._constant_name = dialect.op("constant")
         self._convert_name = dialect.op("convert")
+        self._concat_name = dialect.op("concatenate")
+        self._reshape_name = dialect.op("reshape")
+        self._transpose_name = dialect.op("transpose")
+        self._reverse_name = dialect.op("reverse")
         self.emitted: list[str] = []  # short names of every op built, in order
         self.created: list[AnyOp] = []  # every op built in this pass run
         self._lists: dict[tuple[int, ...], ir.Attribute] = {}
+        self._scalars: dict[tuple[str, int], ir.Attribute] = {}
         self._paddings: dict[tuple[tuple[int, int], ...], ir.Attribute] = {}
         self._types: dict[tuple[tuple[int, ...], ir.Type], ir.Type] = {}
         self._zeros: dict[tuple[ir.Block, ir.Type], ir.Value] = {}
@@ -69,6 +74,14 @@ class Builder:
         attr = self._lists.get(key)
         if attr is None:
             attr = self._lists[key] = self.dialect.i64_list(key)
+        return attr
+
+    def i64(self, value: int) -> ir.Attribute:
+        """An i64 integer attribute (concatenate's dimension)."""
+        key = ("i64", value)
+        attr = self._scalars.get(key)
+        if attr is None:
+            attr = self._scalars[key] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
         return attr
 
     def padding(self, pairs: tuple[tuple[int, int], ...]) -> ir.Attribute:
@@ -174,6 +187,87 @@ class Builder:
         self, value: ir.Value, result: ir.Type, ip: ir.InsertionPoint, loc: ir.Location
     ) -> ir.Value:
         return self._create(self._convert_name, result, [value], {}, ip, loc)
+
+    def concatenate(
+        self,
+        values: Sequence[ir.Value],
+        shapes: Sequence[tuple[int, ...]],
+        element: ir.Type,
+        axis: int,
+        ip: ir.InsertionPoint,
+        loc: ir.Location,
+    ) -> tuple[ir.Value, tuple[int, ...]]:
+        """`values` (of `shapes`) joined on `axis`, or the one value itself."""
+        if len(values) == 1:
+            return values[0], shapes[0]
+        out = list(shapes[0])
+        out[axis] = sum(shape[axis] for shape in shapes)
+        attrs = {"dimension": self.i64(axis)}
+        ty = self.tensor(out, element)
+        return self._create(self._concat_name, ty, values, attrs, ip, loc), tuple(out)
+
+    def reshape(
+        self,
+        value: ir.Value,
+        shape: Sequence[int],
+        element: ir.Type,
+        ip: ir.InsertionPoint,
+        loc: ir.Location,
+    ) -> ir.Value:
+        return self._create(self._reshape_name, self.tensor(shape, element), [value], {}, ip, loc)
+
+    def transpose(
+        self,
+        value: ir.Value,
+        shape: Sequence[int],
+        element: ir.Type,
+        permutation: Sequence[int],
+        ip: ir.InsertionPoint,
+        loc: ir.Location,
+    ) -> tuple[ir.Value, tuple[int, ...]]:
+        """`value` (of `shape`) with its dims permuted, or `value` if the permutation is none."""
+        if list(permutation) == list(range(len(permutation))):
+            return value, tuple(shape)
+        out = tuple(shape[d] for d in permutation)
+        attrs = {"permutation": self.i64_list(permutation)}
+        ty = self.tensor(out, element)
+        return self._create(self._transpose_name, ty, [value], attrs, ip, loc), out
+
+    def reverse(
+        self,
+        value: ir.Value,
+        shape: Sequence[int],
+        element: ir.Type,
+        axes: Sequence[int],
+        ip: ir.InsertionPoint,
+        loc: ir.Location,
+    ) -> ir.Value:
+        attrs = {"dimensions": self.i64_list(axes)}
+        return self._create(
+            self._reverse_name, self.tensor(shape, element), [value], attrs, ip, loc
+        )
+
+    def concat_blocks(
+        self,
+        values: Sequence[ir.Value],
+        shape: tuple[int, ...],
+        element: ir.Type,
+        axis: int,
+        blocks: int,
+        ip: ir.InsertionPoint,
+        loc: ir.Location,
+    ) -> tuple[ir.Value, tuple[int, ...]]:
+        """`values` (each of `shape`) joined on `axis` block by block: `axis` holds `blocks`
+        equal blocks (feature groups) and the result's block g is every value's block g in
+        order, so a grouped conv still sees its groups."""
+        if blocks == 1 or len(values) == 1:
+            return self.concatenate(values, [shape] * len(values), element, axis, ip, loc)
+        split = (*shape[:axis], blocks, shape[axis] // blocks, *shape[axis + 1 :])
+        parts = [self.reshape(v, split, element, ip, loc) for v in values]
+        joined, _ = self.concatenate(parts, [split] * len(parts), element, axis + 1, ip, loc)
+        out = list(shape)
+        out[axis] *= len(values)
+        return self.reshape(joined, out, element, ip, loc), tuple(out)
 
     def slice_spatial(
         self,

@@ -2,8 +2,8 @@
 
 `neuron` reproduces the seed's `canCanonicalize` (rank 4, extents and window parameters small);
 `general` accepts any static conv of rank >= 3. Both refuse a conv whose rewrite would emit more
-than `max-phases` partial convs (a 405-byte conv can ask for millions). Every rejection carries a
-reason string, shown by `explain`, the pass statistics and `verbose` remarks.
+than `max-phases` partial convs after merging (a 405-byte conv can ask for millions). Every
+rejection carries a reason string, shown by `explain`, the pass statistics and `verbose` remarks.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Literal, NamedTuple
 
 from convcanon.hlo.params import ConvParams
-from convcanon.hlo.phase_plan import partial_convs
+from convcanon.hlo.phase_merge import MergeMode, MergePlan, merge_plan
 
 Preset = Literal["neuron", "general"]
 NegativePadding = Literal["pad", "slice"]
@@ -30,6 +30,8 @@ class ConvOptions(NamedTuple):
     verbose: bool = False
     max_phases: int = 64
     wide_partials: bool = True
+    merge_phases: MergeMode = "exact"
+    max_mac_ratio: float = 2.0
 
     @property
     def polyphase(self) -> bool:
@@ -40,12 +42,16 @@ class ConvOptions(NamedTuple):
         gate = str(options.get("gate", "neuron"))
         negative = str(options.get("negative-padding", "pad"))
         lhs_dilation = str(options.get("lhs-dilation", "polyphase"))
+        merge = str(options.get("merge-phases", "exact"))
         if gate not in ("neuron", "general"):
             raise ValueError(f"unknown gate preset {gate!r}")
         if negative not in ("pad", "slice"):
             raise ValueError(f"unknown negative-padding mode {negative!r}")
         if lhs_dilation not in ("polyphase", "interior-pad"):
             raise ValueError(f"unknown lhs-dilation mode {lhs_dilation!r}")
+        modes: dict[str, MergeMode] = {"exact": "exact", "pad-kernel": "pad-kernel", "none": "none"}
+        if merge not in modes:
+            raise ValueError(f"unknown merge-phases mode {merge!r}")
         return ConvOptions(
             gate="neuron" if gate == "neuron" else "general",
             allow_small_spatial=bool(options.get("allow-small-spatial", False)),
@@ -55,7 +61,13 @@ class ConvOptions(NamedTuple):
             verbose=bool(options.get("verbose", False)),
             max_phases=int(options.get("max-phases", 64)),
             wide_partials=bool(options.get("wide-partials", True)),
+            merge_phases=modes[merge],
+            max_mac_ratio=float(options.get("max-mac-ratio", 2.0)),
         )
+
+    def merge_plan(self, p: ConvParams) -> MergePlan:
+        """The convs the rewrite of `p` (an accepted conv) emits under these options."""
+        return merge_plan(p, self.polyphase, self.merge_phases, self.max_mac_ratio)
 
 
 class Decision(NamedTuple):
@@ -104,7 +116,7 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
         work.append("stride")
     if not work:
         return Decision(False, "already canonical (zero padding, unit stride, no lhs dilation)")
-    partials = partial_convs(p, o.polyphase)
+    partials = o.merge_plan(p).convs
     if partials > o.max_phases:
         return Decision(False, f"needs {partials} partial convs, over max-phases {o.max_phases}")
     return Decision(True, " + ".join(work))

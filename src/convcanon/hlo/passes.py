@@ -25,9 +25,10 @@ from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.gate import ConvOptions, Decision, decide
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.params import ConvKey, ConvParams, conv_key, read_conv_params
-from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, partial_convs, uses_polyphase
+from convcanon.hlo.phase_merge import extend_kernel, kernel_extension, lhs_groups
+from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, uses_polyphase
 from convcanon.hlo.recipe import Recipe, Trace, replay
-from convcanon.hlo.rewrite_lhs_dilation import explicit_lhs_dilation
+from convcanon.hlo.rewrite_lhs_dilation import explicit_lhs_dilation, merged_lhs_dilation
 from convcanon.hlo.rewrite_pad import euet001, explicit_pad, pad_overrides
 from convcanon.hlo.rewrite_stride import explicit_stride
 from convcanon.pipeline import OptionValue, PassStats
@@ -51,6 +52,8 @@ class ConvRecord:
     lattice_macs_before: int = 0
     lhs_phases: int = 0  # output phases of the lhs-dilation rewrite (0: not used)
     max_phases: int = 0  # the gate's limit on partial convs
+    unmerged: int = 0  # partial convs without phase merging (one per phase)
+    summed: int = 0  # most partial convs summed into one output element
     position: tuple[int, int] | None = None  # where the op is in the .mlir, for debug-info input
 
     @property
@@ -111,9 +114,11 @@ class _Plan(NamedTuple):
     """What the gate decides and the rewrite will emit for one conv configuration."""
 
     decision: Decision
-    phases: int  # partial convs
+    phases: int  # partial convs emitted
     lattice_macs: int
     lhs_phases: int
+    unmerged: int  # partial convs without merging
+    summed: int  # most partial convs summed into one output element
 
 
 def plan_conv(p: ConvParams, options: ConvOptions) -> _Plan:
@@ -121,11 +126,12 @@ def plan_conv(p: ConvParams, options: ConvOptions) -> _Plan:
     decision = decide(p, options)
     lattice = 0 if p.dynamic_reason or p.num_spatial == 0 else lattice_macs(p)
     if not decision.accepted:
-        return _Plan(decision, 0, lattice, 0)
+        return _Plan(decision, 0, lattice, 0, 0, 0)
     lhs_phases = 0
     if uses_polyphase(p, options.polyphase):
         lhs_phases = math.prod(len(plan.phases) for plan in lhs_dilation_plans(p))
-    return _Plan(decision, partial_convs(p, options.polyphase), lattice, lhs_phases)
+    merged = options.merge_plan(p)
+    return _Plan(decision, merged.convs, lattice, lhs_phases, merged.unmerged, merged.summed)
 
 
 def _reaches_conv(conv: ir.Operation, dialect: Dialect) -> ir.Operation | None:
@@ -192,6 +198,8 @@ def canonicalize(
                 plan.lattice_macs,
                 plan.lhs_phases,
                 opts.max_phases,
+                plan.unmerged,
+                plan.summed,
             )
             record.position = hlo_file.position_of(dialect.conv, len(records))
             records.append(record)
@@ -242,11 +250,17 @@ def _verbose_remarks(
 def _has_zeros(p: ConvParams, types: tuple[ir.Type, ir.Type, ir.Type], opts: ConvOptions) -> bool:
     """Whether every pad the rewrite may emit has a zero: the lhs's, and the result's for the
     pads that place output phases."""
-    if not p.needs_pad:
-        return True
-    elements = [ir.ShapedType(types[0]).element_type]
+    extends = (
+        opts.merge_phases == "pad-kernel"
+        and opts.merge_plan(p).convs < opts._replace(merge_phases="exact").merge_plan(p).convs
+    )
+    elements = []
+    if p.needs_pad or extends:
+        elements.append(ir.ShapedType(types[0]).element_type)
     if uses_polyphase(p, opts.polyphase):
         elements.append(ir.ShapedType(types[2]).element_type)
+    if extends:
+        elements.append(ir.ShapedType(types[1]).element_type)
     return all(build.has_zero(e) for e in elements)
 
 
@@ -322,8 +336,7 @@ def _rewrite_ops(
     error. Output phases never overlap, so placing them needs no widening."""
     result_type = ir.RankedTensorType(conv.results[0].type)
     element = result_type.element_type
-    overlapping = record.phases > max(record.lhs_phases, 1)
-    wide = opts.wide_partials and overlapping and build.is_narrow_float(element)
+    wide = opts.wide_partials and record.summed > 1 and build.is_narrow_float(element)
     acc = ir.F32Type.get() if wide else element
     acc_type = b.tensor(p.result_shape, acc)
     if uses_polyphase(p, opts.polyphase):
@@ -334,7 +347,13 @@ def _rewrite_ops(
             return _pad_then_stride(b, conv, kernel, q, ty, overrides, opts, ip, loc, None)
 
         plans = lhs_dilation_plans(p)
-        partials, total = explicit_lhs_dilation(b, conv, p, plans, acc, rewrite_phase, ip, loc)
+        if opts.merge_phases == "none":
+            partials, total = explicit_lhs_dilation(b, conv, p, plans, acc, rewrite_phase, ip, loc)
+        else:
+            groups = lhs_groups(p, opts.merge_phases)
+            partials, total = merged_lhs_dilation(
+                b, conv, p, plans, groups, acc, rewrite_phase, ip, loc
+            )
         stats.bump("rewritten-lhs-dilation")
     else:
         rhs = conv.operands[1]
@@ -342,6 +361,8 @@ def _rewrite_ops(
     if wide:
         total = b.convert(total, result_type, ip, loc)
         stats.bump("wide-partials")
+    if record.phases < record.unmerged:
+        stats.bump("merged-phases", record.unmerged - record.phases)
     return partials, total
 
 
@@ -363,8 +384,13 @@ def _pad_then_stride(
     lhs = conv.operands[0]
     lhs_element = ir.ShapedType(lhs.type).element_type
     lhs_shape = p.lhs_shape
+    block = conv.operation.block
+    if opts.merge_phases == "pad-kernel" and p.batch_group_count == 1:
+        extra = kernel_extension(p, opts.max_mac_ratio)
+        if any(extra):
+            rhs = _extend_kernel(b, rhs, p, extra, block, ip, loc)
+            p = extend_kernel(p, extra)
     if p.needs_pad:
-        block = conv.operation.block
 
         def zero_value() -> ir.Value:
             return b.zero(lhs_element, block, loc)
@@ -378,8 +404,15 @@ def _pad_then_stride(
     if p.needs_stride:
         rhs_element = ir.ShapedType(rhs.type).element_type
         types = (lhs_element, rhs_element, result_type)
+        merge = opts.merge_phases != "none"
+        zeros = None
+        if build.has_zero(lhs_element) and build.has_zero(rhs_element):
+            zeros = (
+                lambda: b.zero(lhs_element, block, loc),
+                lambda: b.zero(rhs_element, block, loc),
+            )
         partials, total = explicit_stride(
-            b, conv, lhs, lhs_shape, rhs, types, p, overrides, ip, loc
+            b, conv, lhs, lhs_shape, rhs, types, p, overrides, ip, loc, merge, zeros
         )
         if stats is not None:
             stats.bump("rewritten-stride")
@@ -387,6 +420,26 @@ def _pad_then_stride(
         partials = [b.rebuild_conv(conv, lhs, rhs, overrides, ip, result_type)]
         total = partials[0].results[0]
     return partials, total
+
+
+def _extend_kernel(
+    b: build.Builder,
+    rhs: ir.Value,
+    p: ConvParams,
+    extra: tuple[int, ...],
+    block: ir.Block,
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> ir.Value:
+    """`rhs` with `extra` zero taps after its last tap per dim (before its first element when
+    the window is reversed there, since tap k reads element K-1-k)."""
+    element = ir.ShapedType(rhs.type).element_type
+    rank = len(p.rhs_shape)
+    low, high = [0] * rank, [0] * rank
+    for axis, e, reversed_ in zip(p.dims.rhs_spatial, extra, p.reversal, strict=True):
+        (low if reversed_ else high)[axis] = e
+    zero = b.zero(element, block, loc)
+    return b.pad(rhs, p.rhs_shape, element, zero, low, high, [0] * rank, ip, loc)[0]
 
 
 def _emitted_macs(conv: ir.Operation, p: ConvParams) -> int:

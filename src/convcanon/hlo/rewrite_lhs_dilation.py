@@ -12,6 +12,7 @@ No product of an inserted zero is ever computed.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
@@ -20,6 +21,7 @@ from jaxlib.mlir import ir
 
 from convcanon.hlo import build
 from convcanon.hlo.params import ConvParams
+from convcanon.hlo.phase_merge import LhsGroup, is_depth_to_space, lhs_group_params
 from convcanon.hlo.phase_plan import LhsDimPlan, LhsPhase
 
 # Builds one phase conv through pad and stride from (kernel slice, its params, the attributes it
@@ -114,3 +116,217 @@ def explicit_lhs_dilation(
     if total is None:
         total = b.zeros(p.result_shape, result_element, ip, loc)
     return partials, total
+
+
+# -- merged output phases, put in place by interleaving -------------------------------------------
+
+Placed = tuple[ir.Value, tuple[int, ...]]  # a value and its shape
+
+
+def _split_features(shape: tuple[int, ...], axis: int, parts: list[int]) -> list[int]:
+    return [*shape[:axis], *parts, *shape[axis + 1 :]]
+
+
+def _phase_of(
+    b: build.Builder,
+    value: ir.Value,
+    shape: tuple[int, ...],
+    element: ir.Type,
+    axis: int,
+    groups: int,
+    index: int,
+    merged: int,
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> Placed:
+    """Phase `index` of a conv result whose feature `axis` holds (groups, merged, features)."""
+    out = list(shape)
+    out[axis] //= merged
+    if merged == 1:
+        return value, shape
+    if groups == 1:
+        start, limit = [0] * len(shape), list(shape)
+        start[axis], limit[axis] = index * out[axis], (index + 1) * out[axis]
+        return b.slice_(value, element, start, limit, [1] * len(shape), ip, loc)
+    per = out[axis] // groups
+    split = _split_features(shape, axis, [groups, merged, per])
+    start, limit = [0] * len(split), list(split)
+    start[axis + 1], limit[axis + 1] = index, index + 1
+    part = b.reshape(value, split, element, ip, loc)
+    part, _ = b.slice_(part, element, start, limit, [1] * len(split), ip, loc)
+    return b.reshape(part, out, element, ip, loc), tuple(out)
+
+
+def _depth_to_space(
+    b: build.Builder,
+    value: ir.Value,
+    shape: tuple[int, ...],
+    element: ir.Type,
+    p: ConvParams,
+    plans: tuple[LhsDimPlan, ...],
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> ir.Value:
+    """The result of one conv holding every output phase (features (G, P_1, ..., P_n, C) in
+    row-major phase order, spatial extents O/P): each P_i moves behind its spatial dim."""
+    dims = p.dims
+    groups = p.feature_group_count
+    periods = [plan.period for plan in plans]
+    per = shape[dims.out_feature] // (groups * math.prod(periods))
+    feature_parts = ([groups] if groups > 1 else []) + periods + [per]
+    split = _split_features(shape, dims.out_feature, feature_parts)
+
+    # axes of `split`: the feature axis became len(feature_parts) axes
+    def index(axis: int) -> int:
+        return axis if axis <= dims.out_feature else axis + len(feature_parts) - 1
+
+    first = dims.out_feature
+    period_axes = [first + (1 if groups > 1 else 0) + i for i in range(len(periods))]
+    order: list[int] = []
+    for axis in range(len(shape)):
+        if axis in dims.out_spatial:
+            order.append(index(axis))
+            order.append(period_axes[dims.out_spatial.index(axis)])
+        elif axis == dims.out_feature:
+            order += ([first] if groups > 1 else []) + [first + len(feature_parts) - 1]
+        else:
+            order.append(index(axis))
+    value = b.reshape(value, split, element, ip, loc)
+    value, _ = b.transpose(value, split, element, order, ip, loc)
+    return b.reshape(value, p.result_shape, element, ip, loc)
+
+
+def _interleave(
+    b: build.Builder,
+    grid: dict[tuple[int, ...], Placed],
+    p: ConvParams,
+    plans: tuple[LhsDimPlan, ...],
+    element: ir.Type,
+    zero: Callable[[], ir.Value],
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> ir.Value:
+    """Put the output phases (keyed by their q per dim) in place, one dim at a time from the
+    last: phase q's outputs m go to q + P*m. Shorter phases are padded with zeros at the end
+    and phases without taps are zeros; the interleave is a concat on a new unit axis and a
+    reshape (no `add`)."""
+    dims = p.dims
+    for i in reversed(range(p.num_spatial)):
+        plan, extent, axis = plans[i], p.out_spatial[i], dims.out_spatial[i]
+        if plan.period == 1:
+            continue
+        rows: dict[tuple[int, ...], dict[int, Placed]] = {}
+        for key, placed in grid.items():
+            rows.setdefault(key[:i] + (0,) + key[i + 1 :], {})[key[i]] = placed
+        each = -(-extent // plan.period)
+        grid = {}
+        for key, row in rows.items():
+            ref = list(next(iter(row.values()))[1])
+            ref[axis] = each
+            column = (*ref[: axis + 1], 1, *ref[axis + 1 :])
+            parts = []
+            for q in range(plan.period):
+                found = row.get(q)
+                if found is None:
+                    part = b.zeros(column, element, ip, loc)
+                else:
+                    value, shape = found
+                    if shape[axis] < each:
+                        high = [0] * len(shape)
+                        high[axis] = each - shape[axis]
+                        zeros = [0] * len(shape)
+                        value, shape = b.pad(
+                            value, shape, element, zero(), zeros, high, zeros, ip, loc
+                        )
+                    part = b.reshape(value, column, element, ip, loc)
+                parts.append(part)
+            joined, _ = b.concatenate(parts, [column] * len(parts), element, axis + 1, ip, loc)
+            out = list(ref)
+            out[axis] = each * plan.period
+            value = b.reshape(joined, out, element, ip, loc)
+            if out[axis] > extent:
+                limit = list(out)
+                limit[axis] = extent
+                value, out_shape = b.slice_(
+                    value, element, [0] * len(out), limit, [1] * len(out), ip, loc
+                )
+                out = list(out_shape)
+            grid[key] = (value, tuple(out))
+    assert len(grid) == 1
+    return next(iter(grid.values()))[0]
+
+
+def merged_lhs_dilation(
+    b: build.Builder,
+    conv: ir.Operation,
+    p: ConvParams,
+    plans: tuple[LhsDimPlan, ...],
+    groups: tuple[LhsGroup, ...],
+    result_element: ir.Type,
+    rewrite_phase: PhaseRewrite,
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> tuple[list[ir.Operation], ir.Value]:
+    """The output phases of `conv`, one conv per group (its phases' kernels joined on the
+    output-feature dim), each rewritten by `rewrite_phase`, put in place by interleaving."""
+    n = p.num_spatial
+    dims = p.dims
+    rhs = conv.operands[1]
+    rhs_element = ir.ShapedType(rhs.type).element_type
+    feature_groups = p.feature_group_count
+    block = conv.operation.block
+
+    def zero() -> ir.Value:
+        return b.zero(result_element, block, loc)
+
+    partials: list[ir.Operation] = []
+    grid: dict[tuple[int, ...], Placed] = {}
+    for group in groups:
+        q = lhs_group_params(p, plans, group)
+        kernel_shape = list(p.rhs_shape)
+        for axis, ph in zip(dims.rhs_spatial, group.combos[0], strict=True):
+            kernel_shape[axis] = ph.taps
+        slices = [
+            b.slice_spatial(
+                rhs,
+                p.rhs_shape,
+                rhs_element,
+                dims.rhs_spatial,
+                [ph.rhs_window for ph in c],
+                ip,
+                loc,
+            )
+            for c in group.combos
+        ]
+        kernel, _ = b.concat_blocks(
+            slices, tuple(kernel_shape), rhs_element, dims.rhs_out_feature, feature_groups, ip, loc
+        )
+        overrides = {
+            "window_strides": b.i64_list(q.strides),
+            "padding": b.padding(q.padding),
+            "lhs_dilation": b.i64_list((1,) * n),
+            "rhs_dilation": b.i64_list(q.rhs_dilation),
+        }
+        phase_type = b.tensor(q.result_shape, result_element)
+        phase_partials, value = rewrite_phase(kernel, q, overrides, phase_type)
+        partials += phase_partials
+        if is_depth_to_space(p, plans, groups):
+            shape = q.result_shape
+            return partials, _depth_to_space(b, value, shape, result_element, p, plans, ip, loc)
+        merged = len(group.combos)
+        for index, combo in enumerate(group.combos):
+            grid[tuple(ph.q for ph in combo)] = _phase_of(
+                b,
+                value,
+                q.result_shape,
+                result_element,
+                dims.out_feature,
+                feature_groups,
+                index,
+                merged,
+                ip,
+                loc,
+            )
+    if not grid:
+        return partials, b.zeros(p.result_shape, result_element, ip, loc)
+    return partials, _interleave(b, grid, p, plans, result_element, zero, ip, loc)

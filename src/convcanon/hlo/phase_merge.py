@@ -1,0 +1,250 @@
+"""Phase merging: the fewest partial convs the exact phase algebra allows.
+
+Stride phases whose sub-kernels have the same extents read lhs slices of the same shape, so
+their sum is ONE conv over those slices concatenated on the input-feature dim, with the kernel
+slices concatenated on the kernel's input-feature dim in the same order: the sum happens in the
+conv's reduction, at the same multiply-adds. A dim's phases have at most two tap counts, and one
+when the kernel extent divides by the tap step (a 16x16/16 patchify conv is one conv).
+
+Output phases of a lhs-dilated conv that read the same input window with the same number of
+taps and outputs are the same conv up to the kernel: they merge on the output-feature dim, and
+the phases are put in place by interleaving (depth-to-space), never by adding zeros.
+
+`pad-kernel` also zero-extends a strided dim's kernel to a multiple of its tap step (and pads
+the lhs by the extra window), so that all its phases merge, while the multiply-adds stay within
+`max-mac-ratio` of the floor.
+
+Everything here is planning on integers: the counts the gate and `explain` need come from the
+same functions the rewrite uses.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+from functools import lru_cache
+from typing import Literal, NamedTuple
+
+from convcanon.hlo.params import ConvParams
+from convcanon.hlo.phase_plan import (
+    DimPlan,
+    LhsDimPlan,
+    LhsPhase,
+    Phase,
+    lhs_dilation_plans,
+    stride_phase_count,
+)
+
+MergeMode = Literal["exact", "pad-kernel", "none"]
+
+
+def mergeable(p: ConvParams) -> bool:
+    """Batch groups split the output features in blocks that concatenated partials would mix."""
+    return p.batch_group_count == 1
+
+
+# -- stride phases --------------------------------------------------------------------------------
+
+
+def tap_groups(plan: DimPlan) -> tuple[tuple[Phase, ...], ...]:
+    """The stride phases of one dim grouped by tap count, in phase order."""
+    groups: dict[int, list[Phase]] = {}
+    for phase in plan.phases:
+        groups.setdefault(phase.taps, []).append(phase)
+    return tuple(tuple(g) for g in groups.values())
+
+
+def distinct_tap_counts(kernel: int, dilation: int, stride: int) -> int:
+    """How many tap counts the stride phases of one dim have: K taps fall in min(K, t) classes
+    (t = s/gcd(d, s)) of floor(K/t) or ceil(K/t) taps."""
+    step = stride // math.gcd(dilation, stride)
+    return 1 if kernel <= step or kernel % step == 0 else 2
+
+
+def tap_step(dilation: int, stride: int) -> int:
+    return stride // math.gcd(dilation, stride)
+
+
+def kernel_extension(p: ConvParams, max_mac_ratio: float) -> tuple[int, ...]:
+    """Zero taps to append per spatial dim so that every phase of that dim has the same taps.
+
+    Dims are extended cheapest first while the product of K'/K stays within `max_mac_ratio`;
+    a dim already uniform gets 0."""
+    needs: list[tuple[float, int, int]] = []
+    for axis, (k, d, s) in enumerate(zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)):
+        step = tap_step(d, s)
+        if s > 1 and k > step and k % step:
+            extended = -(-k // step) * step
+            needs.append((extended / k, axis, extended - k))
+    extra = [0] * p.num_spatial
+    ratio = 1.0
+    for factor, axis, taps in sorted(needs):
+        if ratio * factor <= max_mac_ratio + 1e-12:
+            ratio *= factor
+            extra[axis] = taps
+    return tuple(extra)
+
+
+def extend_kernel(p: ConvParams, extra: tuple[int, ...]) -> ConvParams:
+    """`p` with `extra` zero taps appended per dim and the lhs padded high by the window they add
+    (d * extra), so the output extents are unchanged."""
+    if not any(extra):
+        return p
+    rhs = list(p.rhs_shape)
+    for axis, e in zip(p.dims.rhs_spatial, extra, strict=True):
+        rhs[axis] += e
+    padding = tuple(
+        (lo, hi + d * e) for (lo, hi), d, e in zip(p.padding, p.rhs_dilation, extra, strict=True)
+    )
+    return replace(p, rhs_shape=tuple(rhs), padding=padding)
+
+
+def stride_convs(p: ConvParams, mode: MergeMode, max_mac_ratio: float) -> int:
+    """Convs the stride rewrite of `p` emits (1 without strides)."""
+    if mode == "none" or not mergeable(p):
+        return math.prod(
+            stride_phase_count(k, d, s)
+            for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
+        )
+    if mode == "pad-kernel":
+        p = extend_kernel(p, kernel_extension(p, max_mac_ratio))
+    return math.prod(
+        distinct_tap_counts(k, d, s)
+        for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
+    )
+
+
+def unmerged_stride_convs(p: ConvParams) -> int:
+    return stride_convs(p, "none", 1.0)
+
+
+def space_to_depth(p: ConvParams, plans: tuple[DimPlan, ...]) -> bool:
+    """Whether one conv's merged lhs is a space-to-depth of the padded lhs: every strided dim
+    has unit rhs dilation and all its s phases in one group (K divisible by s), so phase p reads
+    positions p, p+s, ... and the slices are a reshape of the lhs, cropped to a multiple of s."""
+    for plan, s, d in zip(plans, p.strides, p.rhs_dilation, strict=True):
+        if s == 1:
+            continue
+        if d != 1 or len(plan.phases) != s or len(tap_groups(plan)) != 1:
+            return False
+    return True
+
+
+# -- lhs-dilation (output) phases -----------------------------------------------------------------
+
+
+class LhsGroup(NamedTuple):
+    """Output phase combos (one phase per dim) computed by one conv, merged on the output-feature
+    dim in this order."""
+
+    combos: tuple[tuple[LhsPhase, ...], ...]
+
+
+def _window_key(ph: LhsPhase) -> tuple[int, int, int]:
+    return (ph.pad_low, ph.taps, ph.outputs)
+
+
+def lhs_dim_groups(plan: LhsDimPlan) -> tuple[tuple[LhsPhase, ...], ...]:
+    """The output phases of one dim grouped by the window they read (start, taps, outputs)."""
+    groups: dict[tuple[int, int, int], list[LhsPhase]] = {}
+    for ph in plan.phases:
+        groups.setdefault(_window_key(ph), []).append(ph)
+    return tuple(tuple(g) for g in groups.values())
+
+
+@lru_cache(maxsize=4096)
+def lhs_groups(p: ConvParams, mode: MergeMode) -> tuple[LhsGroup, ...]:
+    """The convs of the output phases: one per phase combo (`none`), or per combo of per-dim
+    window groups."""
+    plans = lhs_dilation_plans(p)
+    if mode == "none" or not mergeable(p):
+        return tuple(LhsGroup((c,)) for c in itertools.product(*(pl.phases for pl in plans)))
+    per_dim = [lhs_dim_groups(pl) for pl in plans]
+    return tuple(
+        LhsGroup(tuple(itertools.product(*choice))) for choice in itertools.product(*per_dim)
+    )
+
+
+def lhs_group_params(p: ConvParams, plans: tuple[LhsDimPlan, ...], group: LhsGroup) -> ConvParams:
+    """The undilated conv that computes a group's phases: the first combo's window, and the
+    output features of every combo."""
+    dims = p.dims
+    first = group.combos[0]
+    merged = len(group.combos)
+    rhs, out = list(p.rhs_shape), list(p.result_shape)
+    for axis, ph in zip(dims.rhs_spatial, first, strict=True):
+        rhs[axis] = ph.taps
+    for axis, ph in zip(dims.out_spatial, first, strict=True):
+        out[axis] = ph.outputs
+    rhs[dims.rhs_out_feature] *= merged
+    out[dims.out_feature] *= merged
+    return replace(
+        p,
+        rhs_shape=tuple(rhs),
+        result_shape=tuple(out),
+        strides=tuple(plan.stride for plan in plans),
+        padding=tuple((ph.pad_low, ph.pad_high) for ph in first),
+        lhs_dilation=(1,) * p.num_spatial,
+        rhs_dilation=tuple(plan.rhs_dilation for plan in plans),
+    )
+
+
+def is_depth_to_space(
+    p: ConvParams, plans: tuple[LhsDimPlan, ...], groups: tuple[LhsGroup, ...]
+) -> bool:
+    """Whether one conv holds every output phase, in row-major phase order, each with exactly
+    O/P outputs: then a reshape and a transpose put them in place."""
+    if len(groups) != 1:
+        return False
+    for plan, extent in zip(plans, p.out_spatial, strict=True):
+        if len(plan.phases) != plan.period or extent % plan.period:
+            return False
+        if [ph.q for ph in plan.phases] != list(range(plan.period)):
+            return False
+    return True
+
+
+# -- whole convs ----------------------------------------------------------------------------------
+
+
+class MergePlan(NamedTuple):
+    """How many convs one conv's rewrite emits, before and after merging."""
+
+    convs: int  # emitted
+    unmerged: int  # one per phase (merge-phases=none)
+    summed: int  # most convs summed into one output element (> 1: partial sums round)
+
+
+def _group_dim_counts(plan: LhsDimPlan, mode: MergeMode) -> list[int]:
+    """Per window group of one dim, the stride convs of its group conv in that dim."""
+    if mode == "none":
+        return [stride_phase_count(ph.taps, plan.rhs_dilation, plan.stride) for ph in plan.phases]
+    return [
+        distinct_tap_counts(g[0].taps, plan.rhs_dilation, plan.stride) for g in lhs_dim_groups(plan)
+    ]
+
+
+_ENUMERATE_GROUPS = 4096  # beyond this many group convs, max-phases refuses the conv anyway
+
+
+def merge_plan(p: ConvParams, polyphase: bool, mode: MergeMode, max_mac_ratio: float) -> MergePlan:
+    """The convs the rewrite of an accepted conv emits, counted per dim (never by enumerating
+    phase combos, which can be millions)."""
+    if not mergeable(p):
+        mode = "none"
+    if polyphase and any(d != 1 for d in p.lhs_dilation):
+        plans = lhs_dilation_plans(p)
+        unmerged = math.prod(plan.partial_convs for plan in plans)
+        per_dim = [_group_dim_counts(plan, mode) for plan in plans]
+        groups = math.prod(len(c) for c in per_dim)
+        if mode != "pad-kernel" or groups > _ENUMERATE_GROUPS:
+            convs = math.prod(sum(c) for c in per_dim)
+            return MergePlan(convs, unmerged, math.prod(max(c, default=0) for c in per_dim))
+        counts = [
+            stride_convs(lhs_group_params(p, plans, g), mode, max_mac_ratio)
+            for g in lhs_groups(p, mode)
+        ]
+        return MergePlan(sum(counts), unmerged, max(counts, default=0))
+    convs = stride_convs(p, mode, max_mac_ratio)
+    return MergePlan(convs, unmerged_stride_convs(p), convs)
