@@ -27,6 +27,7 @@ from _polymorphic import (  # noqa: E402  # pyright: ignore[reportMissingImports
     DYNAMIC_OPS,
     DYNAMIC_OPS_ANYWHERE,
     PROGRAMS,
+    assert_close,
     export_program,
     inputs_at,
     strided_convs,
@@ -89,7 +90,7 @@ def test_refined_module_computes_what_jax_computes(
     refined = refine_at_batch(exported[name].mlir_module(), f"{name}.mlir", batch)
     (got,) = run_stablehlo_text(refined, args)
     want = np.asarray(exported[name].call(*args))
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert_close(got, want)
 
 
 @pytest.mark.parametrize("engine", ["reference", "xla", "iree"])
