@@ -11,7 +11,6 @@ can pack and unpack its buffers without the migraphx source.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -123,27 +122,39 @@ def boundary_storage(function: func.FuncOp) -> tuple[list[Storage], list[Storage
     return [_storage_of(a) for a in arg_attrs], [_storage_of(a) for a in res_attrs]
 
 
+def value_dtype(element: str) -> np.dtype:
+    """The numpy (ml_dtypes) dtype of a storage buffer's values."""
+    import ml_dtypes
+
+    return np.dtype(
+        {
+            "f4E2M1FN": ml_dtypes.float4_e2m1fn,
+            "si4": ml_dtypes.int4,
+            "i4": ml_dtypes.int4,
+            "ui4": ml_dtypes.uint4,
+            "f8E4M3FNUZ": ml_dtypes.float8_e4m3fnuz,
+            "f8E5M2FNUZ": ml_dtypes.float8_e5m2fnuz,
+            "f8E8M0FNU": ml_dtypes.float8_e8m0fnu,
+        }[element]
+    )
+
+
 def pack_inputs(inputs: Sequence[np.ndarray], storage: Sequence[Storage]) -> list[np.ndarray]:
-    """Inputs given as values (one numpy element per value) made storage buffers where the
-    function takes one; inputs already in storage form (int8 bytes) pass unchanged."""
+    """Inputs given as values (their ml_dtypes dtype) packed into the storage buffers the
+    function takes; anything else (int8 bytes already in storage form) passes unchanged."""
     packed = []
     for i, x in enumerate(inputs):
         kind = storage[i] if i < len(storage) else None
-        if kind is None or (x.dtype == np.int8 and x.size == _bytes(kind)):
-            packed.append(x)
-        else:
-            packed.append(to_storage(x, kind[0]))
+        packed.append(
+            x if kind is None or x.dtype != value_dtype(kind[0]) else to_storage(x, kind[0])
+        )
     return packed
 
 
 def unpack_outputs(outputs: Sequence[np.ndarray], storage: Sequence[Storage]) -> list[np.ndarray]:
-    return [
-        x if (storage[i] if i < len(storage) else None) is None else from_storage(x, *storage[i])  # type: ignore[misc]
-        for i, x in enumerate(outputs)
-    ]
-
-
-def _bytes(kind: tuple[str, int]) -> int:
-    element, count = kind
-    packed = element in ("f4E2M1FN", "si4", "ui4", "i4")
-    return math.ceil(count / 2) if packed else count
+    """Storage buffers a function returned as their values (ml_dtypes)."""
+    result = []
+    for i, x in enumerate(outputs):
+        kind = storage[i] if i < len(storage) else None
+        result.append(x if kind is None else from_storage(x, kind[0], kind[1]))
+    return result

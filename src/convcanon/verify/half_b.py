@@ -61,12 +61,21 @@ def entry_function(module: ModuleOp, filename: str, entry: str | None) -> func.F
 
 
 def flat_args(function: func.FuncOp) -> list[FlatArg]:
+    """A storage buffer (`types=conformant`) counts as the values it stores: the engines pack
+    and unpack it, so it takes the same inputs as the migraphx argument it lowers."""
     from convcanon.reference.migraphx_interp import flat_input_shape, type_dtype
+    from convcanon.tosa.storage import boundary_storage, value_dtype
 
-    return [
-        FlatArg(flat_input_shape(ty), type_dtype(ty), type_dtype(ty).name)
-        for ty in function.function_type.inputs.data
-    ]
+    storages, _ = boundary_storage(function)
+    args = []
+    for index, ty in enumerate(function.function_type.inputs.data):
+        kind = storages[index] if index < len(storages) else None
+        if kind is not None:
+            dtype = value_dtype(kind[0])
+            args.append(FlatArg((kind[1],), dtype, dtype.name))
+        else:
+            args.append(FlatArg(flat_input_shape(ty), type_dtype(ty), type_dtype(ty).name))
+    return args
 
 
 def check_memory(function: func.FuncOp, args: list[FlatArg], filename: str) -> None:

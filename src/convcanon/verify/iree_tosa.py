@@ -1,7 +1,10 @@
 """Run a TOSA module on IREE (iree-base-compiler + iree-base-runtime, llvm-cpu): the real judge.
 
 `migraphx-to-tosa` output has flat `tensor<NxT>` arguments and results, so inputs and outputs are
-flat numpy buffers. IREE is imported lazily: it is an optional dependency (`.[iree]`).
+flat numpy buffers. Storage buffers (`types=conformant`: fp8 FNUZ, e8m0, fp4, int4 as i8 bytes,
+labelled `convcanon.element`) take and give values: inputs of the element's ml_dtypes dtype are
+packed, outputs unpacked (see `convcanon.tosa.storage`). IREE is imported lazily: it is an
+optional dependency (`.[iree]`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,10 @@ from functools import lru_cache
 import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.tosa.storage import ELEMENT_ATTR, Storage
+
+# vmfb -> entry -> (argument storages, result storages), for modules with storage buffers
+_BOUNDARIES: dict[bytes, dict[str, tuple[list[Storage], list[Storage]]]] = {}
 
 
 def entry_name(text: str, entry: str | None = None) -> str:
@@ -44,7 +51,24 @@ def compile_tosa_text(text: str, filename: str = "<tosa>") -> bytes:
             SourceLoc(filename),
         ) from None
     assert isinstance(vmfb, bytes)  # compile_str returns the flatbuffer when no output file
+    if ELEMENT_ATTR in text:
+        _BOUNDARIES[vmfb] = storage_boundaries(text, filename)
     return vmfb
+
+
+def storage_boundaries(
+    text: str, filename: str = "<tosa>"
+) -> dict[str, tuple[list[Storage], list[Storage]]]:
+    """Each function's storage buffers (None where an argument or result is plain)."""
+    from xdsl.dialects import func
+
+    from convcanon.migraphx.io import parse_file_text
+    from convcanon.tosa.storage import boundary_storage
+
+    module = parse_file_text(text, filename)
+    return {
+        op.sym_name.data: boundary_storage(op) for op in module.ops if isinstance(op, func.FuncOp)
+    }
 
 
 def _profile_note(message: str) -> str:
@@ -75,9 +99,13 @@ def run_vmfb(
             "not exported)",
             SourceLoc(filename),
         ) from None
-    result = function(*[np.ascontiguousarray(x) for x in inputs])
+    from convcanon.tosa.storage import pack_inputs, unpack_outputs
+
+    ins, outs = _BOUNDARIES.get(vmfb, {}).get(name, ([], []))
+    result = function(*[np.ascontiguousarray(x) for x in pack_inputs(inputs, ins)])
     outputs = result if isinstance(result, tuple | list) else (result,)
-    return [np.asarray(out.to_host() if hasattr(out, "to_host") else out) for out in outputs]
+    hosted = [np.asarray(out.to_host() if hasattr(out, "to_host") else out) for out in outputs]
+    return unpack_outputs(hosted, outs)
 
 
 def run_tosa_text(
