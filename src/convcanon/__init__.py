@@ -9,6 +9,8 @@ Functions (the CLI's jobs, for code that already works in Python):
 - `from_jax(fn, *example_args, compare=False, **options)`: lower `fn` with JAX and canonicalize
   it; `compare=True` also runs both modules on XLA (`JaxCanonicalizeResult.max_abs_error`).
   Needs `pip install 'convcanon[xla]'`.
+- `canonicalize_exported(exported, **options)`: a `jax.export.Exported` (also shape-polymorphic)
+  whose module is canonical; it serializes, deserializes and `.call`s like the original.
 - `convcanon.migraphx.import_program(text)`, `convcanon.migraphx.lower_to_tosa(module)`: MIGraphX
   printed programs to the migraphx dialect, and that to TOSA.
 - `convcanon.examples.small_cnn`: the README's flax CNN (needs `convcanon[examples]`).
@@ -21,10 +23,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["CanonicalizeResult", "JaxCanonicalizeResult", "canonicalize_conv", "from_jax"]
+__all__ = [
+    "CanonicalizeResult",
+    "JaxCanonicalizeResult",
+    "canonicalize_conv",
+    "canonicalize_exported",
+    "from_jax",
+]
 
 if TYPE_CHECKING:
-    from convcanon.api import CanonicalizeResult, JaxCanonicalizeResult, canonicalize_conv, from_jax
+    from convcanon.api import (
+        CanonicalizeResult,
+        JaxCanonicalizeResult,
+        canonicalize_conv,
+        canonicalize_exported,
+        from_jax,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -118,6 +118,48 @@ def from_jax(
     return out
 
 
+def canonicalize_exported(exported: Any, **options: Any) -> Any:
+    """A `jax.export.Exported` whose module is `exported`'s with its convolutions canonicalized.
+
+    Everything else is `exported`'s own (avals, shardings, platforms, calling convention, kept
+    arguments, effects), so the result serializes, deserializes and `.call`s like the original,
+    also shape-polymorphic ones: jax.export's `@main` wrapper, its shape assertions and the
+    dimension arguments are left as they are. Options are `canonicalize_conv`'s. Needs JAX.
+    """
+    try:
+        from jax import export
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            "convcanon.canonicalize_exported needs JAX, which is not installed: "
+            "pip install 'convcanon[xla]'",
+            name="jax",
+        ) from None
+    import dataclasses
+
+    if not isinstance(exported, export.Exported):
+        raise TypeError(f"expected a jax.export.Exported, got {type(exported).__name__}")
+    result = canonicalize_conv(exported.mlir_module(), "stablehlo", **options)
+    serialized = _portable_artifact(result.text)
+    return dataclasses.replace(exported, mlir_module_serialized=serialized)
+
+
+def _portable_artifact(text: str) -> bytes:
+    """The module as jax.export serializes one: a StableHLO portable artifact (VHLO bytecode) at
+    the version four weeks old, other dialects (Shardy's) kept as they are."""
+    from jaxlib.mlir.dialects import stablehlo
+
+    from convcanon.hlo.context import parse_module
+
+    module = parse_module(text, "<canonical module>")
+    target = stablehlo.get_version_from_compatibility_requirement(
+        stablehlo.StablehloCompatibilityRequirement.WEEK_4
+    )
+    with module.context:
+        return stablehlo.serialize_portable_artifact(
+            module, target, allow_other_dialects="sdy." in text
+        )
+
+
 def _module_inputs(lowered: Any, example_args: tuple[Any, ...]) -> list[Any]:
     """The arguments the lowered module takes, as numpy arrays of the dtypes it was lowered to.
 
