@@ -24,9 +24,10 @@ import math
 import os
 import re
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,12 +180,61 @@ class ProgramResult:
     modes: list[ModeResult]
 
 
-def measure(name: str, modes: list[Mode], quick: bool, samples: int, min_s: float) -> ProgramResult:
+@dataclass(frozen=True)
+class Source:
+    """A program as the bench gets it: StableHLO text and @main's inputs, made on demand."""
+
+    name: str
+    what: str
+    weights: str
+    load: Callable[[], tuple[str, list[np.ndarray]]]
+
+
+def jax_sources(quick: bool) -> dict[str, Source]:
+    return {
+        name: Source(name, p.what, p.weights, lambda p=p: export(p, quick))
+        for name, p in PROGRAMS.items()
+    }
+
+
+def signature_inputs(text: str, seed: int = 0) -> list[np.ndarray]:
+    """N(0, 0.1^2) f32 inputs for @main's arguments (the PyTorch exports take only data)."""
+    match = re.search(r"func\.func (?:public )?@main\((.*?)\) ->", text, re.S)
+    if match is None:
+        raise ValueError("no func.func @main")
+    rng = np.random.default_rng(seed)
+    shapes = re.findall(r"tensor<([\dx]*)xf32>", match[1])
+    return [
+        (rng.standard_normal(tuple(int(d) for d in s.split("x"))) * 0.1).astype(np.float32)
+        for s in shapes
+    ]
+
+
+def torch_sources(python: str | None, directory: Path, quick: bool) -> dict[str, Source]:
+    """The PyTorch programs (runtime/torch_programs.py), exported by torch-mlir with `python`
+    (an environment with torch and torch-mlir) into `directory`, or already there."""
+    if python:
+        script = BENCH / "runtime" / "torch_programs.py"
+        command = [python, str(script), str(directory)] + (["--quick"] if quick else [])
+        subprocess.run(command, check=True)
+    found = {}
+    for path in sorted(directory.glob("torch-*.mlir")):
+        first = path.open().readline()
+        what = first[3:].strip() if first.startswith("// ") else path.name
+
+        def load(path: Path = path) -> tuple[str, list[np.ndarray]]:
+            text = path.read_text()
+            return text, signature_inputs(text)
+
+        found[path.stem] = Source(path.stem, f"PyTorch (torch-mlir) {what}", "dense_resource", load)
+    return found
+
+
+def measure(source: Source, modes: list[Mode], samples: int, min_s: float) -> ProgramResult:
     import convcanon
 
-    program = PROGRAMS[name]
     load_start = loadavg()
-    original, inputs = export(program, quick)
+    original, inputs = source.load()
     convs_before, dense_before, lattice_before = macs(original)
     canonical = [convcanon.canonicalize_conv(original, "stablehlo", **m.options) for m in modes]
     texts = [c.text for c in canonical]
@@ -209,9 +259,9 @@ def measure(name: str, modes: list[Mode], quick: bool, samples: int, min_s: floa
             )
         )
     return ProgramResult(
-        name,
-        program.what,
-        program.weights,
+        source.name,
+        source.what,
+        source.weights,
         convs_before,
         dense_before,
         lattice_before,
@@ -345,11 +395,10 @@ def _conv_summary(op: Any, types: list[str]) -> str:
     return f"{short[0]} * {short[1]} -> {short[2]}: " + ", ".join(parts)
 
 
-def per_conv(name: str, modes: list[Mode], quick: bool, samples: int, min_s: float) -> list[str]:
+def per_conv(source: Source, modes: list[Mode], samples: int, min_s: float) -> list[str]:
     import convcanon
 
-    original, _ = export(PROGRAMS[name], quick)
-    rng = np.random.default_rng(0)
+    original, _ = source.load()
     rows = []
     totals = [0.0] * (len(modes) + 1)
     for conv_text, count, summary in extract_convs(original):
@@ -360,12 +409,7 @@ def per_conv(name: str, modes: list[Mode], quick: bool, samples: int, min_s: flo
         _, _, floor = macs(conv_text)
         counts = [macs(t) for t in texts[1:]]
         compiled = [Compiled(t) for t in texts]
-        shapes = re.findall(r"%(?:lhs|rhs): tensor<([\dx]*)xf32>", conv_text.splitlines()[0])
-        inputs = [
-            (rng.standard_normal(tuple(int(d) for d in s.split("x"))) * 0.1).astype(np.float32)
-            for s in shapes
-        ]
-        timing = paired(compiled, inputs, samples, min_s)
+        timing = paired(compiled, signature_inputs(conv_text), samples, min_s)
         per_run = [statistics.median(s[i] for s in timing.samples) for i in range(len(texts))]
         for i, t in enumerate(per_run):
             totals[i] += count * t
@@ -386,7 +430,7 @@ def per_conv(name: str, modes: list[Mode], quick: bool, samples: int, min_s: flo
     )
     total = " | ".join(f"x{t / totals[0]:.2f} of the convs' time" for t in totals[1:])
     return [
-        f"### Per conv: {name}",
+        f"### Per conv: {source.name}",
         "",
         head,
         "|---|---:|---:|---:|" + "---:|" * len(modes),
@@ -397,7 +441,7 @@ def per_conv(name: str, modes: list[Mode], quick: bool, samples: int, min_s: flo
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="XLA CPU run time, canonical / original")
-    parser.add_argument("--programs", nargs="+", choices=sorted(PROGRAMS), metavar="NAME")
+    parser.add_argument("--programs", nargs="+", metavar="NAME", help="default: all (see --list)")
     parser.add_argument("--quick", action="store_true", help="small inputs, 3 samples of 20 ms")
     parser.add_argument("--samples", type=int, help="paired samples per program (default 7)")
     parser.add_argument("--min-sample-ms", type=float, help="per module and sample (default 50)")
@@ -411,15 +455,36 @@ def main(argv: list[str] | None = None) -> int:
         metavar="MODE",
         help="option sets to compare in one run: 'default' or 'key=value key2=value2'",
     )
-    parser.add_argument("--per-conv", metavar="PROGRAM", choices=sorted(PROGRAMS))
+    parser.add_argument("--per-conv", metavar="PROGRAM", help="time each conv of PROGRAM alone")
+    parser.add_argument(
+        "--torch-python",
+        metavar="PYTHON",
+        help="a python with torch and torch-mlir: export the PyTorch programs with it, add them",
+    )
+    parser.add_argument(
+        "--torch-dir",
+        type=Path,
+        help="where the PyTorch exports go / are read from (default bench/out/torch[-quick])",
+    )
     parser.add_argument("--list", action="store_true", help="list the programs and stop")
     parser.add_argument("--out", type=Path, default=BENCH / "RESULTS_runtime.md")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
+    torch_dir = args.torch_dir or BENCH / "out" / ("torch-quick" if args.quick else "torch")
+    sources = jax_sources(args.quick)
+    if args.torch_python or args.torch_dir:
+        sources |= torch_sources(args.torch_python, torch_dir, args.quick)
     if args.list:
-        for name, program in PROGRAMS.items():
-            print(f"{name:16} {program.weights:15} {program.what}")
+        for name, source in sources.items():
+            print(f"{name:22} {source.weights:15} {source.what}")
         return 0
+    unknown = [n for n in [*(args.programs or []), args.per_conv] if n and n not in sources]
+    if unknown:
+        print(
+            f"bench_runtime: error: unknown program(s) {', '.join(unknown)}; see --list",
+            file=sys.stderr,
+        )
+        return 2
     args.samples = args.samples or (3 if args.quick else 7)
     args.min_sample_ms = args.min_sample_ms or (20.0 if args.quick else 50.0)
     from convcanon.diagnostics import UsageError
@@ -436,11 +501,11 @@ def main(argv: list[str] | None = None) -> int:
     lines = ["# XLA CPU run time: canonical / original (issue 19)", ""]
     lines += header(args, modes, command.strip())
     if args.per_conv:
-        lines += per_conv(args.per_conv, modes, args.quick, args.samples, min_s)
+        lines += per_conv(sources[args.per_conv], modes, args.samples, min_s)
     else:
         results = []
-        for name in args.programs or list(PROGRAMS):
-            results.append(measure(name, modes, args.quick, args.samples, min_s))
+        for name in args.programs or list(sources):
+            results.append(measure(sources[name], modes, args.samples, min_s))
             print(
                 "\n".join(program_table(results[-1:], modes)[2 : 2 + len(modes)]), file=sys.stderr
             )
