@@ -54,23 +54,25 @@ def lowered(text: str) -> str:
 def on_both_engines(tosa: str, values: list[np.ndarray]) -> dict[str, list[np.ndarray]]:
     """IREE (values packed and unpacked by the buffers' labels) and our TOSA interpreter (fed
     the raw storage bytes)."""
-    ins, outs = boundary_storage(entry(parse_file_text(tosa, "<t>")))
+    function = entry(parse_file_text(tosa, "<t>"))
+    ins, outs = boundary_storage(function)
     raw = pack_inputs(values, ins)
     assert all(x.dtype == np.int8 for x, kind in zip(raw, ins, strict=True) if kind)
-    interpreted = run_module_text(tosa, "<t>", "main", {f"arg{i}": x for i, x in enumerate(raw)})
+    feed = {f"arg{i}": x for i, x in enumerate(raw)}
+    interpreted = run_module_text(tosa, "<t>", function.sym_name.data, feed)
     return {"iree": run_tosa_text(tosa, values), "interpreter": unpack_outputs(interpreted, outs)}
 
 
-def assert_same_bits(got: np.ndarray, expected: np.ndarray) -> None:
+def assert_same_bits(got: np.ndarray, expected: np.ndarray, engine: str) -> None:
     """Equal bit patterns; NaNs equal whatever their payload."""
-    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.dtype == expected.dtype and got.shape == expected.shape, engine
     if expected.dtype == np.float32:
         nan = np.isnan(expected)
-        np.testing.assert_array_equal(np.isnan(got), nan)
-        np.testing.assert_array_equal(got.view(np.uint32)[~nan], expected.view(np.uint32)[~nan])
+        np.testing.assert_array_equal(np.isnan(got), nan, err_msg=engine)
+        bits, want = got.view(np.uint32)[~nan], expected.view(np.uint32)[~nan]
+        np.testing.assert_array_equal(bits, want, err_msg=engine)
     else:
-        width = np.uint8 if expected.dtype.itemsize == 1 else np.uint16
-        np.testing.assert_array_equal(got.view(width), expected.view(width))
+        np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8), err_msg=engine)
 
 
 # -- decode ----------------------------------------------------------------------------------------
@@ -90,7 +92,7 @@ def test_every_code_decodes_to_its_f32_value(element: str) -> None:
     expected = values.astype(np.float32)  # ml_dtypes: MLIR's meaning of each code
     tosa = lowered(_convert(element, "f32", values.size))
     for engine, (got,) in on_both_engines(tosa, [values]).items():
-        assert_same_bits(got, expected), engine
+        assert_same_bits(got, expected, engine)
 
 
 @pytest.mark.parametrize(("element", "low", "high"), [("si4", -8, 7), ("ui4", 0, 15)])
@@ -165,7 +167,7 @@ def test_f32_encodes_with_migraphx_rounding_and_saturation(element: str) -> None
     expected = migraphx_codes(x, element).view(value_dtype(element))
     tosa = lowered(_convert("f32", element, x.size))
     for engine, (got,) in on_both_engines(tosa, [x]).items():
-        assert_same_bits(got, expected), engine
+        assert_same_bits(got, expected, engine)
 
 
 @pytest.mark.parametrize("element", ["si4", "ui4"])
