@@ -452,7 +452,16 @@ class MultiBroadcastOp(MigraphxOp):
 
     def infer(self) -> tuple[Lens, Attribute]:
         (a,) = self.in_types()
-        return rules.multibroadcast_lens(a.lens, int_list(self, "out_lens")), a.element_type
+        self.placement()
+        return tuple(int_list(self, "out_lens")), a.element_type
+
+    def placement(self) -> Lens:
+        """The operand's lens at the result's rank (see rules.multibroadcast_placement): the
+        operand reshaped to these broadcasts to the result."""
+        (a,) = self.in_types()
+        out = self.results[0].type
+        strides = out.stride_values if isinstance(out, ShapedType) else None
+        return rules.multibroadcast_placement(a.lens, int_list(self, "out_lens"), strides)
 
 
 @irdl_op_definition

@@ -75,10 +75,53 @@ def broadcast_axis_lens(lens: Sequence[int], axis: int, out_lens: Sequence[int])
     return tuple(out_lens)
 
 
-def multibroadcast_lens(lens: Sequence[int], out_lens: Sequence[int]) -> Lens:
-    if len(lens) > len(out_lens) or broadcast_lens(lens, out_lens) != tuple(out_lens):
-        raise ShapeError(f"multibroadcast cannot broadcast {list(lens)} to {list(out_lens)}")
-    return tuple(out_lens)
+def _non_unit(lens: Sequence[int]) -> Lens:
+    return tuple(n for n in lens if n != 1)
+
+
+def multibroadcast_placement(
+    lens: Sequence[int], out_lens: Sequence[int], out_strides: Sequence[int] | None = None
+) -> Lens:
+    """The operand's lens at the result's rank: the operand reshaped to this (only size-1 dims
+    come or go) broadcasts numpy-style to `out_lens`.
+
+    MIGraphX aligns the operand with the trailing dims of out_lens, each dim equal or 1, and
+    gives the result the operand's strides there and 0 elsewhere. rocMLIR's lowering reads the
+    placement from the result's strides instead: when the rank grows, the operand is reshaped
+    to out_lens with every stride-0 dim set to 1. So `<1x32xi32, 32x1> -> <1x32x1x1024xi32,
+    32x1x0x0>` holds the operand at dims 0 and 1. Both agree on every result MIGraphX computes;
+    the strides decide when they name the operand's dims (rocMLIR runs such kernels), else
+    MIGraphX's rule does.
+    """
+    if len(lens) > len(out_lens):
+        raise ShapeError(
+            f"multibroadcast cannot broadcast {list(lens)} to {list(out_lens)}: the input has "
+            "more dims than out_lens"
+        )
+    out_lens = tuple(out_lens)
+    offset = len(out_lens) - len(lens)
+    by_layout = offset > 0 and out_strides is not None and len(out_strides) == len(out_lens)
+    placed: Lens = ()
+    if by_layout:
+        assert out_strides is not None
+        placed = tuple(1 if s == 0 else n for n, s in zip(out_lens, out_strides, strict=True))
+        if _non_unit(placed) == _non_unit(lens):
+            return placed
+    for k, n in enumerate(lens):
+        if n not in (1, out_lens[offset + k]):
+            layout = (
+                "; nor does the result's layout place it: its non-broadcast dims hold "
+                f"{list(_non_unit(placed))}, the input {list(_non_unit(lens))} (size-1 dims aside)"
+                if by_layout
+                else ""
+            )
+            raise ShapeError(
+                f"multibroadcast cannot broadcast {list(lens)} to {list(out_lens)}: input dim "
+                f"{k} has length {n}, neither 1 nor out_lens[{offset + k}] = "
+                f"{out_lens[offset + k]} (MIGraphX aligns the input with the trailing dims)"
+                f"{layout}"
+            )
+    return (1,) * offset + tuple(lens)
 
 
 def slice_bounds(length: int, start: int, end: int) -> tuple[int, int]:

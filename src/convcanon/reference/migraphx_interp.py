@@ -141,7 +141,9 @@ def _broadcast(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
 
 def _multibroadcast(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-    return layout.c_order(np.broadcast_to(args[0], mx.int_list(op, "out_lens")))
+    assert isinstance(op, mx.MultiBroadcastOp)
+    placed = args[0].reshape(op.placement())
+    return layout.c_order(np.broadcast_to(placed, mx.int_list(op, "out_lens")))
 
 
 def _slice(op: Operation, args: list[np.ndarray]) -> np.ndarray:
@@ -167,8 +169,9 @@ def _reduction(fn: Callable[..., np.ndarray]) -> Kernel:
 def _softmax(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     (x,) = _lift(args)
     axis = rules.normalize_axis(mx.int_value(op, "axis"), x.ndim)
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return (e / np.sum(e, axis=axis, keepdims=True)).astype(result_dtype(op))
+    with np.errstate(invalid="ignore"):  # a row all -inf (fully masked) is NaN, as in MIGraphX
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+        return (e / np.sum(e, axis=axis, keepdims=True)).astype(result_dtype(op))
 
 
 def _dot(op: Operation, args: list[np.ndarray]) -> np.ndarray:

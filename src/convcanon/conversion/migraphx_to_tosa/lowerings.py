@@ -355,7 +355,16 @@ def _reshape(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
 
 
 def _multibroadcast(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
-    return expand_to(lw.em, args[0], result_type(op).lens)
+    """The operand's dims go where `placement()` puts them (MIGraphX's trailing alignment, or
+    the result layout's non-broadcast dims); only size-1 dims come or go, no data moves."""
+    assert isinstance(op, mx.MultiBroadcastOp)
+    (x,) = args
+    lens, placed = result_type(op).lens, op.placement()
+    if placed == (1,) * (len(lens) - len(x.lens)) + tuple(x.lens):
+        return expand_to(lw.em, x, lens)
+    kept = drop_unit_dims(lw.em, x, [d for d, n in enumerate(x.lens) if n == 1])
+    moved = insert_unit_dims(lw.em, kept, [d for d, n in enumerate(placed) if n == 1])
+    return View(moved.base, moved.perm, lens)
 
 
 def _broadcast(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
