@@ -79,7 +79,8 @@ def _profile_note(message: str) -> str:
     what = "4-bit integer casts are" if re.search(r"\bi4\b", message) else "this element type is"
     return (
         f" (an IREE limit: {what} outside every TOSA profile IREE compiles, though the module "
-        "verifies in iree-opt; `--engine reference` checks it on our TOSA interpreter)"
+        "verifies in iree-opt; `--engine reference` checks it on our TOSA interpreter, and "
+        "migraphx-to-tosa's default types=conformant lowers such types to storage integers)"
     )
 
 
