@@ -11,7 +11,7 @@ can pack and unpack its buffers without the migraphx source.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import func
@@ -148,6 +148,18 @@ def pack_inputs(inputs: Sequence[np.ndarray], storage: Sequence[Storage]) -> lis
         packed.append(
             x if kind is None or x.dtype != value_dtype(kind[0]) else to_storage(x, kind[0])
         )
+    return packed
+
+
+def pack_named_inputs(
+    inputs: Mapping[str, np.ndarray], storage: Sequence[Storage]
+) -> dict[str, np.ndarray]:
+    """`pack_inputs` for inputs named arg0..argN (an npz, verify's feed)."""
+    packed = dict(inputs)
+    for index, kind in enumerate(storage):
+        key = f"arg{index}"
+        if kind is not None and key in packed:
+            (packed[key],) = pack_inputs([np.asarray(packed[key])], [kind])
     return packed
 
 
