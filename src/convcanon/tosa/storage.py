@@ -49,6 +49,8 @@ def storage_bytes(element_type: Attribute, count: int) -> int:
     return (count + 1) // 2 if is_packed(element_type) else count
 
 
+_NIBBLE_TYPES = ("f4E2M1FN", "si4", "ui4", "i4")
+
 # -- numpy buffers ---------------------------------------------------------------------------------
 
 
@@ -62,7 +64,7 @@ def _nibble_codes(values: np.ndarray) -> np.ndarray:
 def to_storage(values: np.ndarray, element: str) -> np.ndarray:
     """A flat buffer of `element` values (numpy/ml_dtypes) as the int8 bytes of its storage."""
     flat = np.ascontiguousarray(values).reshape(-1)
-    if element in ("f4E2M1FN", "si4", "ui4", "i4"):
+    if element in _NIBBLE_TYPES:
         codes = _nibble_codes(flat)
         if codes.size % 2:
             codes = np.concatenate([codes, np.zeros(1, np.uint8)])
@@ -76,7 +78,7 @@ def from_storage(data: np.ndarray, element: str, count: int) -> np.ndarray:
     import ml_dtypes
 
     raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-    if element in ("f4E2M1FN", "si4", "ui4", "i4"):
+    if element in _NIBBLE_TYPES:
         codes = np.stack([raw & 15, raw >> 4], axis=1).reshape(-1)[:count]
         if element == "f4E2M1FN":
             return codes.view(ml_dtypes.float4_e2m1fn)
@@ -140,15 +142,22 @@ def value_dtype(element: str) -> np.dtype:
 
 
 def pack_inputs(inputs: Sequence[np.ndarray], storage: Sequence[Storage]) -> list[np.ndarray]:
-    """Inputs given as values (their ml_dtypes dtype) packed into the storage buffers the
-    function takes; anything else (int8 bytes already in storage form) passes unchanged."""
+    """Inputs given as values packed into the storage buffers the function takes: arrays of the
+    element's ml_dtypes dtype, or for int4 integer arrays of one element per value (npz has no
+    4-bit dtype); anything else (int8 bytes in storage form) passes unchanged."""
     packed = []
     for i, x in enumerate(inputs):
         kind = storage[i] if i < len(storage) else None
-        packed.append(
-            x if kind is None or x.dtype != value_dtype(kind[0]) else to_storage(x, kind[0])
-        )
+        packed.append(x if kind is None or not _holds_values(x, kind) else to_storage(x, kind[0]))
     return packed
+
+
+def _holds_values(x: np.ndarray, kind: tuple[str, int]) -> bool:
+    element, count = kind
+    if x.dtype == value_dtype(element):
+        return True
+    nbytes = (count + 1) // 2
+    return element in ("si4", "ui4", "i4") and x.dtype.kind in "iu" and x.size == count != nbytes
 
 
 def pack_named_inputs(
