@@ -43,6 +43,39 @@ def _conv(lhs_dilation: int, groups: int) -> Callable[[], Any]:
     )
 
 
+def _big_window_conv() -> Any:
+    """A 9x9 window over 16 features: an 8.3 MB im2col for a 25 KB result."""
+    x = RNG.standard_normal((1, 16, 48, 48)).astype(np.float32)
+    w = RNG.standard_normal((4, 16, 9, 9)).astype(np.float32)
+    spatial = (2, 3)
+    return kernels.conv_general(
+        x,
+        w,
+        window_strides=[1, 1],
+        padding=[(0, 0), (0, 0)],
+        lhs_dilation=[1, 1],
+        rhs_dilation=[1, 1],
+        window_reversal=[False, False],
+        lhs_spec=(0, 1, spatial),
+        rhs_spec=(1, 0, spatial),
+        out_spec=(0, 1, spatial),
+        feature_group_count=1,
+        batch_group_count=1,
+    )
+
+
+BIG_WINDOW_IM2COL = 40 * 40 * 16 * 9 * 9 * 4
+
+
+def _in_chunks_of(budget: int, fn: Callable[[], Any]) -> Callable[[], Any]:
+    def run() -> Any:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(kernels, "IM2COL_CHUNK_BYTES", budget)
+            return fn()
+
+    return run
+
+
 X = RNG.standard_normal((64, 96, 8)).astype(np.float32)
 XI = X.astype(np.int32)
 IDX = RNG.integers(-3, 70, (500, 1)).astype(np.int32)
@@ -51,6 +84,8 @@ KERNELS: dict[str, Callable[[], Any]] = {
     "conv": _conv(1, 1),
     "conv lhs-dilated": _conv(3, 1),
     "conv grouped": _conv(1, 4),
+    "conv in 64 KiB chunks": _in_chunks_of(64 << 10, _big_window_conv),
+    "conv grouped in 4 KiB chunks": _in_chunks_of(4 << 10, _conv(1, 4)),
     "pad": lambda: kernels.pad(X, 0.0, [3, -2, 1], [-5, 7, 0], [1, 0, 2]),
     "reduce_window": lambda: kernels.reduce_window(
         X,
@@ -135,6 +170,15 @@ def test_planned_peak_bounds_the_real_peak(name: str, monkeypatch: pytest.Monkey
     planned, peak = _measure(KERNELS[name], monkeypatch)
     assert planned > 0, f"{name} made no plan"
     assert peak <= planned + SLACK, f"{name}: allocated {peak} bytes, planned {planned}"
+
+
+def test_chunked_conv_plans_and_holds_far_less_than_its_im2col(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In 64 KiB chunks the conv's plan, and its real peak, are an eighth of its whole im2col."""
+    planned, peak = _measure(KERNELS["conv in 64 KiB chunks"], monkeypatch)
+    assert planned < BIG_WINDOW_IM2COL // 8, planned
+    assert peak <= planned + SLACK, (peak, planned)
 
 
 @pytest.mark.parametrize("name", ["conv lhs-dilated", "pad", "reduce_window", "gather", "sort"])

@@ -225,6 +225,46 @@ def dot_general(
 
 # -- convolution ---------------------------------------------------------------------------------
 
+IM2COL_CHUNK_BYTES = 64 << 20
+"""Scratch of one im2col chunk: a conv copies at most this much of its windows at a time (or one
+output position's window, if larger), so its peak is bounded by operands and result."""
+
+
+def _chunk_shape(rows: Sequence[int], row_bytes: int, budget: int) -> tuple[int, int]:
+    """(axis, step): whole dims after `axis`, `step` indices of it per chunk, within `budget`
+    (at least one row per chunk)."""
+    for axis in range(len(rows)):
+        inner = math.prod(rows[axis + 1 :]) * row_bytes
+        if inner <= budget:
+            return axis, max(1, min(rows[axis], budget // max(inner, 1)))
+    return max(len(rows) - 1, 0), 1
+
+
+def im2col_chunk_bytes(rows: Sequence[int], row_bytes: int, budget: int | None = None) -> int:
+    """Bytes of the largest im2col chunk over `rows` (groups, batch, output positions...) of
+    `row_bytes` each: what a conv holds as scratch beyond its operands and result."""
+    if not rows or 0 in rows:
+        return 0
+    axis, step = _chunk_shape(rows, row_bytes, IM2COL_CHUNK_BYTES if budget is None else budget)
+    return step * math.prod(rows[axis + 1 :]) * row_bytes
+
+
+def im2col_chunks(
+    rows: Sequence[int], row_bytes: int, budget: int | None = None
+) -> Iterator[tuple[int | slice, ...]]:
+    """Index tuples into (rows..., window) covering `rows` in chunks of at most `budget` bytes
+    (IM2COL_CHUNK_BYTES by default): leading dims one index at a time, then a slice, then whole
+    dims; the first index is always a slice (the group dim stays a batch dim)."""
+    if not rows or 0 in rows:
+        return
+    axis, step = _chunk_shape(rows, row_bytes, IM2COL_CHUNK_BYTES if budget is None else budget)
+    for outer in itertools.product(*(range(n) for n in rows[:axis])):
+        for start in range(0, rows[axis], step):
+            index: tuple[int | slice, ...] = (*outer, slice(start, start + step))
+            if axis:  # keep the group dim as a length-1 batch dim
+                index = (slice(outer[0], outer[0] + 1), *index[1:])
+            yield index
+
 
 def conv_output_extent(padded: int, kernel: int, stride: int, rhs_dilation: int) -> int:
     """Number of window positions along one spatial dim (0 if the dilated window does not fit)."""
@@ -251,7 +291,8 @@ def conv_general(
     preferred_dtype: np.dtype | None = None,
     ordered: bool = False,
 ) -> np.ndarray:
-    """`stablehlo.convolution` in full generality, as im2col + one batched matmul per call.
+    """`stablehlo.convolution` in full generality, as im2col + batched matmuls, the im2col copy
+    made in chunks of at most IM2COL_CHUNK_BYTES (whole groups, batch items or output rows).
 
     lhs_spec = (batch, feature, spatial...), rhs_spec = (input feature, output feature,
     spatial...), out_spec = (batch, feature, spatial...). The result has the accumulated value cast
@@ -321,10 +362,15 @@ def conv_general(
         ),
         writeable=False,
     )
-    cols = windows.reshape(g, ng * math.prod(osz), cg * math.prod(ksz))
     wg = w.reshape(g, og, cg * math.prod(ksz)).transpose(0, 2, 1)
-    out = _matmul(cols, wg, ordered)  # (g, ng * prod(osz), og)
-    out = out.reshape(g, ng, *osz, og)
+    out = np.empty((g, ng, *osz, og), dtype=acc)
+    for rows in im2col_chunks((g, ng, *osz), cg * math.prod(ksz) * acc.itemsize):
+        block = windows[rows]  # (groups, window positions..., cg, *ksz), a strided view
+        positions = math.prod(block.shape[1 : block.ndim - 1 - nsp])
+        cols = block.reshape(block.shape[0], positions, cg * math.prod(ksz))  # the chunk's copy
+        part = _matmul(cols, wg[rows[0]], ordered)  # (groups, positions, og)
+        out[rows] = part.reshape(out[rows].shape)
+        del cols, part
     # to (N', G*Og, O...) with group-major output features
     out = np.moveaxis(out, 0, -2).reshape(ng, *osz, g * og)
     out = np.moveaxis(out, -1, 1)
@@ -350,7 +396,8 @@ def _plan_conv(
     batch_group_count: int,
 ) -> None:
     """conv_general's peak: the widened operands, the padded (and lhs-dilated) input and its
-    grouped copy, the im2col matrix, and three copies of the output on its way to the layout."""
+    grouped copy, one im2col chunk, and three copies of the output on its way to the layout (the
+    accumulator, a chunk's product, then the layout copies)."""
     spatial = [lhs.shape[d] for d in lhs_spec[2]]
     padded = pad_shape(
         spatial, [lo for lo, _ in padding], [hi for _, hi in padding], [d - 1 for d in lhs_dilation]
@@ -363,12 +410,14 @@ def _plan_conv(
         for p, k, s, d in zip(padded, kernel, window_strides, rhs_dilation, strict=True)
     ]
     padded_size = n * c * math.prod(max(p, 0) for p in padded)
-    windows = n // max(batch_group_count, 1) * math.prod(osz)
-    cols = windows * c * batch_group_count * math.prod(kernel)
-    out = windows * o
+    groups = max(feature_group_count, 1) * max(batch_group_count, 1)
+    batch = n // max(batch_group_count, 1)
+    row = c // max(feature_group_count, 1) * math.prod(kernel) * acc.itemsize
+    chunk = im2col_chunk_bytes((groups, batch, *osz), row)
+    out = batch * math.prod(osz) * o
     plan(
         "convolution",
-        (lhs.size + rhs.size + 2 * padded_size + cols + 3 * out) * acc.itemsize,
+        (lhs.size + rhs.size + 2 * padded_size + 3 * out) * acc.itemsize + chunk,
         out * result.itemsize,
     )
 

@@ -23,7 +23,7 @@ from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
-from convcanon.reference.kernels import conv_general, memory_limit
+from convcanon.reference.kernels import conv_general, im2col_chunk_bytes, memory_limit
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
 
@@ -355,7 +355,8 @@ def _logical_shape(ty: Attribute) -> tuple[int, ...]:
 
 
 def _im2col_bytes(name: str, out: Sequence[int], x: np.ndarray, w: np.ndarray) -> int:
-    """Every output position times a window of every input feature (f64 worst case)."""
+    """The largest im2col chunk a conv copies at once: output positions times a window of every
+    input feature (f64 worst case), in chunks of kernels.IM2COL_CHUNK_BYTES (or one position)."""
     if len(out) < 3 or w.ndim < 3:
         return 0
     if name.startswith("migraphx."):  # NCHW..., weights OIHW...
@@ -364,7 +365,7 @@ def _im2col_bytes(name: str, out: Sequence[int], x: np.ndarray, w: np.ndarray) -
         channels, cin, window = out[-1], x.shape[-1], math.prod(w.shape[:-2])
     else:  # TOSA NHWC / NDHWC, weights OHWI
         channels, cin, window = out[-1], x.shape[-1], math.prod(w.shape[1:-1])
-    return math.prod(out) // max(1, channels) * window * cin * 8
+    return im2col_chunk_bytes((math.prod(out) // max(1, channels),), window * cin * 8)
 
 
 class Interpreter:
@@ -430,7 +431,7 @@ class Interpreter:
         raise self.error(f"@{name} has no func.return")
 
     def check_memory(self, op: Operation, operands: Sequence[np.ndarray]) -> None:
-        """Refuse, before the kernel allocates, a result (or a conv's im2col buffer) over the
+        """Refuse, before the kernel allocates, a result (with a conv's im2col chunk) over the
         limit: a hostile `dense<1.0> : tensor<99999999999xf32>` must not eat the machine."""
         for result in op.results:
             if not isinstance(result.type, ShapedType | TensorType):
@@ -438,9 +439,9 @@ class Interpreter:
             shape = _logical_shape(result.type)
             needed = math.prod(shape) * type_dtype(result.type).itemsize
             what = f"result of shape {list(shape)}"
-            if "conv" in op.name and len(operands) >= 2:
-                needed = max(needed, _im2col_bytes(op.name, shape, operands[0], operands[1]))
-                what = "im2col buffer"
+            if "conv" in op.name and len(operands) >= 2:  # the result and one chunk at a time
+                needed += _im2col_bytes(op.name, shape, operands[0], operands[1])
+                what += " with its im2col buffer"
             if needed > self.memory_limit:
                 raise self.error(
                     f"'{op.name}' {what} needs {needed} bytes, over the memory limit of "
