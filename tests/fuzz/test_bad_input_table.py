@@ -22,7 +22,7 @@ import pytest
 from convcanon.cli import main, opt_main
 
 from . import sources
-from .test_npz_checked_before_inflating import ADD, HUGE_FLOATS, npz_with_huge_member
+from .test_npz_checked_before_inflating import ADD, HUGE_FLOATS, npz_with_huge_member, zip_member
 
 
 def _npz(**arrays: object) -> bytes:
@@ -39,9 +39,9 @@ def _pickled_npz() -> bytes:
 
 def _zip_of(members: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members.items():
-            archive.writestr(name, data)
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():  # a fixed date: the same members, the same bytes
+            archive.writestr(zip_member(name), data)
     return buffer.getvalue()
 
 

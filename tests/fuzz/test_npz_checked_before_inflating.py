@@ -45,8 +45,8 @@ def npz_with_huge_member(members: dict[str, np.ndarray], huge_name: str, huge_co
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, array in members.items():
-            archive.writestr(_member(name), _npy(array))
-        with archive.open(_member(huge_name), "w", force_zip64=True) as member:
+            archive.writestr(zip_member(f"{name}.npy"), _npy(array))
+        with archive.open(zip_member(f"{huge_name}.npy"), "w", force_zip64=True) as member:
             member.write(header.getvalue())  # magic, version, length and the dict
             left = huge_count * 4
             while left:
@@ -56,9 +56,9 @@ def npz_with_huge_member(members: dict[str, np.ndarray], huge_name: str, huge_co
     return buffer.getvalue()
 
 
-def _member(name: str) -> zipfile.ZipInfo:
+def zip_member(filename: str) -> zipfile.ZipInfo:
     """A deflated member with a fixed date, so the same members make the same bytes."""
-    info = zipfile.ZipInfo(f"{name}.npy", date_time=(2020, 1, 1, 0, 0, 0))
+    info = zipfile.ZipInfo(filename, date_time=(2020, 1, 1, 0, 0, 0))
     info.compress_type = zipfile.ZIP_DEFLATED
     return info
 
