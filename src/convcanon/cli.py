@@ -329,7 +329,8 @@ def _main_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--inputs",
         help="npz with the entry function's arguments (arg0, arg1, ...); needed when it takes"
-        " any (`convcanon verify` draws random ones)",
+        " any (`convcanon verify` draws random ones); a shape-polymorphic module (tensor<?x...>"
+        " arguments) is refined to their shapes",
     )
     run.add_argument(
         "--output", help="write the results to this npz (default: none, print a summary)"

@@ -1,5 +1,6 @@
 """`run` on a shape-polymorphic module (`jax.export` with a symbolic batch): the batch comes from
 `--inputs`, whose shapes the module is refined to; the results are what JAX computes."""
+# ruff: noqa: E501  (the MLIR fixture is one op per line)
 
 from __future__ import annotations
 
@@ -96,3 +97,45 @@ def test_missing_inputs_are_named_before_refining(
     result = cc("run", module, "--inputs", inputs)
     assert result.code == 1
     assert "missing input(s) arg1" in result.err, result.err
+
+
+# A plain polymorphic module, as torch-mlir writes one (no jax.export wrapper, no shape
+# assertions): a strided slice over the dynamic batch from get_dimension_size, and a bias
+# broadcast to the dynamic shape.
+PLAIN_DYNAMIC = """\
+func.func @main(%x: tensor<?x4xf32>, %bias: tensor<2xf32>) -> tensor<?x2xf32> {
+  %n = stablehlo.get_dimension_size %x, dim = 0 : (tensor<?x4xf32>) -> tensor<i32>
+  %n1 = stablehlo.reshape %n : (tensor<i32>) -> tensor<1xi32>
+  %c0 = stablehlo.constant dense<0> : tensor<1xi32>
+  %c1 = stablehlo.constant dense<1> : tensor<1xi32>
+  %c2 = stablehlo.constant dense<2> : tensor<1xi32>
+  %c4 = stablehlo.constant dense<4> : tensor<1xi32>
+  %start = stablehlo.concatenate %c0, %c1, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %limit = stablehlo.concatenate %n1, %c4, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %step = stablehlo.concatenate %c1, %c2, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %odd = stablehlo.real_dynamic_slice %x, %start, %limit, %step : (tensor<?x4xf32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>) -> tensor<?x2xf32>
+  %shape = stablehlo.concatenate %n1, %c2, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %b = stablehlo.dynamic_broadcast_in_dim %bias, %shape, dims = [1] : (tensor<2xf32>, tensor<2xi32>) -> tensor<?x2xf32>
+  %sum = stablehlo.add %odd, %b : tensor<?x2xf32>
+  return %sum : tensor<?x2xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_a_plain_dynamic_module_folds_and_runs(batch: int, cc: Runner, tmp_path: Path):
+    from convcanon.refine import refine_at_batch
+
+    refined = refine_at_batch(PLAIN_DYNAMIC, "plain.mlir", batch)
+    for op in ("get_dimension_size", "real_dynamic_slice", "dynamic_broadcast_in_dim", "?x"):
+        assert op not in refined, refined
+    assert f"stablehlo.slice %arg0 [0:{batch}, 1:4:2]" in refined, refined
+
+    x = np.arange(batch * 4, dtype=np.float32).reshape(batch, 4)
+    bias = np.array([10.0, 20.0], np.float32)
+    module, inputs = _write(tmp_path, PLAIN_DYNAMIC, [x, bias])
+    out = tmp_path / "out.npz"
+    result = cc("run", module, "--inputs", inputs, "--output", out)
+    assert result.code == 0, result.err
+    with np.load(out) as got:
+        np.testing.assert_array_equal(got["result0"], x[:, 1::2] + bias)
