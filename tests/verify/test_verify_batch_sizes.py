@@ -169,3 +169,21 @@ def test_canonical_polymorphic_module_has_no_strided_conv(exported: dict[str, An
     # pass leaves them alone today ("dynamic shape" rejection). Remove the mark when it lands.
     _, after = _pair(exported, name)
     assert strided_convs(after) == []
+
+
+def test_an_mhlo_polymorphic_pair_is_refined_too(exported: dict[str, Any], tmp_path: Path):
+    """MHLO is legalized to StableHLO for refinement (StableHLO's passes refine StableHLO)."""
+    from convcanon.hlo import legalize
+    from convcanon.hlo.context import parse_module, print_module
+
+    module = parse_module(exported["sliced"].mlir_module(), "sliced.mlir")
+    legalize.to_mhlo(module)
+    before = print_module(module)
+    assert "mhlo.convolution" in before and "tensor<?x9x9x2xf32>" in before
+    after = transform_text(before, "sliced.mhlo.mlir", "canonicalize-conv{gate=general}")
+    code, out = verify(tmp_path, before, after, "--batch-sizes", "1,3", "--trials", "1")
+    assert code == 0, out
+    assert [line.split(":")[0] for line in out.splitlines() if line.startswith("batch ")] == [
+        "batch 1",
+        "batch 3",
+    ], out
