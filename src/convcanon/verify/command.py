@@ -5,7 +5,8 @@ BEFORE evaluated in f64 (a widened copy) is the truth; AFTER passes when its err
 within a small factor of BEFORE's own, plus a floor from the type's epsilon and the longest
 reduction, and when AFTER's own f64 copy agrees with the truth (see `judge`). Integers and bools
 must match exactly. Outputs that are not finite compare nothing: other inputs are drawn (and the
-summary says which), else verify fails.
+summary says which), else verify fails. Shape-polymorphic modules (`tensor<?x...>` arguments, as
+jax.export writes them) are refined to static shapes at each batch size and judged at each.
 """
 
 from __future__ import annotations
