@@ -173,9 +173,11 @@ def pack_named_inputs(
 
 
 def unpack_outputs(outputs: Sequence[np.ndarray], storage: Sequence[Storage]) -> list[np.ndarray]:
-    """Storage buffers a function returned as their values (ml_dtypes)."""
+    """Storage buffers a function returned as their values (ml_dtypes); outputs that are values
+    already pass unchanged."""
     result = []
     for i, x in enumerate(outputs):
         kind = storage[i] if i < len(storage) else None
-        result.append(x if kind is None else from_storage(x, kind[0], kind[1]))
+        unpacked = kind is None or (x.dtype == value_dtype(kind[0]) and x.size == kind[1])
+        result.append(x if unpacked or kind is None else from_storage(x, kind[0], kind[1]))
     return result
