@@ -327,7 +327,7 @@ def header(args: argparse.Namespace, modes: list[Mode], command: str) -> list[st
     lines = [
         f"Command: `{command}`",
         "",
-        f"Machine: {environment()}.",
+        f"Machine: {environment()}; XLA_FLAGS={os.environ.get('XLA_FLAGS', '(unset)')!r}.",
         f"Samples: {args.samples} paired per program, each >= {args.min_sample_ms:g} ms of"
         " back-to-back runs per module (block_until_ready after each), order alternating;",
         "ratio = median over samples of (canonical / original seconds per run).",
@@ -498,8 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         argv if argv is not None else sys.argv[1:]
     )
     min_s = args.min_sample_ms / 1000
-    lines = ["# XLA CPU run time: canonical / original (issue 19)", ""]
-    lines += header(args, modes, command.strip())
+    lines = []
     if args.per_conv:
         lines += per_conv(sources[args.per_conv], modes, args.samples, min_s)
     else:
@@ -511,8 +510,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         lines += ["## Programs", "", *[f"- `{r.name}`: {r.what}" for r in results], ""]
         lines += program_table(results, modes)
-    lines.append("")
-    lines.append(f"Load average at the end: {loadavg()} ({os.cpu_count()} cores).")
+    title = ["# XLA CPU run time: canonical / original (issue 19)", ""]
+    lines = title + header(args, modes, command.strip()) + lines  # the machine line's load: end
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
