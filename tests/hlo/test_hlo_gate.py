@@ -77,23 +77,39 @@ GENERAL = ConvOptions(gate="general")
         ),
         (
             params(stride=3, spatial=(40, 40)),
-            ConvOptions(max_phases=8),
+            ConvOptions(max_phases=8, merge_phases="none"),
             "needs 9 partial convs, over max-phases 8",
         ),
         (
+            # merged: per dim phases of 2 and 1 taps, so 2 x 2 convs
+            params(stride=2, spatial=(40, 40)),
+            ConvOptions(max_phases=3),
+            "needs 4 partial convs, over max-phases 3",
+        ),
+        (
             params(stride=3, spatial=(40, 40), lhs_dilation=2),
-            ConvOptions(max_phases=8, max_window_param=40),
+            ConvOptions(max_phases=8, max_window_param=40, merge_phases="none"),
             # per dim: output phase 1 has taps {0, 2} (2 stride phases), phase 0 tap {1}
             "needs 9 partial convs, over max-phases 8",
         ),
         (
             params(stride=1024, spatial=(2048, 2048), kernel=(1024, 1024)),
-            ConvOptions(gate="general"),
+            ConvOptions(gate="general", merge_phases="none"),
             "needs 1048576 partial convs, over max-phases 64",
         ),
         (
-            params(stride=10**9, spatial=(10**9, 10**9), kernel=(70, 1)),
+            # rhs dilation 3 with stride 1024: the phases do not fold, 1023 slices per dim
+            replace(
+                params(stride=1024, spatial=(4096, 4096), kernel=(1023, 1023)),
+                rhs_dilation=(3, 3),
+                result_shape=(1, 1, 1, 4),
+            ),
             ConvOptions(gate="general"),
+            "needs 1046529 phase slices, over the limit of 4096",
+        ),
+        (
+            params(stride=10**9, spatial=(10**9, 10**9), kernel=(70, 1)),
+            ConvOptions(gate="general", merge_phases="none"),
             "needs 70 partial convs, over max-phases 64",
         ),
     ],
@@ -114,6 +130,13 @@ def test_rejections_name_the_rule(p: ConvParams, options: ConvOptions, reason: s
         (params(spatial=(8,), stride=1), GENERAL, "padding"),
         (params(spatial=(1, 1), kernel=(1, 1), pad=(0, 0)), GENERAL, "stride"),
         (params(stride=1, pad=(0, 0), lhs_dilation=2), NEURON, "lhs dilation"),
+        # merged, each is one conv: 1024 x 1024 phases fold into one; 70 one-tap phases too
+        (
+            params(stride=1024, spatial=(2048, 2048), kernel=(1024, 1024)),
+            GENERAL,
+            "padding + stride",
+        ),
+        (params(stride=10**9, spatial=(10**9, 10**9), kernel=(70, 1)), GENERAL, "padding + stride"),
     ],
 )
 def test_acceptances_say_what_will_be_rewritten(

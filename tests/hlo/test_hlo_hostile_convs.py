@@ -24,7 +24,7 @@ func.func public @main(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x4xf32>) -> tens
 }
 """
 
-# 405 bytes that would ask for 1024 x 1024 partial convs
+# 405 bytes that ask for 1024 x 1024 phases: one conv merged, a million unmerged
 HUGE_KERNEL = """
 func.func @main(%x: tensor<1x2048x2048x1xf32>, %w: tensor<1024x1024x1x1xf32>) -> tensor<1x2x2x1xf32> {
   %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1024, 1024]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2048x2048x1xf32>, tensor<1024x1024x1x1xf32>) -> tensor<1x2x2x1xf32>
@@ -45,18 +45,49 @@ def test_a_stride_of_a_billion_plans_at_once() -> None:
     start = time.perf_counter()
     (row,) = explain_rows(HUGE_STRIDE, "m.mlir", "stablehlo-canonicalize-conv{gate=general}")
     assert time.perf_counter() - start < 5  # looping over range(stride) would never end
-    assert row["decision"] == "rewrite" and row["phases"] == 3
+    assert row["decision"] == "rewrite" and row["phases"] == 1  # 3 one-tap phases, merged
     assert row["macs_after"] == row["macs_before"]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_conv_needing_a_million_partials_is_refused_with_the_reason(dialect: Dialect) -> None:
     start = time.perf_counter()
-    _, stats, printed = run_pass(HUGE_KERNEL, dialect, gate="general")
+    _, stats, printed = run_pass(HUGE_KERNEL, dialect, gate="general", merge_phases="none")
     assert time.perf_counter() - start < 10
     assert stats.counters == {
         "convs-seen": 1,
         "skipped: needs 1048576 partial convs, over max-phases 64": 1,
+    }
+    assert printed.count("convolution(") == 1
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_million_phases_fold_into_one_conv_in_a_few_ops(dialect: Dialect) -> None:
+    """The 1024 x 1024 phases of a 1024/1024 conv are one space-to-depth: the ops emitted do
+    not grow with the phases (joining a million slices would never end)."""
+    start = time.perf_counter()
+    after, stats, printed = run_pass(HUGE_KERNEL, dialect, gate="general")
+    assert time.perf_counter() - start < 10
+    assert stats.counters["merged-phases"] == 1024 * 1024 - 1
+    assert_canonical(all_conv_params(after, dialect))
+    ops = [line for line in printed.splitlines() if line.lstrip().startswith("%")]
+    assert printed.count("convolution") == 1 and len(ops) <= 8
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_million_unfoldable_phase_slices_are_refused_with_the_reason(dialect: Dialect) -> None:
+    """With rhs dilation 2 and stride 1024 a dim's taps fall in 512 phases that do not fold;
+    joining 512 x 512 slices is refused like too many partial convs."""
+    text = HUGE_KERNEL.replace(
+        "window = {stride = [1024, 1024]}", "window = {stride = [1024, 1024], rhs_dilate = [2, 2]}"
+    )
+    text = text.replace("1024x1024x1x1xf32", "1023x1023x1x1xf32").replace(
+        "1x2x2x1xf32", "1x1x1x1xf32"
+    )
+    _, stats, printed = run_pass(text, dialect, gate="general")
+    assert stats.counters == {
+        "convs-seen": 1,
+        "skipped: needs 262144 phase slices, over the limit of 4096": 1,
     }
     assert printed.count("convolution(") == 1
 

@@ -103,7 +103,10 @@ def test_negative_padding_slice_mode_pads_positive_parts_then_crops(dialect) -> 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("negative", ["pad", "slice"])
 def test_polyphase_splits_the_dilated_dim_and_crops_negative_padding(dialect, negative) -> None:
-    after, stats, printed = run_pass(PAD_CASE, dialect, gate="general", negative_padding=negative)
+    """Unmerged (merge-phases=none), each output phase is placed by an interior pad."""
+    after, stats, printed = run_pass(
+        PAD_CASE, dialect, gate="general", negative_padding=negative, merge_phases="none"
+    )
     assert stats.counters == {"convs-seen": 1, "rewritten-lhs-dilation": 1}
     assert (
         "interior = [0, 1, 0, 0]" in printed or "interior_padding = dense<[0, 1, 0, 0]>" in printed

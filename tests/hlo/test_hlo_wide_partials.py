@@ -37,7 +37,13 @@ SHAPES = {
     TRANSPOSED: [(2, 8, 8, 32), (3, 3, 32, 16)],
     TRANSPOSED_STRIDED: [(2, 8, 8, 32), (3, 3, 32, 16)],
 }
-CONVERTS = {STRIDED: 1, TRANSPOSED: 0, TRANSPOSED_STRIDED: 1}
+# Converts per merge mode: merged phases sum inside one conv, which rounds once by itself (a
+# transposed-strided conv's phases fold into one conv each; pad-kernel makes 3x3/2 one conv).
+CONVERTS = {
+    "none": {STRIDED: 1, TRANSPOSED: 0, TRANSPOSED_STRIDED: 1},
+    "exact": {STRIDED: 1, TRANSPOSED: 0, TRANSPOSED_STRIDED: 0},
+    "pad-kernel": {STRIDED: 0, TRANSPOSED: 0, TRANSPOSED_STRIDED: 0},
+}
 NUMPY = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
 
 
@@ -55,20 +61,24 @@ def _error(text: str, inputs: list[np.ndarray], truth: np.ndarray) -> float:
     ids=["strided", "transposed", "transposed-strided"],
 )
 @pytest.mark.parametrize("element", ["f16", "bf16"])
+@pytest.mark.parametrize("merge", ["none", "exact", "pad-kernel"])
 def test_wide_partials_are_as_accurate_as_the_original(
-    template: str, element: str, dialect: Dialect
+    template: str, element: str, dialect: Dialect, merge: str
 ) -> None:
     text = template.replace("xT>", f"x{element}>")
     rng = np.random.default_rng(7)
     inputs = [rng.standard_normal(s).astype(NUMPY[element]) for s in SHAPES[template]]
     (truth,) = xla(template.replace("xT>", "xf64>"), [x.astype(np.float64) for x in inputs])
     original = _error(text, inputs, truth)
-    after, stats, printed = run_pass(text, dialect, gate="general")
-    assert stats.counters.get("wide-partials", 0) == CONVERTS[template]
-    assert len(re.findall(r"\.convert", printed)) == CONVERTS[template]
+    after, stats, printed = run_pass(text, dialect, gate="general", merge_phases=merge)
+    converts = CONVERTS[merge][template]
+    assert stats.counters.get("wide-partials", 0) == converts
+    assert len(re.findall(r"\.convert", printed)) == converts
     assert _error(as_stablehlo_text(after, dialect), inputs, truth) <= 1.25 * original
-    if CONVERTS[template]:  # the bound is tight enough to catch rounding each partial
-        _, _, narrow = run_pass(text, STABLEHLO, gate="general", wide_partials=False)
+    if converts:  # the bound is tight enough to catch rounding each partial
+        _, _, narrow = run_pass(
+            text, STABLEHLO, gate="general", wide_partials=False, merge_phases=merge
+        )
         assert _error(narrow, inputs, truth) > 1.25 * original
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Literal, NamedTuple
 
 from convcanon.hlo.params import ConvParams
-from convcanon.hlo.phase_merge import MergeMode, MergePlan, merge_plan
+from convcanon.hlo.phase_merge import MAX_PHASE_SLICES, MergeMode, MergePlan, merge_plan
 
 Preset = Literal["neuron", "general"]
 NegativePadding = Literal["pad", "slice"]
@@ -38,7 +38,7 @@ class ConvOptions(NamedTuple):
         return self.lhs_dilation == "polyphase"
 
     @staticmethod
-    def from_mapping(options: Mapping[str, bool | int | str]) -> ConvOptions:
+    def from_mapping(options: Mapping[str, bool | int | float | str]) -> ConvOptions:
         gate = str(options.get("gate", "neuron"))
         negative = str(options.get("negative-padding", "pad"))
         lhs_dilation = str(options.get("lhs-dilation", "polyphase"))
@@ -116,7 +116,13 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
         work.append("stride")
     if not work:
         return Decision(False, "already canonical (zero padding, unit stride, no lhs dilation)")
-    partials = o.merge_plan(p).convs
-    if partials > o.max_phases:
-        return Decision(False, f"needs {partials} partial convs, over max-phases {o.max_phases}")
+    merged = o.merge_plan(p)
+    if merged.convs > o.max_phases:
+        return Decision(
+            False, f"needs {merged.convs} partial convs, over max-phases {o.max_phases}"
+        )
+    if merged.slices > MAX_PHASE_SLICES:
+        return Decision(
+            False, f"needs {merged.slices} phase slices, over the limit of {MAX_PHASE_SLICES}"
+        )
     return Decision(True, " + ".join(work))

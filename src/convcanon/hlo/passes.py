@@ -401,6 +401,8 @@ def _pad_then_stride(
         overrides = {**overrides, **pad_overrides(b, p, "lhs_dilation" in conv.attributes)}
         if stats is not None:
             stats.bump("rewritten-pad")
+    elif "padding" in overrides:  # a phase conv whose padding the kernel extension cancelled
+        overrides = {**overrides, **pad_overrides(b, p, False)}
     if p.needs_stride:
         rhs_element = ir.ShapedType(rhs.type).element_type
         types = (lhs_element, rhs_element, result_type)

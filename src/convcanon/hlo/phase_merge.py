@@ -119,18 +119,6 @@ def unmerged_stride_convs(p: ConvParams) -> int:
     return stride_convs(p, "none", 1.0)
 
 
-def space_to_depth(p: ConvParams, plans: tuple[DimPlan, ...]) -> bool:
-    """Whether one conv's merged lhs is a space-to-depth of the padded lhs: every strided dim
-    has unit rhs dilation and all its s phases in one group (K divisible by s), so phase p reads
-    positions p, p+s, ... and the slices are a reshape of the lhs, cropped to a multiple of s."""
-    for plan, s, d in zip(plans, p.strides, p.rhs_dilation, strict=True):
-        if s == 1:
-            continue
-        if d != 1 or len(plan.phases) != s or len(tap_groups(plan)) != 1:
-            return False
-    return True
-
-
 # -- lhs-dilation (output) phases -----------------------------------------------------------------
 
 
@@ -214,6 +202,23 @@ class MergePlan(NamedTuple):
     convs: int  # emitted
     unmerged: int  # one per phase (merge-phases=none)
     summed: int  # most convs summed into one output element (> 1: partial sums round)
+    slices: int = 0  # phase slices joined one by one (not folded): the rewrite's op count
+
+
+# Joined phase slices are ops of their own; a conv whose merged form would need more is refused
+# (folded phases cost a few ops whatever their number).
+MAX_PHASE_SLICES = 4096
+
+
+def foldable(p: ConvParams) -> bool:
+    """Whether strided dims' phases fold as a space-to-depth: unit rhs dilation and a kernel at
+    least as wide as the stride there, so every residue mod s is a phase and the fold pads less
+    than one stride (a window narrower than its stride would fold mostly unread elements)."""
+    return all(
+        d == 1 and k >= s
+        for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
+        if s > 1
+    )
 
 
 def _group_dim_counts(plan: LhsDimPlan, mode: MergeMode) -> list[int]:
@@ -238,13 +243,23 @@ def merge_plan(p: ConvParams, polyphase: bool, mode: MergeMode, max_mac_ratio: f
         unmerged = math.prod(plan.partial_convs for plan in plans)
         per_dim = [_group_dim_counts(plan, mode) for plan in plans]
         groups = math.prod(len(c) for c in per_dim)
+        folds = all(
+            pl.stride == 1
+            or (pl.rhs_dilation == 1 and min((ph.taps for ph in pl.phases), default=0) >= pl.stride)
+            for pl in plans
+        )
+        combos = math.prod(len(pl.phases) for pl in plans)
+        slices = 0 if mode == "none" else combos if folds else unmerged
         if mode != "pad-kernel" or groups > _ENUMERATE_GROUPS:
             convs = math.prod(sum(c) for c in per_dim)
-            return MergePlan(convs, unmerged, math.prod(max(c, default=0) for c in per_dim))
+            summed = math.prod(max(c, default=0) for c in per_dim)
+            return MergePlan(convs, unmerged, summed, slices)
         counts = [
             stride_convs(lhs_group_params(p, plans, g), mode, max_mac_ratio)
             for g in lhs_groups(p, mode)
         ]
-        return MergePlan(sum(counts), unmerged, max(counts, default=0))
+        return MergePlan(sum(counts), unmerged, max(counts, default=0), slices)
     convs = stride_convs(p, mode, max_mac_ratio)
-    return MergePlan(convs, unmerged_stride_convs(p), convs)
+    unmerged = unmerged_stride_convs(p)
+    slices = 0 if mode == "none" or foldable(p) else unmerged
+    return MergePlan(convs, unmerged, convs, slices)

@@ -20,7 +20,7 @@ from jaxlib.mlir import ir
 
 from convcanon.hlo import build
 from convcanon.hlo.params import ConvParams
-from convcanon.hlo.phase_merge import mergeable, tap_groups
+from convcanon.hlo.phase_merge import foldable, mergeable, tap_groups
 from convcanon.hlo.phase_plan import DimPlan, Phase, plan_dim
 
 
@@ -200,11 +200,6 @@ def _folded_stride(
     return partials, total
 
 
-def foldable(p: ConvParams) -> bool:
-    """Whether the folded (space-to-depth) form applies: unit rhs dilation in strided dims."""
-    return all(d == 1 for d, s in zip(p.rhs_dilation, p.strides, strict=True) if s > 1)
-
-
 def explicit_stride(
     b: build.Builder,
     conv: build.AnyOp,
@@ -236,7 +231,8 @@ def explicit_stride(
     }
     lhs_element, rhs_element, result_type = types
     merge = merge and mergeable(p)
-    if merge and zeros is not None and foldable(p):
+    folds = any(len(g) > 1 for plan in plans for g in tap_groups(plan))  # else: plain slices
+    if merge and folds and zeros is not None and foldable(p):
         return _folded_stride(
             b, conv, lhs, lhs_shape, rhs, types, p, plans, overrides, zeros, ip, loc
         )
@@ -244,29 +240,6 @@ def explicit_stride(
     partials: list[ir.Operation] = []
     total: ir.Value | None = None
     for combos in groups:
-        rhs_slices = [
-            b.slice_spatial(
-                rhs,
-                p.rhs_shape,
-                rhs_element,
-                dims.rhs_spatial,
-                [ph.rhs_window for ph in c],
-                ip,
-                loc,
-            )
-            for c in combos
-        ]
-        kernel_shape = list(p.rhs_shape)
-        for axis, ph in zip(dims.rhs_spatial, combos[0], strict=True):
-            kernel_shape[axis] = ph.taps
-        kernel, _ = b.concatenate(
-            rhs_slices,
-            [tuple(kernel_shape)] * len(combos),
-            rhs_element,
-            dims.rhs_in_feature,
-            ip,
-            loc,
-        )
         slice_shape = list(lhs_shape)
         for axis, ph in zip(dims.lhs_spatial, combos[0], strict=True):
             slice_shape[axis] = ph.lhs_length
@@ -288,6 +261,29 @@ def explicit_stride(
             lhs_element,
             dims.lhs_feature,
             p.feature_group_count,
+            ip,
+            loc,
+        )
+        rhs_slices = [
+            b.slice_spatial(
+                rhs,
+                p.rhs_shape,
+                rhs_element,
+                dims.rhs_spatial,
+                [ph.rhs_window for ph in c],
+                ip,
+                loc,
+            )
+            for c in combos
+        ]
+        kernel_shape = list(p.rhs_shape)
+        for axis, ph in zip(dims.rhs_spatial, combos[0], strict=True):
+            kernel_shape[axis] = ph.taps
+        kernel, _ = b.concatenate(
+            rhs_slices,
+            [tuple(kernel_shape)] * len(combos),
+            rhs_element,
+            dims.rhs_in_feature,
             ip,
             loc,
         )

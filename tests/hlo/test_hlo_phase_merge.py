@@ -1,0 +1,223 @@
+"""Phase merging: the fewest partial convs at the multiply-add floor (merge-phases=exact), one
+conv when every strided dim's kernel divides by its stride, and pad-kernel within max-mac-ratio.
+Judged on XLA (the reference where XLA has known conv bugs)."""
+# ruff: noqa: E501  (MLIR fixtures are one op per line, as JAX prints them)
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
+from convcanon.hlo.phase_merge import distinct_tap_counts
+from convcanon.hlo.phase_plan import lattice_macs
+
+from .cases import (
+    ConvCase,
+    all_conv_params,
+    as_stablehlo_text,
+    assert_canonical,
+    assert_same_results,
+    conv_cases,
+    judge,
+    parse,
+    random_inputs,
+    run_pass,
+    total_macs,
+    xla,
+)
+
+DIALECTS = [pytest.param(STABLEHLO, id="stablehlo"), pytest.param(MHLO, id="mhlo")]
+
+
+def _conv(
+    lhs: str,
+    rhs: str,
+    out: str,
+    window: str,
+    dims: str = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
+    groups: int = 1,
+) -> str:
+    return f"""
+func.func public @main(%x: tensor<{lhs}>, %w: tensor<{rhs}>) -> tensor<{out}> {{
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = {dims}, window = {{{window}}} {{batch_group_count = 1 : i64, feature_group_count = {groups} : i64}} : (tensor<{lhs}>, tensor<{rhs}>) -> tensor<{out}>
+  return %0 : tensor<{out}>
+}}
+"""
+
+
+VIT = _conv("1x224x224x3xf32", "16x16x3x8xf32", "1x14x14x8xf32", "stride = [16, 16]")
+# the same patchify conv as torch-mlir writes it: NCHW / OIHW
+VIT_NCHW = _conv(
+    "1x3x224x224xf32",
+    "8x3x16x16xf32",
+    "1x8x14x14xf32",
+    "stride = [16, 16]",
+    dims="[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]",
+)
+CONV_T2 = _conv(
+    "1x8x8x4xf32", "2x2x4x6xf32", "1x16x16x6xf32", "pad = [[1, 1], [1, 1]], lhs_dilate = [2, 2]"
+)
+CONV_T4 = _conv(
+    "1x8x8x4xf32", "4x4x4x6xf32", "1x16x16x6xf32", "pad = [[2, 2], [2, 2]], lhs_dilate = [2, 2]"
+)
+DEPTHWISE = _conv(
+    "1x16x16x8xf32",
+    "3x3x1x8xf32",
+    "1x8x8x8xf32",
+    "stride = [2, 2], pad = [[1, 1], [1, 1]]",
+    groups=8,
+)
+WAV2VEC = _conv(
+    "1x1x400xf32",
+    "8x1x10xf32",
+    "1x8x79xf32",
+    "stride = [5]",
+    dims="[b, f, 0]x[o, i, 0]->[b, f, 0]",
+)
+
+
+def _ops(printed: str) -> list[str]:
+    return re.findall(r"(?:stablehlo|mhlo)\.(\w+)", printed)
+
+
+def _check(text: str, after_text: str, seed: int = 0) -> None:
+    p = all_conv_params(parse(text), STABLEHLO)[0]
+    inputs = random_inputs([p.lhs_shape, p.rhs_shape], "f32", seed)
+    assert_same_results(xla(text, inputs), xla(after_text, inputs), "f32")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("text", [VIT, VIT_NCHW, WAV2VEC], ids=["vit", "vit-nchw", "wav2vec2-10-5"])
+def test_a_kernel_that_divides_by_its_stride_is_one_unit_stride_conv(
+    text: str, dialect: Dialect
+) -> None:
+    """ViT's 16x16/16 patchify (256 phases) and wav2vec2's 10/5 (5 phases) are accepted by the
+    default gate options and become one conv over a space-to-depth of the input."""
+    after, stats, printed = run_pass(text, dialect, gate="general")
+    params = all_conv_params(after, dialect)
+    assert len(params) == 1
+    assert_canonical(params)
+    before = all_conv_params(parse(text), STABLEHLO)[0]
+    assert total_macs(params) == before.macs
+    ops = _ops(printed)
+    assert "slice" not in ops and "add" not in ops and ops.count("transpose") == 2
+    assert stats.counters["merged-phases"] == math.prod(before.strides) - 1
+    _check(text, as_stablehlo_text(after, dialect))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_conv_transpose_2x2_stride_2_is_one_conv_with_four_times_the_features(
+    dialect: Dialect,
+) -> None:
+    after, _, printed = run_pass(CONV_T2, dialect, gate="general")
+    (p,) = all_conv_params(after, dialect)
+    assert p.kernel_spatial == (1, 1) and p.result_shape[-1] == 4 * 6
+    ops = _ops(printed)
+    assert "add" not in ops and "pad" not in ops  # depth-to-space, not interior pad + add
+    _check(CONV_T2, as_stablehlo_text(after, dialect))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_conv_transpose_4x4_stride_2_is_four_convs_interleaved_without_adds(
+    dialect: Dialect,
+) -> None:
+    """Two input offsets per dim: four convs of 2x2 taps, put in place by interleaving."""
+    after, _, printed = run_pass(CONV_T4, dialect, gate="general")
+    params = all_conv_params(after, dialect)
+    assert sorted(p.kernel_spatial for p in params) == [(2, 2)] * 4
+    assert "add" not in _ops(printed) and "interior = [0, 1, 1, 0]" not in printed
+    assert total_macs(params) == lattice_macs(all_conv_params(parse(CONV_T4), STABLEHLO)[0])
+    _check(CONV_T4, as_stablehlo_text(after, dialect))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_depthwise_3x3_stride_2_keeps_its_groups_and_pad_kernel_makes_it_one_conv(
+    dialect: Dialect,
+) -> None:
+    before = all_conv_params(parse(DEPTHWISE), STABLEHLO)[0]
+    exact, _, _ = run_pass(DEPTHWISE, dialect, gate="general")
+    params = all_conv_params(exact, dialect)
+    assert len(params) == 4 and total_macs(params) == before.macs
+    assert all(p.feature_group_count == 8 for p in params)
+    _check(DEPTHWISE, as_stablehlo_text(exact, dialect))
+    padded, _, _ = run_pass(DEPTHWISE, dialect, gate="general", merge_phases="pad-kernel")
+    (p,) = all_conv_params(padded, dialect)
+    assert p.feature_group_count == 8 and p.kernel_spatial == (2, 2)
+    assert p.lhs_shape[-1] == 4 * 8 and p.macs * 9 == before.macs * 16  # 16/9 of the floor
+    _check(DEPTHWISE, as_stablehlo_text(padded, dialect))
+
+
+def test_pad_kernel_stays_within_max_mac_ratio() -> None:
+    """7x7/2 extended to 8x8 costs (8/7)^2 = 1.31 of the floor: within 1.5, not within 1.2,
+    where only one dim is extended (8/7)."""
+    text = _conv(
+        "1x32x32x3xf32", "7x7x3x8xf32", "1x16x16x8xf32", "stride = [2, 2], pad = [[3, 3], [3, 3]]"
+    )
+    before = all_conv_params(parse(text), STABLEHLO)[0]
+    one, _, _ = run_pass(
+        text, STABLEHLO, gate="general", merge_phases="pad-kernel", max_mac_ratio=1.5
+    )
+    (p,) = all_conv_params(one, STABLEHLO)
+    assert p.macs * 49 == before.macs * 64
+    two, _, _ = run_pass(
+        text, STABLEHLO, gate="general", merge_phases="pad-kernel", max_mac_ratio=1.2
+    )
+    params = all_conv_params(two, STABLEHLO)
+    assert len(params) == 2 and total_macs(params) * 7 == before.macs * 8
+    for after in (one, two):
+        _check(text, as_stablehlo_text(after, STABLEHLO))
+
+
+def _expected_convs(p) -> int:
+    """Product over dims of the distinct sub-kernel shapes (1 when every K % s == 0)."""
+    return math.prod(
+        distinct_tap_counts(k, d, s)
+        for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
+    )
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=conv_cases(lhs_dilations=(1, 1)))
+def test_merged_stride_phases_are_exact_at_the_floor_and_as_few_as_the_shapes(
+    case: ConvCase, dialect: Dialect
+) -> None:
+    before = all_conv_params(parse(case.text, dialect), dialect)
+    (p,) = before
+    after, stats, _ = run_pass(case.text, dialect, gate="general")
+    params = all_conv_params(after, dialect)
+    assert_canonical(params)
+    assert total_macs(params) == p.macs
+    if stats.counters.get("rewritten-stride") and p.batch_group_count == 1:
+        assert len(params) == _expected_convs(p)
+    inputs = case.inputs()
+    run = judge(before + params)
+    assert_same_results(
+        run(case.text, inputs), run(as_stablehlo_text(after, dialect), inputs), case.element
+    )
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=conv_cases())
+def test_pad_kernel_is_exact_and_within_max_mac_ratio_of_the_floor(
+    case: ConvCase, dialect: Dialect
+) -> None:
+    before = all_conv_params(parse(case.text, dialect), dialect)
+    floor = lattice_macs(before[0])
+    after, _, _ = run_pass(case.text, dialect, gate="general", merge_phases="pad-kernel")
+    params = all_conv_params(after, dialect)
+    assert_canonical(params)
+    assert floor <= total_macs(params) <= 2.0 * floor
+    exact, _, _ = run_pass(case.text, dialect, gate="general")
+    assert len(params) <= len(all_conv_params(exact, dialect))
+    inputs = case.inputs()
+    run = judge(before + params)
+    assert_same_results(
+        run(case.text, inputs), run(as_stablehlo_text(after, dialect), inputs), case.element
+    )
