@@ -227,3 +227,26 @@ def test_int4_converts_and_unpack_equal_reference_on_iree() -> None:
     tosa = check(INT4_CONVERTS, inputs)
     assert "tensor<16xi8> {convcanon.element = si4, convcanon.elements = 32" in tosa
     assert "tensor<4xi8> {convcanon.element = ui4, convcanon.elements = 8" in tosa
+
+
+# A splat fp8 literal broadcast into an fp8 add (MIGraphX's fp8 ops compute in f32 and round
+# back), a full si4 literal into an int4 add (sums kept inside -8..7: the reference computes
+# int4 arithmetic through f32 and cannot wrap).
+LITERALS = """\
+func.func @main(%x: !migraphx.shaped<4xf8E4M3FNUZ, 1>) -> (!migraphx.shaped<4xf8E4M3FNUZ, 1>, \
+!migraphx.shaped<4xsi4, 1>) {
+  %c = migraphx.literal (dense<1.5> : tensor<1xf8E4M3FNUZ>) : <1xf8E4M3FNUZ, 0>
+  %b = migraphx.multibroadcast %c {out_lens = [4]} : <1xf8E4M3FNUZ, 0> -> <4xf8E4M3FNUZ, 0>
+  %s = migraphx.add %x, %b : <4xf8E4M3FNUZ, 1>, <4xf8E4M3FNUZ, 0> -> <4xf8E4M3FNUZ, 1>
+  %i = migraphx.literal (dense<[-4, 3, 2, -1]> : tensor<4xsi4>) : <4xsi4, 1>
+  %j = migraphx.add %i, %i : <4xsi4, 1>, <4xsi4, 1> -> <4xsi4, 1>
+  return %s, %j : !migraphx.shaped<4xf8E4M3FNUZ, 1>, !migraphx.shaped<4xsi4, 1>
+}
+"""
+
+
+def test_foreign_literals_are_storage_constants_on_iree() -> None:
+    x = np.array([1.0, -2.0, 100.0, 0.25], np.float32).astype(ml_dtypes.float8_e4m3fnuz)
+    tosa = check(LITERALS, [x])
+    assert "dense<[-4, 3, 2, -1]> : tensor<4xi8>" in tosa
+    assert "dense<68> : tensor<1xi8>" in tosa  # 1.5: biased exponent 8, mantissa 0.5: 0x44

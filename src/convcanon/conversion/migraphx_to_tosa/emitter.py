@@ -137,6 +137,14 @@ class Emitter:
             self._consts[key] = self.const(tosa.dense(element_type, [1] * rank, [item]))
         return self._consts[key]
 
+    def table(self, element_type: Attribute, values: Sequence[float]) -> SSAValue:
+        """A `tensor<1xKx1xT>` lookup table (tosa.gather's values), one constant per table."""
+        key = ("table", element_type, tuple(values))
+        if key not in self._consts:
+            attr = tosa.dense(element_type, [1, len(values), 1], list(values))
+            self._consts[key] = self.const(attr)
+        return self._consts[key]
+
     def zero_point(self, element_type: Attribute) -> SSAValue:
         return self.scalar(element_type, 0, 1)
 

@@ -220,7 +220,7 @@ def decode(em: Emitter, view: View, element: Attribute) -> View:
 def _lookup(em: Emitter, table: Sequence[float], indices: SSAValue) -> SSAValue:
     """`table[indices]` for [1, W] i32 indices: a tosa.gather from a [1, K, 1] f32 constant."""
     width = shape_of(indices)[1]
-    const = em.const(tosa.dense(f32, [1, len(table), 1], list(table)))
+    const = em.table(f32, table)
     return em.add(tosa.GatherOp([const, indices], TensorType(f32, [1, width, 1])))
 
 
@@ -363,8 +363,13 @@ def storage_literal(em: Emitter, attr: DenseIntOrFPElementsAttr, ty: ShapedType)
 
     element = ty.element_type
     splat = attr.is_splat()
-    values = dense_to_numpy(attr)
-    values = values.reshape(-1)[:1] if splat else values
+    if splat:  # one value, however large the literal
+        literal_type = attr.get_type()
+        assert isinstance(literal_type, TensorType)
+        first = next(iter(attr.get_values()))
+        values = np.asarray([first], dtype=numpy_dtype(literal_type.element_type))
+    else:
+        values = dense_to_numpy(attr)
     if is_int4(element):
         codes = values.astype(np.int64).astype(np.int8)
     else:
