@@ -13,10 +13,24 @@ from collections.abc import Mapping, Sequence
 
 from jaxlib.mlir import ir
 
+from convcanon.hlo import params
 from convcanon.hlo.dialects import Dialect, padding_attr
 from convcanon.hlo.recipe import CLONE, CREATE, ZERO, Step, Trace
 
 AnyOp = ir.Operation | ir.OpView
+
+# A dynamic extent (`?`), as MLIR stores it. Only the batch dim of a conv can be dynamic here, so
+# a shape has at most one, and every value derived from the conv's lhs has the same size there.
+DYNAMIC = params.DYNAMIC
+
+
+def is_dynamic(extent: int) -> bool:
+    return extent == DYNAMIC
+
+
+def static_extent(extent: int) -> int:
+    """`extent`, or 1 for a dynamic one (multiply-adds are counted per batch element)."""
+    return 1 if extent == DYNAMIC else extent
 
 
 def has_zero(element: ir.Type) -> bool:
@@ -60,6 +74,10 @@ class Builder:
         self._reshape_name = dialect.op("reshape")
         self._transpose_name = dialect.op("transpose")
         self._reverse_name = dialect.op("reverse")
+        self._dimension_size_name = dialect.op("get_dimension_size")
+        self._dynamic_slice_name = dialect.op("real_dynamic_slice")
+        self._dynamic_reshape_name = dialect.op("dynamic_reshape")
+        self._dynamic_broadcast_name = dialect.op("dynamic_broadcast_in_dim")
         self.emitted: list[str] = []  # short names of every op built, in order
         self.created: list[AnyOp] = []  # every op built in this pass run
         self._lists: dict[tuple[int, ...], ir.Attribute] = {}
@@ -112,9 +130,22 @@ class Builder:
         return zero
 
     def zeros(
-        self, shape: Sequence[int], element: ir.Type, ip: ir.InsertionPoint, loc: ir.Location
+        self,
+        shape: Sequence[int],
+        element: ir.Type,
+        ip: ir.InsertionPoint,
+        loc: ir.Location,
+        like: ir.Value | None = None,
     ) -> ir.Value:
-        """A zero constant of `shape` and `element` (which `has_zero`)."""
+        """A zero constant of `shape` and `element` (which `has_zero`); a dynamic extent takes
+        its size from the same dim of `like`, by broadcasting the scalar zero."""
+        if any(is_dynamic(d) for d in shape):
+            assert like is not None and like.owner is not None
+            scalar = self.zeros((), element, ip, loc)
+            dims = self.index_vector(shape, like, ip, loc)
+            attrs = {"broadcast_dimensions": self.i64_list(())}
+            ty = self.tensor(shape, element)
+            return self._create(self._dynamic_broadcast_name, ty, [scalar, dims], attrs, ip, loc)
         ty = ir.RankedTensorType(self.tensor(shape, element))
         value = _zero_attr(ty)
         if value is not None:
@@ -145,7 +176,7 @@ class Builder:
     ) -> tuple[ir.Value, tuple[int, ...]]:
         """`pad(value, zero)`; `shape` is `value`'s. Returns the result and its shape."""
         out = tuple(
-            lo + hi + (h - 1) * (i + 1) + 1 if h > 0 else lo + hi
+            h if is_dynamic(h) else lo + hi + (h - 1) * (i + 1) + 1 if h > 0 else lo + hi
             for h, lo, hi, i in zip(shape, low, high, interior, strict=True)
         )
         attrs = {
@@ -166,7 +197,11 @@ class Builder:
         ip: ir.InsertionPoint,
         loc: ir.Location,
     ) -> tuple[ir.Value, tuple[int, ...]]:
-        """`slice(value)`; returns the result and its shape."""
+        """`slice(value)`; returns the result and its shape. A dynamic dim of `value` is taken
+        whole (its start 0 and stride 1), by a `real_dynamic_slice` whose limit is its size."""
+        shape = ir.RankedTensorType(value.type).shape
+        if any(is_dynamic(d) for d in shape):
+            return self._dynamic_slice(value, shape, element, start, limit, strides, ip, loc)
         out = tuple(
             max(0, -(-(hi - lo) // s)) for lo, hi, s in zip(start, limit, strides, strict=True)
         )
@@ -177,6 +212,70 @@ class Builder:
         }
         ty = self.tensor(out, element)
         return self._create(self._slice_name, ty, [value], attrs, ip, loc), out
+
+    def _dynamic_slice(
+        self,
+        value: ir.Value,
+        shape: Sequence[int],
+        element: ir.Type,
+        start: Sequence[int],
+        limit: Sequence[int],
+        strides: Sequence[int],
+        ip: ir.InsertionPoint,
+        loc: ir.Location,
+    ) -> tuple[ir.Value, tuple[int, ...]]:
+        out = tuple(
+            DYNAMIC if is_dynamic(d) else max(0, -(-(hi - lo) // s))
+            for d, lo, hi, s in zip(shape, start, limit, strides, strict=True)
+        )
+        limits = [DYNAMIC if is_dynamic(d) else hi for d, hi in zip(shape, limit, strict=True)]
+        operands = [
+            value,
+            self.index_vector(start, value, ip, loc),
+            self.index_vector(limits, value, ip, loc),
+            self.index_vector(strides, value, ip, loc),
+        ]
+        ty = self.tensor(out, element)
+        return self._create(self._dynamic_slice_name, ty, operands, {}, ip, loc), out
+
+    def index_vector(
+        self, values: Sequence[int], like: ir.Value, ip: ir.InsertionPoint, loc: ir.Location
+    ) -> ir.Value:
+        """A `tensor<Nxi64>` of `values` whose dynamic entries are the runtime size of `like`'s
+        dynamic dim (`get_dimension_size`, as jax.export writes shapes on a symbolic batch)."""
+        i64 = ir.IntegerType.get_signless(64)
+        parts: list[ir.Value] = []
+        shapes: list[tuple[int, ...]] = []
+        run: list[int] = []
+
+        def flush() -> None:
+            if run:
+                ty = ir.RankedTensorType(self.tensor((len(run),), i64))
+                body = ", ".join(str(v) for v in run)
+                attr = ir.Attribute.parse(f"dense<[{body}]> : {ty}")
+                parts.append(self._create(self._constant_name, ty, [], {"value": attr}, ip, loc))
+                shapes.append((len(run),))
+                run.clear()
+
+        like_shape = ir.RankedTensorType(like.type).shape
+        for v in values:
+            if not is_dynamic(v):
+                run.append(int(v))
+                continue
+            flush()
+            axis = next(a for a, d in enumerate(like_shape) if is_dynamic(d))
+            i32 = ir.IntegerType.get_signless(32)
+            attrs = {"dimension": self.i64(axis)}
+            size = self._create(
+                self._dimension_size_name, self.tensor((), i32), [like], attrs, ip, loc
+            )
+            size = self.convert(size, self.tensor((), i64), ip, loc)
+            parts.append(
+                self._create(self._reshape_name, self.tensor((1,), i64), [size], {}, ip, loc)
+            )
+            shapes.append((1,))
+        flush()
+        return self.concatenate(parts, shapes, i64, 0, ip, loc)[0]
 
     def add(
         self, lhs: ir.Value, rhs: ir.Value, ip: ir.InsertionPoint, loc: ir.Location
@@ -214,7 +313,13 @@ class Builder:
         ip: ir.InsertionPoint,
         loc: ir.Location,
     ) -> ir.Value:
-        return self._create(self._reshape_name, self.tensor(shape, element), [value], {}, ip, loc)
+        """`value` reshaped to `shape`; a dynamic extent keeps the size of `value`'s (the batch
+        dim is never split or merged), through `dynamic_reshape`."""
+        ty = self.tensor(shape, element)
+        if any(is_dynamic(d) for d in shape):
+            dims = self.index_vector(shape, value, ip, loc)
+            return self._create(self._dynamic_reshape_name, ty, [value, dims], {}, ip, loc)
+        return self._create(self._reshape_name, ty, [value], {}, ip, loc)
 
     def transpose(
         self,

@@ -116,6 +116,8 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
         work.append("stride")
     if not work:
         return Decision(False, "already canonical (zero padding, unit stride, no lhs dilation)")
+    if p.dynamic_batch and p.batch_group_count > 1:
+        return Decision(False, "dynamic batch with batch_group_count > 1")
     merged = o.merge_plan(p)
     if merged.convs > o.max_phases:
         return Decision(
@@ -125,4 +127,4 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
         return Decision(
             False, f"needs {merged.slices} phase slices, over the limit of {MAX_PHASE_SLICES}"
         )
-    return Decision(True, " + ".join(work))
+    return Decision(True, " + ".join(work) + (" (dynamic batch)" if p.dynamic_batch else ""))

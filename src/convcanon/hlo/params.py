@@ -14,6 +14,8 @@ from jaxlib.mlir import ir
 
 from convcanon.hlo.dialects import DimensionNumbers, read_dimension_numbers, read_ints, read_padding
 
+DYNAMIC = ir.ShapedType.get_dynamic_size()  # a `?` extent
+
 
 @dataclass(frozen=True)
 class ConvParams:
@@ -70,18 +72,29 @@ class ConvParams:
         return any(s != 1 for s in self.strides)
 
     @property
+    def dynamic_batch(self) -> bool:
+        """Whether the batch extent is only known at run time (`tensor<?x...>`)."""
+        return bool(self.lhs_shape) and self.lhs_shape[self.dims.lhs_batch] == DYNAMIC
+
+    @property
     def macs(self) -> int:
-        """Multiply-adds: every result element sums rhs-input-features x kernel taps products."""
+        """Multiply-adds: every result element sums rhs-input-features x kernel taps products
+        (per batch element when the batch is dynamic)."""
         taps = math.prod(self.kernel_spatial) * self.rhs_shape[self.dims.rhs_in_feature]
-        return math.prod(self.result_shape) * taps
+        return math.prod(1 if d == DYNAMIC else d for d in self.result_shape) * taps
 
 
-def _static_shape(value: ir.Value, what: str) -> tuple[tuple[int, ...], str | None]:
+def _static_shape(
+    value: ir.Value, what: str, batch: int | None
+) -> tuple[tuple[int, ...], str | None]:
+    """The shape of `value`; only its `batch` dim may be dynamic (None: no dim may)."""
     ty = value.type
     if not isinstance(ty, ir.RankedTensorType):
         return (), f"{what} type {ty} is unranked"
     if not ty.has_static_shape:
-        return (), f"dynamic shape: {what} is {ty}"
+        dynamic = [axis for axis in range(ty.rank) if ty.is_dynamic_dim(axis)]
+        if dynamic != [batch]:
+            return (), f"dynamic spatial or feature extent: {what} is {ty}"
     return tuple(ty.shape), None
 
 
@@ -95,9 +108,9 @@ def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
         return read_ints(attrs[name]) if name in attrs else (default,) * n
 
     padding = read_padding(attrs["padding"]) if "padding" in attrs else ((0, 0),) * n
-    lhs_shape, lhs_why = _static_shape(op.operands[0], "lhs")
-    rhs_shape, rhs_why = _static_shape(op.operands[1], "rhs")
-    out_shape, out_why = _static_shape(op.results[0], "result")
+    lhs_shape, lhs_why = _static_shape(op.operands[0], "lhs", dims.lhs_batch)
+    rhs_shape, rhs_why = _static_shape(op.operands[1], "rhs", None)
+    out_shape, out_why = _static_shape(op.results[0], "result", dims.out_batch)
     lhs_type = op.operands[0].type
     element = str(lhs_type.element_type) if isinstance(lhs_type, ir.ShapedType) else str(lhs_type)
     return ConvParams(

@@ -448,7 +448,8 @@ def _emitted_macs(conv: ir.Operation, p: ConvParams) -> int:
     """Multiply-adds of an emitted conv, from its kernel and result types (dims as in `p`)."""
     kernel = ir.ShapedType(conv.operands[1].type).shape
     taps = math.prod(kernel[d] for d in p.dims.rhs_spatial) * kernel[p.dims.rhs_in_feature]
-    return math.prod(ir.ShapedType(conv.results[0].type).shape) * taps
+    shape = ir.ShapedType(conv.results[0].type).shape
+    return math.prod(build.static_extent(d) for d in shape) * taps
 
 
 def canonicalize_conv_stablehlo(hlo_file: HloFile, options: Mapping[str, OptionValue]) -> PassStats:

@@ -235,5 +235,8 @@ def lattice_macs(p: ConvParams) -> int:
         )
     )
     dims = p.dims
-    rest = p.result_shape[dims.out_batch] * p.result_shape[dims.out_feature]
+    batch = p.result_shape[dims.out_batch]
+    rest = (1 if batch < 0 else batch) * p.result_shape[
+        dims.out_feature
+    ]  # per batch element if `?`
     return rest * p.rhs_shape[dims.rhs_in_feature] * pairs

@@ -114,7 +114,7 @@ def explicit_lhs_dilation(
             value = b.pad(value, q.result_shape, result_element, zero, *where, ip, loc)[0]
         total = value if total is None else b.add(total, value, ip, loc)
     if total is None:
-        total = b.zeros(p.result_shape, result_element, ip, loc)
+        total = b.zeros(p.result_shape, result_element, ip, loc, like=conv.operands[0])
     return partials, total
 
 
@@ -221,14 +221,15 @@ def _interleave(
         each = -(-extent // plan.period)
         grid = {}
         for key, row in rows.items():
-            ref = list(next(iter(row.values()))[1])
+            like, ref_shape = next(iter(row.values()))
+            ref = list(ref_shape)
             ref[axis] = each
             column = (*ref[: axis + 1], 1, *ref[axis + 1 :])
             parts = []
             for q in range(plan.period):
                 found = row.get(q)
                 if found is None:
-                    part = b.zeros(column, element, ip, loc)
+                    part = b.zeros(column, element, ip, loc, like=like)
                 else:
                     value, shape = found
                     if shape[axis] < each:
@@ -328,5 +329,5 @@ def merged_lhs_dilation(
                 loc,
             )
     if not grid:
-        return partials, b.zeros(p.result_shape, result_element, ip, loc)
+        return partials, b.zeros(p.result_shape, result_element, ip, loc, like=conv.operands[0])
     return partials, _interleave(b, grid, p, plans, result_element, zero, ip, loc)
