@@ -19,12 +19,12 @@ from .harness import assert_close, reference
 from .test_conformant_codes import lowered, on_both_engines
 
 
-def check(text: str, inputs: list[np.ndarray], rtol: float = 1e-6) -> str:
-    """Equal to the migraphx reference on IREE and on our TOSA interpreter: floats to `rtol`
-    (f32 sums in another order), 1-byte float results bit for bit."""
+def check(text: str, inputs: list[np.ndarray], rtol: float = 1e-6, iree: bool = True) -> str:
+    """Equal to the migraphx reference on IREE (if `iree`) and on our TOSA interpreter: floats
+    to `rtol` (f32 sums in another order), 1-byte float results bit for bit."""
     tosa = lowered(text)
     expected = reference(text, inputs)
-    for engine, got in on_both_engines(tosa, inputs).items():
+    for engine, got in on_both_engines(tosa, inputs, iree).items():
         assert len(got) == len(expected), engine
         for g, e in zip(got, expected, strict=True):
             if e.dtype.itemsize == 1 and e.dtype.kind == "V":
