@@ -123,7 +123,6 @@ def test_only_an_exported_is_taken():
         convcanon.canonicalize_exported("module {}")
 
 
-@pytest.mark.xfail(strict=True, reason="needs the dynamic-batch rewrite")
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_polymorphic_export_comes_back_with_no_strided_conv(canonical: dict[str, Any], name: str):
     # EXPECTED TO FAIL until half A rewrites convs over a dynamic batch (issue 18 item 1): today

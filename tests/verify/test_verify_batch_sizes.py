@@ -162,7 +162,6 @@ def test_a_shape_that_does_not_fit_is_refused(exported: dict[str, Any]):
         refine_text(text, "transposed.mlir", [(2, 5, 6, 4), None])
 
 
-@pytest.mark.xfail(strict=True, reason="needs the dynamic-batch rewrite")
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_canonical_polymorphic_module_has_no_strided_conv(exported: dict[str, Any], name: str):
     # EXPECTED TO FAIL until half A rewrites convs over a dynamic batch (issue 18 item 1): the
