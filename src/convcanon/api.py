@@ -52,6 +52,8 @@ def _options(dialect: str, options: Mapping[str, Any]) -> tuple[str, dict[str, O
         spec = specs.get(name)
         if spec is None:
             raise UsageError(f"{pass_name}: unknown option {key!r}; options: {', '.join(specs)}")
+        if spec.kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)  # max_mac_ratio=2 means 2.0
         if not isinstance(value, spec.kind):
             raise UsageError(f"{pass_name}: option {key!r} expects {spec.kind.__name__}")
         if spec.choices and value not in spec.choices:

@@ -117,3 +117,23 @@ def test_complex_convs_are_padded_with_a_complex_zero(dialect: Dialect, mode: st
     )
     (got,) = xla(as_stablehlo_text(after, dialect), inputs)
     np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
+
+
+WRAPPED_PADDING = """
+func.func @main(%x: tensor<1x8x8x1xf32>, %w: tensor<3x3x1x1xf32>) -> tensor<1x4x6x1xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[9223372036854775807, 9223372036854775807], [0, 0]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x8x1xf32>, tensor<3x3x1x1xf32>) -> tensor<1x4x6x1xf32>
+  return %0 : tensor<1x4x6x1xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_padding_that_wraps_int64_is_an_error_at_the_conv(dialect: Dialect) -> None:
+    """The verifier infers the declared 1x4x6x1 in wrapping int64 arithmetic; the rewrite would
+    build a tensor of 2^64 elements (a TypeError in MLIR's bindings). Rewrite and explain say
+    so at the conv."""
+    with pytest.raises(ConvcanonError) as info:
+        run_pass(WRAPPED_PADDING, dialect, gate="general")
+    assert "padding overflows int64" in str(info.value) and "not the declared 4" in str(info.value)
+    with pytest.raises(ConvcanonError):
+        explain_rows(WRAPPED_PADDING, "m.mlir", "stablehlo-canonicalize-conv{gate=general}")

@@ -46,7 +46,8 @@ def _row(record: Any) -> dict[str, Any]:
         "batch_groups": p.batch_group_count,
         "decision": "rewrite" if record.decision.accepted else "skip",
         "reason": record.decision.reason,
-        "phases": record.phases,
+        "phases": record.phases,  # partial convs emitted, after merging
+        "phases_unmerged": record.unmerged,  # one per phase (merge-phases=none)
         "ops_added": record.ops_added,
         "macs_before": 0 if p.dynamic_reason else p.macs,
         "macs_after": record.macs_after,
@@ -101,10 +102,19 @@ def _cells(row: dict[str, Any]) -> list[str]:
         f"f={row['feature_groups']} b={row['batch_groups']}",
         row["decision"],
         row["reason"],
-        str(row["phases"]) + (f" ({row['lhs_phases']} out)" if row["lhs_phases"] else ""),
+        _phases_cell(row),
         _ops_summary(row["ops_added"]),
         f"{row['macs_before']} dense, {row['lattice_macs_before']} lattice -> {row['macs_after']}",
     ]
+
+
+def _phases_cell(row: dict[str, Any]) -> str:
+    notes = []
+    if row["phases_unmerged"] > row["phases"]:
+        notes.append(f"{row['phases_unmerged']} before merging")
+    if row["lhs_phases"]:
+        notes.append(f"{row['lhs_phases']} out")
+    return str(row["phases"]) + (f" ({', '.join(notes)})" if notes else "")
 
 
 def _lattice_lines(rows: list[dict[str, Any]]) -> list[str]:
@@ -114,9 +124,11 @@ def _lattice_lines(rows: list[dict[str, Any]]) -> list[str]:
     lattice_done = sum(r["lattice_macs_before"] for r in rows if r["decision"] == "rewrite")
     ratio = f" (rewritten: after / lattice x{after / lattice_done:.3f})" if lattice_done else ""
     limit = max((r["max_phases"] for r in rows), default=0)
+    unmerged = sum(max(r["phases_unmerged"], r["phases"]) for r in rows)
     return [
         f"lattice multiply-adds: {lattice} before{ratio}",
-        f"partial convs: {sum(r['phases'] for r in rows)} (max-phases {limit} per conv)",
+        f"partial convs: {sum(r['phases'] for r in rows)}, {unmerged} before merging"
+        f" (max-phases {limit} per conv)",
     ]
 
 

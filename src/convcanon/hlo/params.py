@@ -84,6 +84,33 @@ class ConvParams:
         return math.prod(1 if d == DYNAMIC else d for d in self.result_shape) * taps
 
 
+INT64_MAX = 2**63 - 1
+
+
+def int64_overflow(p: ConvParams) -> str | None:
+    """Why `p`'s window arithmetic does not fit in int64, or None. MLIR's verifier infers the
+    result in wrapping int64 arithmetic, so a module can declare the wrapped extent; the rewrite
+    would build tensors of the true one."""
+    for dim, (padded, k, d, s, out) in enumerate(
+        zip(
+            p.padded_spatial,
+            p.kernel_spatial,
+            p.rhs_dilation,
+            p.strides,
+            p.out_spatial,
+            strict=True,
+        )
+    ):
+        window = (k - 1) * d + 1
+        true_out = (padded - window) // s + 1
+        if abs(padded) > INT64_MAX or true_out != out:
+            return (
+                f"spatial dim {dim} pads to {padded} elements, a window of {window} gives "
+                f"{true_out} outputs, not the declared {out}: its padding overflows int64"
+            )
+    return None
+
+
 def _static_shape(
     value: ir.Value, what: str, batch: int | None
 ) -> tuple[tuple[int, ...], str | None]:

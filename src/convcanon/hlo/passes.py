@@ -17,14 +17,14 @@ from typing import NamedTuple
 
 from jaxlib.mlir import ir
 
-from convcanon.diagnostics import SourceLoc
+from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.hlo import build
 from convcanon.hlo.context import source_loc, with_notes
 from convcanon.hlo.dialect_check import check_conv_dialect
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.gate import ConvOptions, Decision, decide
 from convcanon.hlo.io import HloFile
-from convcanon.hlo.params import ConvKey, ConvParams, conv_key, read_conv_params
+from convcanon.hlo.params import ConvKey, ConvParams, conv_key, int64_overflow, read_conv_params
 from convcanon.hlo.phase_merge import extend_kernel, kernel_extension, lhs_groups
 from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, uses_polyphase
 from convcanon.hlo.recipe import Recipe, Trace, replay
@@ -210,6 +210,9 @@ def canonicalize(
                 continue
             if not zeros:
                 raise euet001(p, record.loc)
+            overflow = int64_overflow(p)
+            if overflow is not None:
+                raise ConvcanonError(overflow, record.loc)
             todo.append((conv, key, p, record))
         builder = build.Builder(dialect)
         recipes: dict[ConvKey, Recipe | None] = {}
