@@ -55,8 +55,11 @@ def test_canonicalized_decoder_passes_on_every_seed(
 def test_decoder_with_one_phase_counted_twice_fails(
     decoder: tuple[str, str], tmp_path: Path
 ) -> None:
-    """The last phase sum `a + b` becomes `a + a`: one phase dropped, another doubled."""
-    before, after = decoder
+    """The last phase sum `a + b` becomes `a + a`: one phase dropped, another doubled (in the
+    unmerged form, where phases are placed by interior pads and summed)."""
+    before, _ = decoder
+    options = "stablehlo-canonicalize-conv{gate=general merge-phases=none}"
+    after = transform_text(before, "decoder.mlir", options)
     last_add = after.rindex("stablehlo.add ")
     operands = after[last_add:].split("\n", 1)[0].split()[1:3]  # "%a," "%b"
     first = operands[0].rstrip(",")
@@ -65,5 +68,21 @@ def test_decoder_with_one_phase_counted_twice_fails(
         + f"stablehlo.add {first}, {first}"
         + after[last_add:].split(operands[1], 1)[1]
     )
+    code, out = verify(tmp_path, before, wrong, "--trials", "1")
+    assert code == 1 and "output 0 differs at index" in out, out
+
+
+def test_decoder_with_one_phase_interleaved_twice_fails(
+    decoder: tuple[str, str], tmp_path: Path
+) -> None:
+    """Merged, phases are interleaved by a concatenate: the last one `concatenate a, b` becomes
+    `concatenate a, a`: one phase dropped, another placed twice."""
+    before, after = decoder
+    last = after.rindex("stablehlo.concatenate ")
+    line = after[last:].split("\n", 1)[0]
+    first, second = (v.strip() for v in line.split(",")[:2])
+    first = first.removeprefix("stablehlo.concatenate ")
+    wrong = after[:last] + line.replace(second, first, 1) + after[last + len(line) :]
+    assert wrong != after
     code, out = verify(tmp_path, before, wrong, "--trials", "1")
     assert code == 1 and "output 0 differs at index" in out, out
