@@ -96,3 +96,23 @@ def test_a_conformant_module_runs_on_iree_from_values() -> None:
     assert squares.dtype == np.dtype(ml_dtypes.float4_e2m1fn)
     # f is stored column-major (strides 1x2): its transpose [3, 2] row-major is f itself
     np.testing.assert_array_equal(squares.astype(np.float32), [0.0, 2.0, 4.0, 6.0, 6.0, 0.0])
+
+
+def test_a_foreign_tensor_left_in_conformant_tosa_is_a_located_bug(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """If a lowering emitted a tensor of a foreign type (here convert, wrongly taken for data
+    movement, casts to f8E4M3FNUZ), the pass stops at the source function instead of printing
+    TOSA that IREE refuses."""
+    from convcanon.conversion.migraphx_to_tosa import function_lowering
+
+    monkeypatch.setattr(
+        function_lowering, "STORAGE_OPS", function_lowering.STORAGE_OPS | {"migraphx.convert"}
+    )
+    module = parse_file_text(KERNEL, "k.mlir")
+    with pytest.raises(ConvcanonError) as info:
+        migraphx_to_tosa(module, {})
+    assert "in its types=conformant TOSA" in info.value.message and "a convcanon bug" in (
+        info.value.message
+    )
+    assert info.value.render().startswith("k.mlir:1:1: error: ")
