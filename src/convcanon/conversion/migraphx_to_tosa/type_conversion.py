@@ -57,7 +57,9 @@ def write_flat(em: Emitter, view: View, ty: ShapedType, op: Operation) -> SSAVal
 #
 # The migraphx dialect keeps MIGraphX's sign-explicit integers (si8, ui8, ...); TOSA is signless.
 # Values cross as the same bits (`ui8` 200 is `i8` -56), and every lowering whose meaning depends
-# on the sign asks `operand_element` for the migraphx type.
+# on the sign asks `operand_element` for the migraphx type. Types outside TOSA 1.0's profiles
+# (fp8 FNUZ, e8m0, fp4, int4) are, in the default conformant form, i8 storage: see
+# `storage_types`; lowerings only ever see them retyped to f32 or 8-bit integers.
 
 
 def flat_tosa_type(ty: Attribute) -> Attribute:
