@@ -878,6 +878,32 @@ CASES += [
 ]  # fmt: skip
 
 
+# -- conv padding whose window arithmetic wraps int64; parse errors whose span ends a line
+_WRAPPED_PADDING = (
+    "func.func @main(%x: tensor<1x8x8x1xf32>, %w: tensor<3x3x1x1xf32>) -> tensor<1x4x6x1xf32> {\n"
+    "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[9223372036854775807, 9223372036854775807], [0, 0]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x8x1xf32>, tensor<3x3x1x1xf32>) -> tensor<1x4x6x1xf32>\n"
+    "  return %0 : tensor<1x4x6x1xf32>\n}\n"
+)
+_MX_TYPE_ENDS_LINE = (
+    "func.func @main(%a: !migraphx.shaped<2x3xf32, 3x1>) -> !migraphx.shaped<2x3xf32, 3x1> {\n"
+    "  %0 = migraphx.relu %a : <2x3xf32, 3x1> -> <2x3xf32, 1x1>\n"
+    "  return %a : !migraphx.shaped<2x3xf32, 3x1>\n}\n"
+)
+_MX_UNPLACED_BROADCAST = (
+    "func.func @main(%a: !migraphx.shaped<1x32xsi32, 32x1>) -> !migraphx.shaped<1x32xsi32, 32x1> {\n"
+    "  %0 = migraphx.multibroadcast %a {out_lens = [1, 32, 1, 1024]} : <1x32xsi32, 32x1> -> <1x32x1x1024xsi32, 0x0x0x0>\n"
+    "  return %a : !migraphx.shaped<1x32xsi32, 32x1>\n}\n"
+)
+CASES += [
+    Case("conv padding that wraps int64 (declared result as wrapped)", ["{m.mlir}", "-p", CANON], {"m.mlir": _f(_WRAPPED_PADDING)}, 1, "m.mlir:2:8: error: spatial dim 0 pads to 18446744073709551622 elements, a window of 3 gives 18446744073709551620 outputs, not the declared 4: its padding overflows int64", "convcanon-opt"),
+    Case("conv padding that wraps int64 (explain)", ["explain", "{m.mlir}", "-p", CANON], {"m.mlir": _f(_WRAPPED_PADDING)}, 1, "its padding overflows int64"),
+    Case("a bad shaped type ending its line", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_TYPE_ENDS_LINE)}, 1, "m.mlir:2:46: error: !migraphx.shaped layout is not representable: dims 0 and 1 overlap in memory", "convcanon-opt"),
+    Case("a bad shaped type ending its line (run)", ["run", "{m.mlir}"], {"m.mlir": _f(_MX_TYPE_ENDS_LINE)}, 1, "m.mlir:2:46: error: !migraphx.shaped layout is not representable: dims 0 and 1 overlap in memory"),
+    Case("a bad shaped type at the end of the file", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f("func.func private @g() -> !migraphx.shaped<2x3xi7, 3x1>")}, 1, "m.mlir:1:44: error: !migraphx.shaped element type i7 is not a known MIGraphX type", "convcanon-opt"),
+    Case("multibroadcast that neither MIGraphX's rule nor the result layout places", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_UNPLACED_BROADCAST)}, 1, "multibroadcast cannot broadcast [1, 32] to [1, 32, 1, 1024]", "convcanon-opt"),
+]  # fmt: skip
+
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}
