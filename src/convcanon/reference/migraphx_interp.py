@@ -114,7 +114,25 @@ def _scatter_none(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
 
 def _convert(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-    return args[0].astype(result_dtype(op))
+    """MIGraphX's float conversions where ml_dtypes' differ: to fp8 FNUZ it saturates finite
+    values at the largest one (inf and NaN are NaN), to e8m0 it keeps the f32 exponent field
+    (truncation; inf/NaN 0xFF), to fp4 a NaN is +0."""
+    x, dtype = args[0], result_dtype(op)
+    is_float = x.dtype.kind == "f" or (x.dtype.kind == "V" and "float" in x.dtype.name)
+    if dtype.name not in _MIGRAPHX_CASTS or not is_float:
+        return x.astype(dtype)
+    wide = x.astype(np.float32)
+    if dtype.name == "float8_e8m0fnu":
+        return ((np.abs(wide).view(np.uint32) >> 23) & 0xFF).astype(np.uint8).view(dtype)
+    if dtype.name == "float4_e2m1fn":
+        return np.where(np.isnan(wide), np.float32(0), wide).astype(dtype)
+    import ml_dtypes
+
+    top = float(ml_dtypes.finfo(dtype).max)
+    return np.where(np.isfinite(wide), np.clip(wide, -top, top), np.nan).astype(dtype)
+
+
+_MIGRAPHX_CASTS = ("float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn")
 
 
 def _transpose(op: Operation, args: list[np.ndarray]) -> np.ndarray:
@@ -467,10 +485,15 @@ class Interpreter:
                     f"{self.memory_limit}",
                     function,
                 )
+        from convcanon.tosa.storage import boundary_storage, pack_inputs, unpack_outputs
+
+        storage_in, storage_out = boundary_storage(function)
+        flat_inputs = pack_inputs(list(flat_inputs), storage_in)
         args = [boundary_in(v, t) for v, t in zip(flat_inputs, in_types, strict=True)]
         results = self.call(name, args)
         try:
-            return [boundary_out(v, t) for v, t in zip(results, out_types, strict=True)]
+            outputs = [boundary_out(v, t) for v, t in zip(results, out_types, strict=True)]
+            return unpack_outputs(outputs, storage_out)
         except layout.LayoutError as err:
             raise self.error(f"@{name} result: {err}", function) from None
 
@@ -499,9 +522,12 @@ def bind_inputs(
     function: func.FuncOp, inputs: Mapping[str, np.ndarray], filename: str
 ) -> list[np.ndarray]:
     """npz arrays arg0..argN -> the entry's flat argument buffers (count, shape, dtype checked)."""
+    from convcanon.tosa.storage import boundary_storage, pack_named_inputs
+
     where = SourceLoc(filename)
     types = function.function_type.inputs.data
     name = function.sym_name.data
+    inputs = pack_named_inputs(inputs, boundary_storage(function)[0])  # values -> storage bytes
     expected = [f"arg{i}" for i in range(len(types))]
     missing = [k for k in expected if k not in inputs]
     extra = sorted(set(inputs) - set(expected))
