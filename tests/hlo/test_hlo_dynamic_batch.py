@@ -22,10 +22,10 @@ from .cases import (
     as_stablehlo_text,
     assert_canonical,
     assert_same_results,
+    judge,
     parse,
     run_pass,
     total_macs,
-    xla,
 )
 
 jax = pytest.importorskip("jax")
@@ -113,7 +113,8 @@ def test_a_symbolic_batch_is_rewritten_exact_at_every_batch_size(
         assert_canonical(params)
         assert total_macs(params) == lattice_macs(before)
         inputs = _inputs(case, batch, seed=batch)
-        assert_same_results(xla(original, inputs), xla(refined, inputs), "f32")
+        run = judge([before, *params])  # the reference where XLA has known conv bugs
+        assert_same_results(run(original, inputs), run(refined, inputs), "f32")
 
 
 def test_dynamic_spatial_extents_stay_rejected_with_their_reason() -> None:
