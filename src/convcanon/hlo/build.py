@@ -81,11 +81,24 @@ class Builder:
         self.emitted: list[str] = []  # short names of every op built, in order
         self.created: list[AnyOp] = []  # every op built in this pass run
         self._lists: dict[tuple[int, ...], ir.Attribute] = {}
-        self._scalars: dict[tuple[str, int], ir.Attribute] = {}
+        self._i64s: dict[int, ir.Attribute] = {}
+        self._index_vectors: dict[tuple[int, ...], ir.Value] = {}
+        self._batch: tuple[ir.Value, int] | None = None  # the conv's lhs and its dynamic dim
+        self._batch_value: ir.Value | None = None  # its size, once built
         self._paddings: dict[tuple[tuple[int, int], ...], ir.Attribute] = {}
         self._types: dict[tuple[tuple[int, ...], ir.Type], ir.Type] = {}
         self._zeros: dict[tuple[ir.Block, ir.Type], ir.Value] = {}
         self.trace: Trace | None = None  # records the ops built, while set
+
+    def begin_conv(self, lhs: ir.Value) -> None:
+        """Start the rewrite of the conv whose lhs is `lhs`: every dynamic extent it builds is
+        that lhs's batch (the only dim allowed to be dynamic), read once per conv."""
+        self.emitted = []
+        self._index_vectors = {}
+        self._batch_value = None
+        shape = ir.RankedTensorType(lhs.type).shape
+        dynamic = [axis for axis, d in enumerate(shape) if is_dynamic(d)]
+        self._batch = (lhs, dynamic[0]) if dynamic else None
 
     def i64_list(self, values: Sequence[int]) -> ir.Attribute:
         key = tuple(values)
@@ -96,10 +109,9 @@ class Builder:
 
     def i64(self, value: int) -> ir.Attribute:
         """An i64 integer attribute (concatenate's dimension)."""
-        key = ("i64", value)
-        attr = self._scalars.get(key)
+        attr = self._i64s.get(value)
         if attr is None:
-            attr = self._scalars[key] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
+            attr = self._i64s[value] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
         return attr
 
     def padding(self, pairs: tuple[tuple[int, int], ...]) -> ir.Attribute:
@@ -135,14 +147,12 @@ class Builder:
         element: ir.Type,
         ip: ir.InsertionPoint,
         loc: ir.Location,
-        like: ir.Value | None = None,
     ) -> ir.Value:
-        """A zero constant of `shape` and `element` (which `has_zero`); a dynamic extent takes
-        its size from the same dim of `like`, by broadcasting the scalar zero."""
+        """A zero constant of `shape` and `element` (which `has_zero`); a dynamic extent (the
+        batch) by broadcasting the scalar zero."""
         if any(is_dynamic(d) for d in shape):
-            assert like is not None and like.owner is not None
             scalar = self.zeros((), element, ip, loc)
-            dims = self.index_vector(shape, like, ip, loc)
+            dims = self.index_vector(shape, ip, loc)
             attrs = {"broadcast_dimensions": self.i64_list(())}
             ty = self.tensor(shape, element)
             return self._create(self._dynamic_broadcast_name, ty, [scalar, dims], attrs, ip, loc)
@@ -231,18 +241,23 @@ class Builder:
         limits = [DYNAMIC if is_dynamic(d) else hi for d, hi in zip(shape, limit, strict=True)]
         operands = [
             value,
-            self.index_vector(start, value, ip, loc),
-            self.index_vector(limits, value, ip, loc),
-            self.index_vector(strides, value, ip, loc),
+            self.index_vector(start, ip, loc),
+            self.index_vector(limits, ip, loc),
+            self.index_vector(strides, ip, loc),
         ]
         ty = self.tensor(out, element)
         return self._create(self._dynamic_slice_name, ty, operands, {}, ip, loc), out
 
     def index_vector(
-        self, values: Sequence[int], like: ir.Value, ip: ir.InsertionPoint, loc: ir.Location
+        self, values: Sequence[int], ip: ir.InsertionPoint, loc: ir.Location
     ) -> ir.Value:
-        """A `tensor<Nxi64>` of `values` whose dynamic entries are the runtime size of `like`'s
-        dynamic dim (`get_dimension_size`, as jax.export writes shapes on a symbolic batch)."""
+        """A `tensor<Nxi64>` of `values` whose dynamic entries are the conv's batch size
+        (`get_dimension_size` of its lhs, as jax.export writes shapes on a symbolic batch);
+        built once per conv and values."""
+        key = tuple(values)
+        found = self._index_vectors.get(key)
+        if found is not None:
+            return found
         i64 = ir.IntegerType.get_signless(64)
         parts: list[ir.Value] = []
         shapes: list[tuple[int, ...]] = []
@@ -257,25 +272,30 @@ class Builder:
                 shapes.append((len(run),))
                 run.clear()
 
-        like_shape = ir.RankedTensorType(like.type).shape
         for v in values:
             if not is_dynamic(v):
                 run.append(int(v))
                 continue
             flush()
-            axis = next(a for a, d in enumerate(like_shape) if is_dynamic(d))
-            i32 = ir.IntegerType.get_signless(32)
-            attrs = {"dimension": self.i64(axis)}
-            size = self._create(
-                self._dimension_size_name, self.tensor((), i32), [like], attrs, ip, loc
-            )
-            size = self.convert(size, self.tensor((), i64), ip, loc)
-            parts.append(
-                self._create(self._reshape_name, self.tensor((1,), i64), [size], {}, ip, loc)
-            )
+            parts.append(self._batch_size(ip, loc))
             shapes.append((1,))
         flush()
-        return self.concatenate(parts, shapes, i64, 0, ip, loc)[0]
+        vector = self._index_vectors[key] = self.concatenate(parts, shapes, i64, 0, ip, loc)[0]
+        return vector
+
+    def _batch_size(self, ip: ir.InsertionPoint, loc: ir.Location) -> ir.Value:
+        """The conv's batch size as a `tensor<1xi64>`."""
+        assert self._batch is not None, "a dynamic extent outside a dynamic-batch conv"
+        if self._batch_value is not None:
+            return self._batch_value
+        lhs, axis = self._batch
+        i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+        attrs = {"dimension": self.i64(axis)}
+        size = self._create(self._dimension_size_name, self.tensor((), i32), [lhs], attrs, ip, loc)
+        size = self.convert(size, self.tensor((), i64), ip, loc)
+        size = self._create(self._reshape_name, self.tensor((1,), i64), [size], {}, ip, loc)
+        self._batch_value = size
+        return size
 
     def add(
         self, lhs: ir.Value, rhs: ir.Value, ip: ir.InsertionPoint, loc: ir.Location
@@ -317,7 +337,7 @@ class Builder:
         dim is never split or merged), through `dynamic_reshape`."""
         ty = self.tensor(shape, element)
         if any(is_dynamic(d) for d in shape):
-            dims = self.index_vector(shape, value, ip, loc)
+            dims = self.index_vector(shape, ip, loc)
             return self._create(self._dynamic_reshape_name, ty, [value, dims], {}, ip, loc)
         return self._create(self._reshape_name, ty, [value], {}, ip, loc)
 
@@ -373,6 +393,26 @@ class Builder:
         out = list(shape)
         out[axis] *= len(values)
         return self.reshape(joined, out, element, ip, loc), tuple(out)
+
+    def join_slices(
+        self,
+        value: ir.Value,
+        shape: tuple[int, ...],
+        element: ir.Type,
+        axes: tuple[int, ...],
+        windows: Sequence[Sequence[tuple[int, int, int]]],
+        axis: int,
+        blocks: int,
+        ip: ir.InsertionPoint,
+        loc: ir.Location,
+    ) -> ir.Value:
+        """`value` (of `shape`) sliced by each list of (start, stride, length) `windows` on
+        `axes`, the slices joined on `axis` block by block (`concat_blocks`)."""
+        part = list(shape)
+        for a, (_, _, length) in zip(axes, windows[0], strict=True):
+            part[a] = length
+        slices = [self.slice_spatial(value, shape, element, axes, w, ip, loc) for w in windows]
+        return self.concat_blocks(slices, tuple(part), element, axis, blocks, ip, loc)[0]
 
     def slice_spatial(
         self,

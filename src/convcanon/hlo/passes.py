@@ -25,7 +25,14 @@ from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.gate import ConvOptions, Decision, decide
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.params import ConvKey, ConvParams, conv_key, int64_overflow, read_conv_params
-from convcanon.hlo.phase_merge import extend_kernel, kernel_extension, lhs_groups
+from convcanon.hlo.phase_merge import (
+    extend_kernel,
+    fold_padding,
+    foldable,
+    kernel_extension,
+    lhs_groups,
+    mergeable,
+)
 from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, uses_polyphase
 from convcanon.hlo.recipe import Recipe, Trace, replay
 from convcanon.hlo.rewrite_lhs_dilation import explicit_lhs_dilation, merged_lhs_dilation
@@ -283,7 +290,7 @@ def _rewrite(
     The first conv of a configuration (`key`) is rewritten while its ops are recorded; the
     others replay the record, which builds the same ops without planning them again."""
     ip, loc = ir.InsertionPoint(conv), record.location
-    b.emitted = []
+    b.begin_conv(conv.operands[0])
     recipe = recipes.get(key)
     if recipe is not None:
         block = conv.block
@@ -393,6 +400,13 @@ def _pad_then_stride(
         if any(extra):
             rhs = _extend_kernel(b, rhs, p, extra, block, ip, loc)
             p = extend_kernel(p, extra)
+    rhs_element = ir.ShapedType(rhs.type).element_type
+    merge = opts.merge_phases != "none"
+    zeros = None
+    if build.has_zero(lhs_element) and build.has_zero(rhs_element):
+        zeros = (lambda: b.zero(lhs_element, block, loc), lambda: b.zero(rhs_element, block, loc))
+        if merge and mergeable(p) and foldable(p):  # pad straight to the fold's extent
+            p = fold_padding(p)
     if p.needs_pad:
 
         def zero_value() -> ir.Value:
@@ -407,15 +421,7 @@ def _pad_then_stride(
     elif "padding" in overrides:  # a phase conv whose padding the kernel extension cancelled
         overrides = {**overrides, **pad_overrides(b, p, False)}
     if p.needs_stride:
-        rhs_element = ir.ShapedType(rhs.type).element_type
         types = (lhs_element, rhs_element, result_type)
-        merge = opts.merge_phases != "none"
-        zeros = None
-        if build.has_zero(lhs_element) and build.has_zero(rhs_element):
-            zeros = (
-                lambda: b.zero(lhs_element, block, loc),
-                lambda: b.zero(rhs_element, block, loc),
-            )
         partials, total = explicit_stride(
             b, conv, lhs, lhs_shape, rhs, types, p, overrides, ip, loc, merge, zeros
         )

@@ -47,6 +47,11 @@ def mergeable(p: ConvParams) -> bool:
 # -- stride phases --------------------------------------------------------------------------------
 
 
+def _dims(p: ConvParams) -> zip[tuple[int, int, int]]:
+    """(kernel, rhs dilation, stride) per spatial dim."""
+    return zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
+
+
 def tap_groups(plan: DimPlan) -> tuple[tuple[Phase, ...], ...]:
     """The stride phases of one dim grouped by tap count, in phase order."""
     groups: dict[int, list[Phase]] = {}
@@ -55,15 +60,36 @@ def tap_groups(plan: DimPlan) -> tuple[tuple[Phase, ...], ...]:
     return tuple(tuple(g) for g in groups.values())
 
 
+def tap_step(dilation: int, stride: int) -> int:
+    """t = s/gcd(d, s): taps k and k+t fall in the same stride phase."""
+    return stride // math.gcd(dilation, stride)
+
+
 def distinct_tap_counts(kernel: int, dilation: int, stride: int) -> int:
     """How many tap counts the stride phases of one dim have: K taps fall in min(K, t) classes
-    (t = s/gcd(d, s)) of floor(K/t) or ceil(K/t) taps."""
-    step = stride // math.gcd(dilation, stride)
+    of floor(K/t) or ceil(K/t) taps."""
+    step = tap_step(dilation, stride)
     return 1 if kernel <= step or kernel % step == 0 else 2
 
 
-def tap_step(dilation: int, stride: int) -> int:
-    return stride // math.gcd(dilation, stride)
+def folds_dim(kernel: int, dilation: int, stride: int) -> bool:
+    """Whether a dim's stride phases fold as a space-to-depth: unit stride, or unit rhs dilation
+    and a kernel at least as wide as the stride, so every residue mod s is a phase and the fold
+    pads less than one stride (a window narrower than its stride would fold mostly unread
+    elements)."""
+    return stride == 1 or (dilation == 1 and kernel >= stride)
+
+
+def joins_phases(kernel: int, dilation: int, stride: int) -> bool:
+    """Whether some stride phases of a dim share a tap count (so merging joins them): with
+    K >= s and unit dilation the s phases have ceil(K/s) taps (K mod s of them) or floor."""
+    if stride == 1:
+        return False
+    step = tap_step(dilation, stride)
+    if kernel <= step:
+        return kernel > 1
+    rest = kernel % step
+    return rest > 1 or step - rest > 1
 
 
 def kernel_extension(p: ConvParams, max_mac_ratio: float) -> tuple[int, ...]:
@@ -72,7 +98,7 @@ def kernel_extension(p: ConvParams, max_mac_ratio: float) -> tuple[int, ...]:
     Dims are extended cheapest first while the product of K'/K stays within `max_mac_ratio`;
     a dim already uniform gets 0."""
     needs: list[tuple[float, int, int]] = []
-    for axis, (k, d, s) in enumerate(zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)):
+    for axis, (k, d, s) in enumerate(_dims(p)):
         step = tap_step(d, s)
         if s > 1 and k > step and k % step:
             extended = -(-k // step) * step
@@ -103,16 +129,10 @@ def extend_kernel(p: ConvParams, extra: tuple[int, ...]) -> ConvParams:
 def stride_convs(p: ConvParams, mode: MergeMode, max_mac_ratio: float) -> int:
     """Convs the stride rewrite of `p` emits (1 without strides)."""
     if mode == "none" or not mergeable(p):
-        return math.prod(
-            stride_phase_count(k, d, s)
-            for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
-        )
+        return math.prod(stride_phase_count(*dim) for dim in _dims(p))
     if mode == "pad-kernel":
         p = extend_kernel(p, kernel_extension(p, max_mac_ratio))
-    return math.prod(
-        distinct_tap_counts(k, d, s)
-        for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
-    )
+    return math.prod(distinct_tap_counts(*dim) for dim in _dims(p))
 
 
 def unmerged_stride_convs(p: ConvParams) -> int:
@@ -154,9 +174,10 @@ def lhs_groups(p: ConvParams, mode: MergeMode) -> tuple[LhsGroup, ...]:
     )
 
 
+@lru_cache(maxsize=4096)
 def lhs_group_params(p: ConvParams, plans: tuple[LhsDimPlan, ...], group: LhsGroup) -> ConvParams:
-    """The undilated conv that computes a group's phases: the first combo's window, and the
-    output features of every combo."""
+    """The undilated conv that computes a group's phases (one per dim for each combo): the
+    first combo's window, and the output features of every combo."""
     dims = p.dims
     first = group.combos[0]
     merged = len(group.combos)
@@ -211,14 +232,23 @@ MAX_PHASE_SLICES = 4096
 
 
 def foldable(p: ConvParams) -> bool:
-    """Whether strided dims' phases fold as a space-to-depth: unit rhs dilation and a kernel at
-    least as wide as the stride there, so every residue mod s is a phase and the fold pads less
-    than one stride (a window narrower than its stride would fold mostly unread elements)."""
-    return all(
-        d == 1 and k >= s
-        for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
-        if s > 1
-    )
+    """Whether the merged stride phases of `p` are a space-to-depth fold of lhs and kernel:
+    every dim folds and some dim has phases to join (else the phases are plain slices)."""
+    return all(folds_dim(*dim) for dim in _dims(p)) and any(joins_phases(*dim) for dim in _dims(p))
+
+
+def fold_padding(p: ConvParams) -> ConvParams:
+    """`p` with each strided dim's high padding set so the padded extent is s * L, L the longest
+    phase slice (O + ceil(K/s) - 1): the fold then reshapes the padded lhs as it is, with no
+    crop or second pad after the explicit one. The output extents do not change."""
+    padding = list(p.padding)
+    for i, (h, k, s, o) in enumerate(
+        zip(p.padded_spatial, p.kernel_spatial, p.strides, p.out_spatial, strict=True)
+    ):
+        if s > 1:
+            lo, hi = padding[i]
+            padding[i] = (lo, hi + s * (o + -(-k // s) - 1) - h)
+    return replace(p, padding=tuple(padding))
 
 
 def _group_dim_counts(plan: LhsDimPlan, mode: MergeMode) -> list[int]:
@@ -244,9 +274,7 @@ def merge_plan(p: ConvParams, polyphase: bool, mode: MergeMode, max_mac_ratio: f
         per_dim = [_group_dim_counts(plan, mode) for plan in plans]
         groups = math.prod(len(c) for c in per_dim)
         folds = all(
-            pl.stride == 1
-            or (pl.rhs_dilation == 1 and min((ph.taps for ph in pl.phases), default=0) >= pl.stride)
-            for pl in plans
+            folds_dim(ph.taps, pl.rhs_dilation, pl.stride) for pl in plans for ph in pl.phases
         )
         combos = math.prod(len(pl.phases) for pl in plans)
         slices = 0 if mode == "none" else combos if folds else unmerged
@@ -261,5 +289,6 @@ def merge_plan(p: ConvParams, polyphase: bool, mode: MergeMode, max_mac_ratio: f
         return MergePlan(sum(counts), unmerged, max(counts, default=0), slices)
     convs = stride_convs(p, mode, max_mac_ratio)
     unmerged = unmerged_stride_convs(p)
-    slices = 0 if mode == "none" or foldable(p) else unmerged
+    folds = all(folds_dim(*dim) for dim in _dims(p))
+    slices = 0 if mode == "none" or folds else unmerged
     return MergePlan(convs, unmerged, convs, slices)

@@ -11,17 +11,15 @@ No product of an inserted zero is ever computed.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from functools import lru_cache
 
 from jaxlib.mlir import ir
 
 from convcanon.hlo import build
 from convcanon.hlo.params import ConvParams
-from convcanon.hlo.phase_merge import LhsGroup, is_depth_to_space, lhs_group_params
+from convcanon.hlo.phase_merge import LhsGroup, is_depth_to_space, lhs_group_params, lhs_groups
 from convcanon.hlo.phase_plan import LhsDimPlan, LhsPhase
 
 # Builds one phase conv through pad and stride from (kernel slice, its params, the attributes it
@@ -29,28 +27,6 @@ from convcanon.hlo.phase_plan import LhsDimPlan, LhsPhase
 PhaseRewrite = Callable[
     [ir.Value, ConvParams, dict[str, ir.Attribute], ir.Type], tuple[list[ir.Operation], ir.Value]
 ]
-
-
-@lru_cache(maxsize=4096)
-def phase_params(
-    p: ConvParams, plans: tuple[LhsDimPlan, ...], combo: tuple[LhsPhase, ...]
-) -> ConvParams:
-    """The params of the conv that computes one output phase (one phase per spatial dim)."""
-    dims = p.dims
-    rhs, out = list(p.rhs_shape), list(p.result_shape)
-    for axis, ph in zip(dims.rhs_spatial, combo, strict=True):
-        rhs[axis] = ph.taps
-    for axis, ph in zip(dims.out_spatial, combo, strict=True):
-        out[axis] = ph.outputs
-    return replace(
-        p,
-        rhs_shape=tuple(rhs),
-        result_shape=tuple(out),
-        strides=tuple(plan.stride for plan in plans),
-        padding=tuple((ph.pad_low, ph.pad_high) for ph in combo),
-        lhs_dilation=(1,) * p.num_spatial,
-        rhs_dilation=tuple(plan.rhs_dilation for plan in plans),
-    )
 
 
 @lru_cache(maxsize=4096)
@@ -69,6 +45,44 @@ def placement(
     return tuple(low), tuple(high), tuple(interior)
 
 
+def _group_conv(
+    b: build.Builder,
+    conv: ir.Operation,
+    p: ConvParams,
+    plans: tuple[LhsDimPlan, ...],
+    group: LhsGroup,
+    result_element: ir.Type,
+    rewrite_phase: PhaseRewrite,
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> tuple[list[ir.Operation], ir.Value, ConvParams]:
+    """The conv of one group of output phases (their kernel slices joined on the kernel's
+    output features), rewritten by `rewrite_phase`: its partials, value and params."""
+    rhs = conv.operands[1]
+    rhs_element = ir.ShapedType(rhs.type).element_type
+    q = lhs_group_params(p, plans, group)
+    kernel = b.join_slices(
+        rhs,
+        p.rhs_shape,
+        rhs_element,
+        p.dims.rhs_spatial,
+        [[ph.rhs_window for ph in combo] for combo in group.combos],
+        p.dims.rhs_out_feature,
+        p.feature_group_count,
+        ip,
+        loc,
+    )
+    overrides = {
+        "window_strides": b.i64_list(q.strides),
+        "padding": b.padding(q.padding),
+        "lhs_dilation": b.i64_list((1,) * p.num_spatial),
+        "rhs_dilation": b.i64_list(q.rhs_dilation),
+    }
+    phase_type = b.tensor(q.result_shape, result_element)
+    partials, value = rewrite_phase(kernel, q, overrides, phase_type)
+    return partials, value, q
+
+
 def explicit_lhs_dilation(
     b: build.Builder,
     conv: ir.Operation,
@@ -79,42 +93,25 @@ def explicit_lhs_dilation(
     ip: ir.InsertionPoint,
     loc: ir.Location,
 ) -> tuple[list[ir.Operation], ir.Value]:
-    """The output phases of `conv`, each rewritten by `rewrite_phase`, placed and summed.
+    """The output phases of `conv`, one conv each (merge-phases=none), rewritten by
+    `rewrite_phase`, placed with an interior pad and summed.
 
     Phase convs and the sum have element type `result_element` (f32 when partials are summed
     wide). Returns every partial conv and the sum; without any tap, the sum is a zero constant."""
-    n = p.num_spatial
-    rhs = conv.operands[1]
-    rhs_element = ir.ShapedType(rhs.type).element_type
     partials: list[ir.Operation] = []
     total: ir.Value | None = None
-    for combo in itertools.product(*(plan.phases for plan in plans)):
-        q = phase_params(p, plans, combo)
-        kernel = b.slice_spatial(
-            rhs,
-            p.rhs_shape,
-            rhs_element,
-            p.dims.rhs_spatial,
-            [ph.rhs_window for ph in combo],
-            ip,
-            loc,
+    for group in lhs_groups(p, "none"):
+        phase_partials, value, q = _group_conv(
+            b, conv, p, plans, group, result_element, rewrite_phase, ip, loc
         )
-        overrides = {
-            "window_strides": b.i64_list(q.strides),
-            "padding": b.padding(q.padding),
-            "lhs_dilation": b.i64_list((1,) * n),
-            "rhs_dilation": b.i64_list(q.rhs_dilation),
-        }
-        phase_type = b.tensor(q.result_shape, result_element)
-        phase_partials, value = rewrite_phase(kernel, q, overrides, phase_type)
         partials += phase_partials
-        where = placement(p, plans, combo)
+        where = placement(p, plans, group.combos[0])
         if where is not None:
             zero = b.zero(result_element, conv.operation.block, loc)
             value = b.pad(value, q.result_shape, result_element, zero, *where, ip, loc)[0]
         total = value if total is None else b.add(total, value, ip, loc)
     if total is None:
-        total = b.zeros(p.result_shape, result_element, ip, loc, like=conv.operands[0])
+        total = b.zeros(p.result_shape, result_element, ip, loc)
     return partials, total
 
 
@@ -221,15 +218,14 @@ def _interleave(
         each = -(-extent // plan.period)
         grid = {}
         for key, row in rows.items():
-            like, ref_shape = next(iter(row.values()))
-            ref = list(ref_shape)
+            ref = list(next(iter(row.values()))[1])
             ref[axis] = each
             column = (*ref[: axis + 1], 1, *ref[axis + 1 :])
             parts = []
             for q in range(plan.period):
                 found = row.get(q)
                 if found is None:
-                    part = b.zeros(column, element, ip, loc, like=like)
+                    part = b.zeros(column, element, ip, loc)
                 else:
                     value, shape = found
                     if shape[axis] < each:
@@ -270,10 +266,7 @@ def merged_lhs_dilation(
 ) -> tuple[list[ir.Operation], ir.Value]:
     """The output phases of `conv`, one conv per group (its phases' kernels joined on the
     output-feature dim), each rewritten by `rewrite_phase`, put in place by interleaving."""
-    n = p.num_spatial
     dims = p.dims
-    rhs = conv.operands[1]
-    rhs_element = ir.ShapedType(rhs.type).element_type
     feature_groups = p.feature_group_count
     block = conv.operation.block
 
@@ -283,33 +276,9 @@ def merged_lhs_dilation(
     partials: list[ir.Operation] = []
     grid: dict[tuple[int, ...], Placed] = {}
     for group in groups:
-        q = lhs_group_params(p, plans, group)
-        kernel_shape = list(p.rhs_shape)
-        for axis, ph in zip(dims.rhs_spatial, group.combos[0], strict=True):
-            kernel_shape[axis] = ph.taps
-        slices = [
-            b.slice_spatial(
-                rhs,
-                p.rhs_shape,
-                rhs_element,
-                dims.rhs_spatial,
-                [ph.rhs_window for ph in c],
-                ip,
-                loc,
-            )
-            for c in group.combos
-        ]
-        kernel, _ = b.concat_blocks(
-            slices, tuple(kernel_shape), rhs_element, dims.rhs_out_feature, feature_groups, ip, loc
+        phase_partials, value, q = _group_conv(
+            b, conv, p, plans, group, result_element, rewrite_phase, ip, loc
         )
-        overrides = {
-            "window_strides": b.i64_list(q.strides),
-            "padding": b.padding(q.padding),
-            "lhs_dilation": b.i64_list((1,) * n),
-            "rhs_dilation": b.i64_list(q.rhs_dilation),
-        }
-        phase_type = b.tensor(q.result_shape, result_element)
-        phase_partials, value = rewrite_phase(kernel, q, overrides, phase_type)
         partials += phase_partials
         if is_depth_to_space(p, plans, groups):
             shape = q.result_shape
@@ -329,5 +298,5 @@ def merged_lhs_dilation(
                 loc,
             )
     if not grid:
-        return partials, b.zeros(p.result_shape, result_element, ip, loc, like=conv.operands[0])
+        return partials, b.zeros(p.result_shape, result_element, ip, loc)
     return partials, _interleave(b, grid, p, plans, result_element, zero, ip, loc)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -99,7 +99,7 @@ def _unfold(
     groups: int,
     ip: ir.InsertionPoint,
     loc: ir.Location,
-) -> tuple[ir.Value, tuple[int, ...]]:
+) -> ir.Value:
     """The phases `windows[axis] = (outer start, outer length, first phase, phases)` (keyed in
     spatial-dim order) of a folded operand, with the phase axes moved into the `feature` axis
     (after its `groups` blocks, in dim order): the same tensor as the phase slices concatenated
@@ -137,7 +137,7 @@ def _unfold(
             order.append(at(folded.axes[axis][0]))
             merged.append(split[order[-1]])
     value, _ = b.transpose(value, split, element, order, ip, loc)
-    return b.reshape(value, merged, element, ip, loc), tuple(merged)
+    return b.reshape(value, merged, element, ip, loc)
 
 
 def _folded_stride(
@@ -173,25 +173,36 @@ def _folded_stride(
     lhs_zero, rhs_zero = zeros
     folded_lhs = _fold(b, lhs, lhs_shape, lhs_element, lhs_folds, lhs_zero, ip, loc)
     folded_rhs = _fold(b, rhs, p.rhs_shape, rhs_element, rhs_folds, rhs_zero, ip, loc)
+    groups = p.feature_group_count
+
+    def operands() -> Iterator[tuple[ir.Value, ir.Value]]:
+        for choice in itertools.product(*(tap_groups(plans[i]) for i in strided)):
+            lhs_windows, rhs_windows = {}, {}
+            for i, group in zip(strided, choice, strict=True):
+                first = group[0].lhs_start  # = the phase p, with unit rhs dilation
+                lhs_windows[dims.lhs_spatial[i]] = (0, group[0].lhs_length, first, len(group))
+                rhs_windows[dims.rhs_spatial[i]] = (0, group[0].taps, first, len(group))
+            x = _unfold(b, folded_lhs, lhs_element, lhs_windows, dims.lhs_feature, groups, ip, loc)
+            w = _unfold(b, folded_rhs, rhs_element, rhs_windows, dims.rhs_in_feature, 1, ip, loc)
+            yield x, w
+
+    return _sum_convs(b, conv, operands(), overrides, result_type, ip, loc)
+
+
+def _sum_convs(
+    b: build.Builder,
+    conv: build.AnyOp,
+    operands: Iterable[tuple[ir.Value, ir.Value]],
+    overrides: dict[str, ir.Attribute],
+    result_type: ir.Type,
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> tuple[list[ir.Operation], ir.Value]:
+    """A clone of `conv` per (lhs, kernel) pair, each added to the sum as soon as it is built
+    (`operands` builds a pair when asked, so each partial's slices sit right before it)."""
     partials: list[ir.Operation] = []
     total: ir.Value | None = None
-    for choice in itertools.product(*(tap_groups(plans[i]) for i in strided)):
-        lhs_windows, rhs_windows = {}, {}
-        for i, group in zip(strided, choice, strict=True):
-            first = group[0].lhs_start  # = the phase p, with unit rhs dilation
-            lhs_windows[dims.lhs_spatial[i]] = (0, group[0].lhs_length, first, len(group))
-            rhs_windows[dims.rhs_spatial[i]] = (0, group[0].taps, first, len(group))
-        x, _ = _unfold(
-            b,
-            folded_lhs,
-            lhs_element,
-            lhs_windows,
-            dims.lhs_feature,
-            p.feature_group_count,
-            ip,
-            loc,
-        )
-        w, _ = _unfold(b, folded_rhs, rhs_element, rhs_windows, dims.rhs_in_feature, 1, ip, loc)
+    for x, w in operands:
         partial = b.rebuild_conv(conv, x, w, overrides, ip, result_type)
         partials.append(partial)
         result = partial.results[0]
@@ -223,73 +234,59 @@ def explicit_stride(
     convs and the sum's value."""
     plans = plan_stride(p)
     n = p.num_spatial
-    dims = p.dims
     overrides = {
         **overrides,
         "window_strides": b.i64_list((1,) * n),
         "rhs_dilation": b.i64_list(tuple(d.rhs_dilation for d in plans)),
     }
-    lhs_element, rhs_element, result_type = types
+    result_type = types[2]
     merge = merge and mergeable(p)
-    folds = any(len(g) > 1 for plan in plans for g in tap_groups(plan))  # else: plain slices
-    if merge and folds and zeros is not None and foldable(p):
+    if merge and zeros is not None and foldable(p):
         return _folded_stride(
             b, conv, lhs, lhs_shape, rhs, types, p, plans, overrides, zeros, ip, loc
         )
-    groups = _phase_groups(plans, merge)
-    partials: list[ir.Operation] = []
-    total: ir.Value | None = None
-    for combos in groups:
-        slice_shape = list(lhs_shape)
-        for axis, ph in zip(dims.lhs_spatial, combos[0], strict=True):
-            slice_shape[axis] = ph.lhs_length
-        lhs_slices = [
-            b.slice_spatial(
-                lhs,
-                lhs_shape,
-                lhs_element,
-                dims.lhs_spatial,
-                [ph.lhs_window for ph in c],
-                ip,
-                loc,
-            )
-            for c in combos
-        ]
-        lhs_merged, _ = b.concat_blocks(
-            lhs_slices,
-            tuple(slice_shape),
-            lhs_element,
-            dims.lhs_feature,
-            p.feature_group_count,
-            ip,
-            loc,
-        )
-        rhs_slices = [
-            b.slice_spatial(
-                rhs,
-                p.rhs_shape,
-                rhs_element,
-                dims.rhs_spatial,
-                [ph.rhs_window for ph in c],
-                ip,
-                loc,
-            )
-            for c in combos
-        ]
-        kernel_shape = list(p.rhs_shape)
-        for axis, ph in zip(dims.rhs_spatial, combos[0], strict=True):
-            kernel_shape[axis] = ph.taps
-        kernel, _ = b.concatenate(
-            rhs_slices,
-            [tuple(kernel_shape)] * len(combos),
-            rhs_element,
-            dims.rhs_in_feature,
-            ip,
-            loc,
-        )
-        partial = b.rebuild_conv(conv, lhs_merged, kernel, overrides, ip, result_type)
-        partials.append(partial)
-        result = partial.results[0]
-        total = result if total is None else b.add(total, result, ip, loc)
-    assert total is not None
-    return partials, total
+
+    def operands() -> Iterator[tuple[ir.Value, ir.Value]]:
+        for combos in _phase_groups(plans, merge):
+            yield _joined(b, lhs, lhs_shape, rhs, types, p, combos, ip, loc)
+
+    return _sum_convs(b, conv, operands(), overrides, result_type, ip, loc)
+
+
+def _joined(
+    b: build.Builder,
+    lhs: ir.Value,
+    lhs_shape: tuple[int, ...],
+    rhs: ir.Value,
+    types: tuple[ir.Type, ir.Type, ir.Type],
+    p: ConvParams,
+    combos: list[tuple[Phase, ...]],
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> tuple[ir.Value, ir.Value]:
+    """The lhs and kernel slices of `combos` joined on the features: one conv's operands."""
+    dims = p.dims
+    lhs_element, rhs_element, _ = types
+    x = b.join_slices(
+        lhs,
+        lhs_shape,
+        lhs_element,
+        dims.lhs_spatial,
+        [[ph.lhs_window for ph in c] for c in combos],
+        dims.lhs_feature,
+        p.feature_group_count,
+        ip,
+        loc,
+    )
+    w = b.join_slices(
+        rhs,
+        p.rhs_shape,
+        rhs_element,
+        dims.rhs_spatial,
+        [[ph.rhs_window for ph in c] for c in combos],
+        dims.rhs_in_feature,
+        1,
+        ip,
+        loc,
+    )
+    return x, w
