@@ -527,13 +527,14 @@ def bind_inputs(
     where = SourceLoc(filename)
     types = function.function_type.inputs.data
     name = function.sym_name.data
-    inputs = pack_named_inputs(inputs, boundary_storage(function)[0])  # values -> storage bytes
     expected = [f"arg{i}" for i in range(len(types))]
     missing = [k for k in expected if k not in inputs]
     extra = sorted(set(inputs) - set(expected))
-    if missing or extra:
+    if missing or extra:  # names only: a lazy npz inflates nothing before this
         what = f"missing {', '.join(missing)}" if missing else f"unexpected {', '.join(extra)}"
         raise ConvcanonError(f"@{name} takes {len(types)} flat buffer(s); {what}", where)
+    named = {key: inputs[key] for key in expected}
+    inputs = pack_named_inputs(named, boundary_storage(function)[0])  # values -> storage bytes
     buffers: list[np.ndarray] = []
     for key, ty in zip(expected, types, strict=True):
         value = np.asarray(inputs[key])
