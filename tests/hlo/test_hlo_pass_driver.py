@@ -81,7 +81,7 @@ def test_dynamic_shapes_are_skipped_with_a_reason(dialect) -> None:
     _, stats, printed = run_pass(DYNAMIC, dialect, gate="general")
     assert stats.counters == {
         "convs-seen": 1,
-        "skipped: dynamic shape: lhs is tensor<?x8x8x2xf32>": 1,
+        "skipped: dynamic spatial or feature extent: lhs is tensor<1x?x8x2xf32>": 1,
     }
     assert printed == before
 
