@@ -155,16 +155,10 @@ def _run_refinement(module: ir.Module, filename: str, types: list[ir.Type]) -> N
 
 
 def _refinement_error(err: ir.MLIRError, filename: str) -> ConvcanonError:
-    from convcanon.hlo.context import source_loc
+    from convcanon.hlo.context import error_from_mlir
 
-    diagnostics = list(err.error_diagnostics)
-    if not diagnostics:
-        return ConvcanonError(f"shape refinement failed: {err}", SourceLoc(filename))
-    first = diagnostics[0]
-    message = first.message.split(" (see current operation:", 1)[0].strip().splitlines()[0]
-    return ConvcanonError(
-        f"shape refinement failed: {message}", source_loc(first.location, filename)
-    )
+    error = error_from_mlir(err, filename, "failed")
+    return ConvcanonError(f"shape refinement failed: {error.message}", error.loc)
 
 
 def _constant_values(value: ir.Value) -> list[int] | None:

@@ -242,7 +242,7 @@ def parse_module(text: str, filename: str, context: ir.Context | None = None) ->
     try:
         module = ir.Module.parse(source, context)
     except ir.MLIRError as err:
-        error = _error_from_mlir(err, filename, "cannot parse")
+        error = error_from_mlir(err, filename, "cannot parse")
         if isinstance(error.loc, HloLoc) and not error.loc.line:
             error.loc = _with_text_position(error.loc, source, error.message)
         raise error from None
@@ -286,7 +286,7 @@ def _with_text_position(loc: HloLoc, source: str, message: str) -> HloLoc:
         context = make_context(allow_unregistered="check.expect_" in source)
         ir.Module.parse(_without_locations(source), context)
     except ir.MLIRError as err:
-        again = _error_from_mlir(err, loc.file, "cannot parse")
+        again = error_from_mlir(err, loc.file, "cannot parse")
         where = again.loc
         if where is not None and where.line and again.message == message:
             return HloLoc(loc.file, where.line, where.col, loc.source, loc.op_path)
@@ -316,7 +316,8 @@ def _nesting_bound(text: str) -> int:
     return passes
 
 
-def _error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonError:
+def error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonError:
+    """The first diagnostic of an MLIR error, at its location (`what: err` if it has none)."""
     diagnostics = list(err.error_diagnostics)
     if not diagnostics:
         return ConvcanonError(f"{what}: {err}", SourceLoc(filename))

@@ -75,7 +75,7 @@ def _wide_or_same(t: ir.Type) -> ir.Type:
 
 def widen_text(text: str, filename: str) -> Widened:
     """Parse `text`, widen it, print it; a module that cannot be widened gives the reason."""
-    from convcanon.hlo.context import parse_module, print_module
+    from convcanon.hlo.context import error_from_mlir, parse_module, print_module
 
     module = parse_module(text, filename)
     try:
@@ -90,8 +90,8 @@ def widen_text(text: str, filename: str) -> Widened:
     try:
         module.operation.verify()
     except ir.MLIRError as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else "verifier failed"
-        return Widened(None, f"the f64 copy does not verify: {first}", False)
+        reason = error_from_mlir(err, filename, "verifier failed").message
+        return Widened(None, f"the f64 copy does not verify: {reason}", False)
     return Widened(print_module(module, debug_info=True))  # diagnostics keep their lines
 
 
