@@ -115,6 +115,15 @@ _CONV_OPTIONS = (
         ("exact", "pad-kernel", "none"),
     ),
     OptionSpec(
+        "conv-layout",
+        str,
+        "keep",
+        "keep: rewritten convs keep their dimension numbers; channels-last: move each rewritten"
+        " conv to [b, 0.., f]x[0.., i, o] between transposes, for engines that compute"
+        " channels-last (XLA CPU folds the explicit pad and keeps the phase slices in place)",
+        ("keep", "channels-last"),
+    ),
+    OptionSpec(
         "max-mac-ratio",
         float,
         2.0,

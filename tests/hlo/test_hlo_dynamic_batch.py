@@ -93,13 +93,14 @@ def _inputs(case: PolyConv, batch: int, seed: int) -> list[np.ndarray]:
     return [rng.standard_normal(s).astype(np.float32) for s in shapes]
 
 
+@pytest.mark.parametrize("layout", ["keep", "channels-last"])
 @pytest.mark.parametrize("dialect", DIALECTS)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=poly_convs())
 def test_a_symbolic_batch_is_rewritten_exact_at_every_batch_size(
-    case: PolyConv, dialect: Dialect
+    case: PolyConv, dialect: Dialect, layout: str
 ) -> None:
-    after, stats, _ = run_pass(case.text, dialect, gate="general")
+    after, stats, _ = run_pass(case.text, dialect, gate="general", conv_layout=layout)
     assert not any(k.startswith("skipped: dynamic") for k in stats.counters), stats.counters
     assert_canonical(all_conv_params(after, dialect))  # on the polymorphic module itself
     canonical = as_stablehlo_text(after, dialect)

@@ -45,6 +45,13 @@ class Dialect(NamedTuple):
         body = ", ".join("true" if v else "false" for v in values)
         return ir.Attribute.parse(f"dense<[{body}]> : tensor<{len(values)}xi1>")
 
+    def channels_last_dims(self, num_spatial: int) -> ir.Attribute:
+        """Conv dimension numbers `[b, 0.., f]x[0.., i, o]->[b, 0.., f]` in this dialect."""
+        spatial = ", ".join(str(d) for d in range(num_spatial))
+        io = f"[{spatial}, i, o]" if num_spatial else "[i, o]"
+        bf = f"[b, {spatial}, f]" if num_spatial else "[b, f]"
+        return ir.Attribute.parse(f"#{self.name}.conv<{bf}x{io}->{bf}>")
+
 
 STABLEHLO = Dialect("stablehlo", "array")
 MHLO = Dialect("mhlo", "dense")

@@ -17,6 +17,7 @@ from convcanon.hlo.phase_merge import MAX_PHASE_SLICES, MergeMode, MergePlan, me
 Preset = Literal["neuron", "general"]
 NegativePadding = Literal["pad", "slice"]
 LhsDilation = Literal["polyphase", "interior-pad"]
+ConvLayout = Literal["keep", "channels-last"]
 
 
 class ConvOptions(NamedTuple):
@@ -32,6 +33,7 @@ class ConvOptions(NamedTuple):
     wide_partials: bool = True
     merge_phases: MergeMode = "exact"
     max_mac_ratio: float = 2.0
+    conv_layout: ConvLayout = "keep"
 
     @property
     def polyphase(self) -> bool:
@@ -43,6 +45,7 @@ class ConvOptions(NamedTuple):
         negative = str(options.get("negative-padding", "pad"))
         lhs_dilation = str(options.get("lhs-dilation", "polyphase"))
         merge = str(options.get("merge-phases", "exact"))
+        layout = str(options.get("conv-layout", "keep"))
         if gate not in ("neuron", "general"):
             raise ValueError(f"unknown gate preset {gate!r}")
         if negative not in ("pad", "slice"):
@@ -52,6 +55,8 @@ class ConvOptions(NamedTuple):
         modes: dict[str, MergeMode] = {"exact": "exact", "pad-kernel": "pad-kernel", "none": "none"}
         if merge not in modes:
             raise ValueError(f"unknown merge-phases mode {merge!r}")
+        if layout not in ("keep", "channels-last"):
+            raise ValueError(f"unknown conv-layout {layout!r}")
         return ConvOptions(
             gate="neuron" if gate == "neuron" else "general",
             allow_small_spatial=bool(options.get("allow-small-spatial", False)),
@@ -63,6 +68,7 @@ class ConvOptions(NamedTuple):
             wide_partials=bool(options.get("wide-partials", True)),
             merge_phases=modes[merge],
             max_mac_ratio=float(options.get("max-mac-ratio", 2.0)),
+            conv_layout="keep" if layout == "keep" else "channels-last",
         )
 
     def merge_plan(self, p: ConvParams) -> MergePlan:

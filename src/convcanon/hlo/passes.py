@@ -35,6 +35,7 @@ from convcanon.hlo.phase_merge import (
 )
 from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, uses_polyphase
 from convcanon.hlo.recipe import Recipe, Trace, replay
+from convcanon.hlo.rewrite_layout import is_channels_last, to_channels_last
 from convcanon.hlo.rewrite_lhs_dilation import explicit_lhs_dilation, merged_lhs_dilation
 from convcanon.hlo.rewrite_pad import euet001, explicit_pad, pad_overrides
 from convcanon.hlo.rewrite_stride import explicit_stride
@@ -224,7 +225,17 @@ def canonicalize(
         builder = build.Builder(dialect)
         recipes: dict[ConvKey, Recipe | None] = {}
         for conv, key, p, record in todo:
+            layout_ops: list[str] = []
+            if opts.conv_layout == "channels-last" and not is_channels_last(p):
+                builder.emitted = []
+                conv = to_channels_last(builder, conv, p)
+                layout_ops = builder.emitted
+                operands = conv.operands
+                types = (operands[0].type, operands[1].type, conv.results[0].type)
+                key, p = conv_key(conv, types), read_conv_params(conv)
+                stats.bump("channels-last")
             _rewrite(builder, conv, key, p, record, opts, stats, recipes)
+            record.ops_added = layout_ops + record.ops_added
         if not records:
             check_conv_dialect(hlo_file, dialect)
         _verify(hlo_file, builder.created)

@@ -1,0 +1,68 @@
+"""Channels-last convs: `conv-layout=channels-last` moves a conv to `[b, 0.., f]x[0.., i, o]`.
+
+`conv(x, w, dims)` -> `transpose(conv(transpose(x), transpose(w), channels-last), back)`: the same
+sums over the same elements, so the rewrite is exact; only where each role's axis sits changes.
+An engine that runs its convs channels-last (XLA CPU, most CPU and accelerator libraries) then
+sees the explicit pad, the phase slices and the space-to-depth folds in the layout it computes
+in: XLA CPU folds a zero pad back into a conv only when the pad feeds the conv directly, and its
+layout assignment does not carry a channels-last layout back through a slice or a pad, so in a
+channels-first program every explicit pad and phase slice would cost a transposed copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jaxlib.mlir import ir
+
+from convcanon.hlo import build
+from convcanon.hlo.params import ConvParams
+
+
+def _inverse(permutation: Sequence[int]) -> tuple[int, ...]:
+    inverse = [0] * len(permutation)
+    for position, axis in enumerate(permutation):
+        inverse[axis] = position
+    return tuple(inverse)
+
+
+def channels_last_permutations(
+    p: ConvParams,
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Where each axis of the channels-last lhs, kernel and result comes from in `p`'s."""
+    d = p.dims
+    return (
+        (d.lhs_batch, *d.lhs_spatial, d.lhs_feature),
+        (*d.rhs_spatial, d.rhs_in_feature, d.rhs_out_feature),
+        (d.out_batch, *d.out_spatial, d.out_feature),
+    )
+
+
+def is_channels_last(p: ConvParams) -> bool:
+    identity = tuple(range(p.rank))
+    return all(perm == identity for perm in channels_last_permutations(p))
+
+
+def to_channels_last(b: build.Builder, conv: ir.Operation, p: ConvParams) -> ir.Operation:
+    """Replace `conv` (not yet channels-last) by its channels-last twin between transposes;
+    returns the twin, which the other rewrites then take as their conv."""
+    ip, loc = ir.InsertionPoint(conv), conv.location
+    lhs_perm, rhs_perm, out_perm = channels_last_permutations(p)
+    lhs, rhs = conv.operands[0], conv.operands[1]
+    lhs_element = ir.ShapedType(lhs.type).element_type
+    rhs_element = ir.ShapedType(rhs.type).element_type
+    result_element = ir.ShapedType(conv.results[0].type).element_type
+    lhs_t, _ = b.transpose(lhs, p.lhs_shape, lhs_element, lhs_perm, ip, loc)
+    rhs_t, _ = b.transpose(rhs, p.rhs_shape, rhs_element, rhs_perm, ip, loc)
+    result_shape = tuple(p.result_shape[axis] for axis in out_perm)
+    twin = conv.operation.clone(ip=ip)  # every other attribute verbatim; the rewrite replaces it
+    twin.operands[0] = lhs_t
+    twin.operands[1] = rhs_t
+    twin.results[0].set_type(b.tensor(result_shape, result_element))
+    twin.attributes["dimension_numbers"] = b.dialect.channels_last_dims(p.num_spatial)
+    back, _ = b.transpose(
+        twin.results[0], result_shape, result_element, _inverse(out_perm), ip, loc
+    )
+    conv.results[0].replace_all_uses_with(back)
+    conv.erase()
+    return twin.operation
