@@ -151,9 +151,12 @@ def _scalar_token(token: str, tt: TensorType) -> Any:
 def parse_dense_text(text: str, tt: TensorType) -> np.ndarray:
     """Parse the `dense<...>` literal that MLIR prints (hex blobs, splats, nested lists)."""
     _check_literal_size(tt)
-    if "dense<" not in text:  # dense_resource<...>: a blob the Python bindings do not expose
+    if "dense<" not in text:  # dense_resource<...>: the bindings do not expose a blob's bytes
         kind = text.split("<", 1)[0]
-        raise ValueError(f"{kind} constants are not supported by the reference interpreter")
+        raise ValueError(
+            f"{kind} constants are read only once inlined "
+            "(convcanon.hlo.resources.inline_dense_resources)"
+        )
     start = text.index("dense<") + len("dense<")
     body = text[start : _matching_angle(text, start - 1)]
     if body.startswith('"0x'):

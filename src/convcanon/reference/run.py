@@ -59,10 +59,12 @@ def run_hlo_text(
     from jaxlib.mlir import ir
 
     from convcanon.hlo.context import parse_module
+    from convcanon.hlo.resources import inline_dense_resources
     from convcanon.reference import hlo_interp
     from convcanon.reference.kernels import blas_threads
 
     try:
+        text = inline_dense_resources(text, filename)  # the interpreter reads `dense` literals
         module = parse_module(text, filename)
     except ConvcanonError as err:
         if err.loc is not None and err.loc.line:

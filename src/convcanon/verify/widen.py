@@ -14,22 +14,9 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from convcanon.diagnostics import ConvcanonError
+from convcanon.hlo.resources import F8_FLOATS
 
-NARROW_FLOATS = frozenset(
-    {
-        "f16",
-        "bf16",
-        "f32",
-        "tf32",
-        "f8E4M3FN",
-        "f8E5M2",
-        "f8E4M3FNUZ",
-        "f8E5M2FNUZ",
-        "f8E4M3B11FNUZ",
-        "f8E4M3",
-        "f8E3M4",
-    }
-)
+NARROW_FLOATS = frozenset({"f16", "bf16", "f32", "tf32"}) | F8_FLOATS
 _WIDTH_BOUND = ("bitcast_convert", "reduce_precision_bits")
 
 
@@ -74,9 +61,12 @@ def _wide_or_same(t: ir.Type) -> ir.Type:
 
 
 def widen_text(text: str, filename: str) -> Widened:
-    """Parse `text`, widen it, print it; a module that cannot be widened gives the reason."""
+    """Parse `text`, widen it, print it; a module that cannot be widened gives the reason.
+    `dense_resource` weights are inlined first: a blob cannot be re-encoded in f64."""
     from convcanon.hlo.context import error_from_mlir, parse_module, print_module
+    from convcanon.hlo.resources import inline_dense_resources
 
+    text = inline_dense_resources(text, filename)
     module = parse_module(text, filename)
     try:
         with module.context, ir.Location.unknown(module.context):

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from convcanon.hlo.resources import inline_dense_resources
+
 
 @cache
 def _cpu_client() -> tuple[Any, Any]:
@@ -31,12 +33,21 @@ def compile_stablehlo_text(text: str) -> Any:
     return backend.compile_and_load(text, [device])
 
 
-def run_stablehlo_text(text: str, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Compile `text` and run `@main` on `inputs`; returns the results as numpy arrays."""
+@lru_cache(maxsize=8)
+def _inlined(text: str, filename: str) -> str:
+    """Inlined once per module: verify runs each module once per trial."""
+    return inline_dense_resources(text, filename)
+
+
+def run_stablehlo_text(
+    text: str, inputs: Sequence[np.ndarray], filename: str = "<stablehlo>"
+) -> list[np.ndarray]:
+    """Compile `text` and run `@main` on `inputs`; returns the results as numpy arrays.
+    `dense_resource` weights are inlined first: XLA's import reads only `dense` literals."""
     import jax
 
     _, device = _cpu_client()
-    executable = compile_stablehlo_text(text)
+    executable = compile_stablehlo_text(_inlined(text, filename))
     # f64/i64 inputs must stay 64-bit; x64 is turned on for this thread and this call only, so
     # the caller's JAX configuration is never changed.
     with jax.enable_x64(True):

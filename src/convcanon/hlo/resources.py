@@ -1,0 +1,312 @@
+"""`dense_resource` constants: the one reader of a module's resource blobs.
+
+torch-mlir writes every weight as `dense_resource<name> : tensor<...>` with the bytes in the file's
+trailing `{-# dialect_resources: { builtin: { name: "0x<alignment><bytes>" } } #-}` section. XLA's
+StableHLO import refuses them, the Python bindings do not expose a blob's bytes, and the f64 copy
+cannot re-encode one, so every consumer gets the same module with each blob written back as the
+equivalent hex `dense<"0x...">` (same little-endian element bytes, one byte per i1).
+
+The scan is linear: the section is found from the end of the text, its blobs are sliced, not
+copied through a regex, and each reference is read at its own position. Lines are kept, so
+diagnostics on the rewritten text point at the user's file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from convcanon.diagnostics import ConvcanonError, SourceLoc
+
+_REFERENCE = "dense_resource<"
+_ALIGNMENT_HEX_DIGITS = 8  # a blob starts with its alignment, a little-endian uint32
+_MAX_SECTION_NESTING = 8  # `dialect_resources: { builtin: { name: "..." } }` nests 3 deep
+_BARE_NAME = re.compile(r"[\w.$-]+")
+_TENSOR_TYPE = re.compile(r"\s*:\s*tensor<((?:\d+x)*+)([A-Za-z]\w*+(?:<\w++>)?)>")
+_INT_TYPE = re.compile(r"(?:i|si|ui)(\d+)")
+F8_FLOATS = frozenset(
+    ["f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ", "f8E4M3", "f8E3M4"]
+)
+_ELEMENT_BYTES = {
+    "f64": 8,
+    "f32": 4,
+    "f16": 2,
+    "bf16": 2,
+    "complex<f32>": 8,
+    "complex<f64>": 16,
+    **dict.fromkeys(F8_FLOATS, 1),
+}
+
+
+@dataclass(frozen=True)
+class _Blob:
+    """A blob's element bytes as a span of hex digits in the text (alignment prefix skipped)."""
+
+    start: int
+    end: int
+    at: int  # offset of the blob's name, for diagnostics
+
+    @property
+    def size(self) -> int:
+        return (self.end - self.start) // 2
+
+
+@dataclass(frozen=True)
+class _Section:
+    start: int  # offset of `{-#`
+    end: int  # offset just after `#-}`
+    blobs: dict[str, _Blob]
+    only_builtin: bool  # nothing but builtin blobs: the section can be dropped
+
+
+def _loc(text: str, filename: str, offset: int) -> SourceLoc:
+    line = text.count("\n", 0, offset) + 1
+    return SourceLoc(filename, line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
+
+
+class _SectionReader:
+    """A recursive-descent reader of `{-# key: value, ... #-}` (values: strings, words, `{...}`)."""
+
+    def __init__(self, text: str, filename: str, start: int):
+        self.text, self.filename, self.pos = text, filename, start
+
+    def fail(self, message: str, offset: int | None = None) -> ConvcanonError:
+        where = self.pos if offset is None else offset
+        return ConvcanonError(
+            f"dialect_resources section: {message}", _loc(self.text, self.filename, where)
+        )
+
+    def skip_space(self) -> None:
+        text, n = self.text, len(self.text)
+        while self.pos < n:
+            ch = text[self.pos]
+            if ch in " \t\r\n":
+                self.pos += 1
+            elif text.startswith("//", self.pos):
+                newline = text.find("\n", self.pos)
+                self.pos = n if newline < 0 else newline + 1
+            else:
+                return
+
+    def expect(self, token: str) -> None:
+        self.skip_space()
+        if not self.text.startswith(token, self.pos):
+            found = self.text[self.pos : self.pos + 1]
+            raise self.fail(
+                f"expected '{token}', found {repr(found) if found else 'the end of the file'}"
+            )
+        self.pos += len(token)
+
+    def string(self) -> tuple[int, int]:
+        """The span of a string literal's contents (the reader is on its opening quote)."""
+        start = self.pos + 1
+        close = self.text.find('"', start)
+        while close > 0 and _escaped(self.text, start, close):
+            close = self.text.find('"', close + 1)
+        if close < 0:
+            raise self.fail("a string is not closed before the end of the file")
+        self.pos = close + 1
+        return start, close
+
+    def name(self) -> str:
+        self.skip_space()
+        if self.text.startswith('"', self.pos):
+            start, end = self.string()
+            return self.text[start:end]
+        match = _BARE_NAME.match(self.text, self.pos)
+        if match is None:
+            raise self.fail("expected a name")
+        self.pos = match.end()
+        return match[0]
+
+    def entries(self, close: str, depth: int) -> list[tuple[str, int, object]]:
+        """`key: value` pairs up to `close`; a value is a string span, a word or nested entries."""
+        if depth > _MAX_SECTION_NESTING:
+            raise self.fail(f"nested deeper than {_MAX_SECTION_NESTING} levels")
+        out: list[tuple[str, int, object]] = []
+        while True:
+            self.skip_space()
+            if self.pos >= len(self.text):
+                raise self.fail(f"the file ends before the closing '{close}'")
+            if self.text.startswith(close, self.pos):
+                self.pos += len(close)
+                return out
+            if out:
+                self.expect(",")
+                self.skip_space()
+            at = self.pos
+            key = self.name()
+            self.expect(":")
+            self.skip_space()
+            value: object
+            if self.text.startswith("{", self.pos):
+                self.pos += 1
+                value = self.entries("}", depth + 1)
+            elif self.text.startswith('"', self.pos):
+                value = self.string()
+            else:
+                value = self.name()
+            out.append((key, at, value))
+
+
+def _escaped(text: str, start: int, quote: int) -> bool:
+    """An odd run of backslashes before `quote` escapes it."""
+    run = quote
+    while run > start and text[run - 1] == "\\":
+        run -= 1
+    return (quote - run) % 2 == 1
+
+
+def _read_section(text: str, filename: str) -> _Section | None:
+    """The `{-# ... #-}` section at the end of the text, or None when there is none."""
+    start = text.rfind("{-#")
+    if start < 0:
+        return None
+    reader = _SectionReader(text, filename, start + 3)
+    top = reader.entries("#-}", 1)
+    end = reader.pos
+    reader.skip_space()
+    if reader.pos != len(text):
+        raise reader.fail("expected the end of the file after '#-}'")
+    blobs: dict[str, _Blob] = {}
+    only_builtin = True
+    for key, _, value in top:
+        if key != "dialect_resources" or not isinstance(value, list):
+            only_builtin = False
+            continue
+        for dialect, _, entries in value:
+            if dialect != "builtin" or not isinstance(entries, list):
+                only_builtin = False
+                continue
+            for name, name_at, blob in entries:
+                if not isinstance(blob, tuple):
+                    raise reader.fail(f"blob '{name}' is not a string", name_at)
+                blobs[name] = _blob(text, filename, name, name_at, blob)
+    return _Section(start, end, blobs, only_builtin)
+
+
+def _blob(text: str, filename: str, name: str, at: int, span: tuple[int, int]) -> _Blob:
+    start, end = span
+    digits = end - start - 2
+    if not text.startswith("0x", start) or digits < _ALIGNMENT_HEX_DIGITS or digits % 2:
+        raise ConvcanonError(
+            f"blob '{name}' is not '0x' then an 8-digit alignment and whole bytes of hex",
+            _loc(text, filename, at),
+        )
+    try:
+        bytes.fromhex(text[start + 2 : end])
+    except ValueError:
+        raise ConvcanonError(
+            f"blob '{name}' has a character that is not a hex digit", _loc(text, filename, at)
+        ) from None
+    return _Blob(start + 2 + _ALIGNMENT_HEX_DIGITS, end, at)
+
+
+def check_resource_section(text: str, filename: str) -> None:
+    """Refuse a malformed trailing `{-# ... #-}` section before MLIR's parser sees it: its parser
+    crashes (SIGSEGV) on a file that ends inside a string of that section."""
+    if "{-#" in text:
+        _read_section(text, filename)
+
+
+def resource_blobs(text: str, filename: str) -> dict[str, bytes]:
+    """The `builtin` blobs of the text's resource section, name -> element bytes."""
+    section = _read_section(text, filename)
+    if section is None:
+        return {}
+    return {
+        name: bytes.fromhex(text[blob.start : blob.end]) for name, blob in section.blobs.items()
+    }
+
+
+def _element_bytes(element: str) -> int | None:
+    """Bytes per element in a blob; None for types it does not hold whole bytes of."""
+    if element in _ELEMENT_BYTES:
+        return _ELEMENT_BYTES[element]
+    match = _INT_TYPE.fullmatch(element)
+    if match is None:
+        return None
+    bits = int(match[1])
+    if bits == 1:
+        return 1
+    return bits // 8 if bits in (8, 16, 32, 64) else None
+
+
+def inline_dense_resources(text: str, filename: str = "<stdin>") -> str:
+    """Every `dense_resource<name>` written back as `dense<"0x...">`, the section dropped.
+
+    Each referenced blob must exist and hold exactly the tensor's bytes. A text without
+    `dense_resource` is returned as is. The section is kept when it holds other resources.
+    """
+    if _REFERENCE not in text:
+        return text
+    section = _read_section(text, filename)
+    body_end = len(text) if section is None else section.start
+    pieces: list[str] = []
+    done = 0
+    at = text.find(_REFERENCE, 0, body_end)
+    while at >= 0:
+        name, after = _reference_name(text, filename, at + len(_REFERENCE))
+        blob = None if section is None else section.blobs.get(name)
+        if blob is None:
+            missing = "no dialect_resources section" if section is None else "no such blob"
+            raise ConvcanonError(
+                f"dense_resource<{name}>: the file has {missing}", _loc(text, filename, at)
+            )
+        _check_size(text, filename, at, after, name, blob)
+        pieces += [text[done:at], 'dense<"0x', text[blob.start : blob.end], '">']
+        done = after
+        at = text.find(_REFERENCE, after, body_end)
+    if section is None:
+        return "".join([*pieces, text[done:]])
+    pieces.append(text[done : section.start])
+    if section.only_builtin:
+        return "".join(pieces).rstrip() + "\n"
+    return "".join([*pieces, text[section.start :]])
+
+
+def _reference_name(text: str, filename: str, pos: int) -> tuple[str, int]:
+    """The blob name of `dense_resource<name>` starting at `pos`, and the offset after its `>`."""
+    if text.startswith('"', pos):
+        close = text.find('"', pos + 1)
+        name, end = (text[pos + 1 : close], close + 1) if close >= 0 else ("", -1)
+    else:
+        match = _BARE_NAME.match(text, pos)
+        name, end = (match[0], match.end()) if match else ("", -1)
+    if end < 0 or not text.startswith(">", end):
+        raise ConvcanonError(
+            "expected a blob name and '>' after 'dense_resource<'",
+            _loc(text, filename, pos - len(_REFERENCE)),
+        )
+    return name, end + 1
+
+
+def _check_size(text: str, filename: str, at: int, after: int, name: str, blob: _Blob) -> None:
+    """The blob holds exactly element bytes x element count of the type written after it."""
+    loc = _loc(text, filename, at)
+    match = _TENSOR_TYPE.match(text, after)
+    if match is None:
+        raise ConvcanonError(
+            f"dense_resource<{name}>: expected ': tensor<...>' with a static shape and no "
+            "encoding after it",
+            loc,
+        )
+    element = match[2]
+    per_element = _element_bytes(element)
+    if per_element is None:
+        raise ConvcanonError(
+            f"dense_resource<{name}>: blobs of {element} are not supported (supported: floats "
+            "and complex of whole bytes, i1, and 8/16/32/64-bit integers)",
+            loc,
+        )
+    count = 1
+    for dim in match[1].split("x")[:-1]:
+        count *= int(dim)
+    expected = count * per_element
+    if blob.size != expected:
+        shape = match[1] + element
+        raise ConvcanonError(
+            f"dense_resource<{name}>: the blob holds {blob.size} bytes, tensor<{shape}> needs "
+            f"{expected}",
+            loc,
+        )
