@@ -21,6 +21,7 @@ from convcanon.diagnostics import ConvcanonError, SourceLoc
 _REFERENCE = "dense_resource<"
 _ALIGNMENT_HEX_DIGITS = 8  # a blob starts with its alignment, a little-endian uint32
 _MAX_SECTION_NESTING = 8  # `dialect_resources: { builtin: { name: "..." } }` nests 3 deep
+_SPACE = re.compile(r"(?:\s++|//[^\n]*+)*+")
 _BARE_NAME = re.compile(r"[\w.$-]+")
 _TENSOR_TYPE = re.compile(r"\s*:\s*tensor<((?:\d+x)*+)([A-Za-z]\w*+(?:<\w++>)?)>")
 _INT_TYPE = re.compile(r"(?:i|si|ui)(\d+)")
@@ -77,16 +78,9 @@ class _SectionReader:
         )
 
     def skip_space(self) -> None:
-        text, n = self.text, len(self.text)
-        while self.pos < n:
-            ch = text[self.pos]
-            if ch in " \t\r\n":
-                self.pos += 1
-            elif text.startswith("//", self.pos):
-                newline = text.find("\n", self.pos)
-                self.pos = n if newline < 0 else newline + 1
-            else:
-                return
+        match = _SPACE.match(self.text, self.pos)
+        if match is not None:
+            self.pos = match.end()
 
     def expect(self, token: str) -> None:
         self.skip_space()
@@ -253,7 +247,9 @@ def inline_dense_resources(text: str, filename: str = "<stdin>") -> str:
             raise ConvcanonError(
                 f"dense_resource<{name}>: the file has {missing}", _loc(text, filename, at)
             )
-        _check_size(text, filename, at, after, name, blob)
+        why = _size_error(text, after, name, blob)
+        if why is not None:
+            raise ConvcanonError(why, _loc(text, filename, at))
         pieces += [text[done:at], 'dense<"0x', text[blob.start : blob.end], '">']
         done = after
         at = text.find(_REFERENCE, after, body_end)
@@ -281,23 +277,21 @@ def _reference_name(text: str, filename: str, pos: int) -> tuple[str, int]:
     return name, end + 1
 
 
-def _check_size(text: str, filename: str, at: int, after: int, name: str, blob: _Blob) -> None:
-    """The blob holds exactly element bytes x element count of the type written after it."""
-    loc = _loc(text, filename, at)
+def _size_error(text: str, after: int, name: str, blob: _Blob) -> str | None:
+    """Why the blob does not hold exactly element bytes x element count of the type written
+    after it; None when it does."""
     match = _TENSOR_TYPE.match(text, after)
     if match is None:
-        raise ConvcanonError(
+        return (
             f"dense_resource<{name}>: expected ': tensor<...>' with a static shape and no "
-            "encoding after it",
-            loc,
+            "encoding after it"
         )
     element = match[2]
     per_element = _element_bytes(element)
     if per_element is None:
-        raise ConvcanonError(
+        return (
             f"dense_resource<{name}>: blobs of {element} are not supported (supported: floats "
-            "and complex of whole bytes, i1, and 8/16/32/64-bit integers)",
-            loc,
+            "and complex of whole bytes, i1, and 8/16/32/64-bit integers)"
         )
     count = 1
     for dim in match[1].split("x")[:-1]:
@@ -305,8 +299,8 @@ def _check_size(text: str, filename: str, at: int, after: int, name: str, blob: 
     expected = count * per_element
     if blob.size != expected:
         shape = match[1] + element
-        raise ConvcanonError(
+        return (
             f"dense_resource<{name}>: the blob holds {blob.size} bytes, tensor<{shape}> needs "
-            f"{expected}",
-            loc,
+            f"{expected}"
         )
+    return None
