@@ -104,7 +104,10 @@ def test_a_kernel_that_divides_by_its_stride_is_one_unit_stride_conv(
     before = all_conv_params(parse(text), STABLEHLO)[0]
     assert total_macs(params) == before.macs
     ops = _ops(printed)
-    assert "slice" not in ops and "add" not in ops and ops.count("transpose") == 2
+    assert "slice" not in ops and "add" not in ops
+    assert (
+        ops.count("transpose") <= 2
+    )  # at most one per folded operand (none where it is a reshape)
     assert stats.counters["merged-phases"] == math.prod(before.strides) - 1
     _check(text, as_stablehlo_text(after, dialect))
 

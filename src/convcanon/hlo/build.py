@@ -358,6 +358,23 @@ class Builder:
         ty = self.tensor(out, element)
         return self._create(self._transpose_name, ty, [value], attrs, ip, loc), out
 
+    def permute_reshape(
+        self,
+        value: ir.Value,
+        shape: Sequence[int],
+        element: ir.Type,
+        permutation: Sequence[int],
+        result_shape: Sequence[int],
+        ip: ir.InsertionPoint,
+        loc: ir.Location,
+    ) -> ir.Value:
+        """`value` transposed, then reshaped to `result_shape`: one reshape when the
+        permutation only moves unit dims."""
+        moved = [d for d in permutation if shape[d] != 1]
+        if moved != sorted(moved):
+            value, _ = self.transpose(value, shape, element, permutation, ip, loc)
+        return self.reshape(value, result_shape, element, ip, loc)
+
     def reverse(
         self,
         value: ir.Value,

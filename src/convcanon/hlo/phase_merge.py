@@ -80,18 +80,6 @@ def folds_dim(kernel: int, dilation: int, stride: int) -> bool:
     return stride == 1 or (dilation == 1 and kernel >= stride)
 
 
-def joins_phases(kernel: int, dilation: int, stride: int) -> bool:
-    """Whether some stride phases of a dim share a tap count (so merging joins them): with
-    K >= s and unit dilation the s phases have ceil(K/s) taps (K mod s of them) or floor."""
-    if stride == 1:
-        return False
-    step = tap_step(dilation, stride)
-    if kernel <= step:
-        return kernel > 1
-    rest = kernel % step
-    return rest > 1 or step - rest > 1
-
-
 def kernel_extension(p: ConvParams, max_mac_ratio: float) -> tuple[int, ...]:
     """Zero taps to append per spatial dim so that every phase of that dim has the same taps.
 
@@ -232,9 +220,11 @@ MAX_PHASE_SLICES = 4096
 
 
 def foldable(p: ConvParams) -> bool:
-    """Whether the merged stride phases of `p` are a space-to-depth fold of lhs and kernel:
-    every dim folds and some dim has phases to join (else the phases are plain slices)."""
-    return all(folds_dim(*dim) for dim in _dims(p)) and any(joins_phases(*dim) for dim in _dims(p))
+    """Whether the merged stride phases of `p` are read from one space-to-depth fold of lhs and
+    kernel: every dim folds and some dim is strided. Each phase group is then a slice of the
+    folded features, not a strided slice of the lhs: one copy of the lhs feeds every partial
+    conv, in the layout the conv reads (with groups of unequal tap counts too, e.g. 3/2)."""
+    return all(folds_dim(*dim) for dim in _dims(p)) and any(s > 1 for s in p.strides)
 
 
 def fold_padding(p: ConvParams) -> ConvParams:

@@ -189,8 +189,7 @@ def _depth_to_space(
         else:
             order.append(index(axis))
     value = b.reshape(value, split, element, ip, loc)
-    value, _ = b.transpose(value, split, element, order, ip, loc)
-    return b.reshape(value, p.result_shape, element, ip, loc)
+    return b.permute_reshape(value, split, element, order, p.result_shape, ip, loc)
 
 
 def _interleave(

@@ -136,8 +136,7 @@ def _unfold(
         else:
             order.append(at(folded.axes[axis][0]))
             merged.append(split[order[-1]])
-    value, _ = b.transpose(value, split, element, order, ip, loc)
-    return b.reshape(value, merged, element, ip, loc)
+    return b.permute_reshape(value, split, element, order, merged, ip, loc)
 
 
 def _folded_stride(
