@@ -894,6 +894,13 @@ _MX_UNPLACED_BROADCAST = (
     "  %0 = migraphx.multibroadcast %a {out_lens = [1, 32, 1, 1024]} : <1x32xsi32, 32x1> -> <1x32x1x1024xsi32, 0x0x0x0>\n"
     "  return %a : !migraphx.shaped<1x32xsi32, 32x1>\n}\n"
 )
+_RESOURCE_CONV = (
+    "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+    "  %w = stablehlo.constant dense_resource<weights> : tensor<2xf32>\n"
+    "  %y = stablehlo.add %x, %w : tensor<2xf32>\n"
+    "  return %y : tensor<2xf32>\n}\n"
+    '{-#\n  dialect_resources: {\n    builtin: {\n      weights: "0x04000000'
+)
 CASES += [
     Case("conv padding that wraps int64 (declared result as wrapped)", ["{m.mlir}", "-p", CANON], {"m.mlir": _f(_WRAPPED_PADDING)}, 1, "m.mlir:2:8: error: spatial dim 0 pads to 18446744073709551622 elements, a window of 3 gives 18446744073709551620 outputs, not the declared 4: its padding overflows int64", "convcanon-opt"),
     Case("conv padding that wraps int64 (explain)", ["explain", "{m.mlir}", "-p", CANON], {"m.mlir": _f(_WRAPPED_PADDING)}, 1, "its padding overflows int64"),
@@ -901,6 +908,9 @@ CASES += [
     Case("a bad shaped type ending its line (run)", ["run", "{m.mlir}"], {"m.mlir": _f(_MX_TYPE_ENDS_LINE)}, 1, "m.mlir:2:46: error: !migraphx.shaped layout is not representable: dims 0 and 1 overlap in memory"),
     Case("a bad shaped type at the end of the file", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f("func.func private @g() -> !migraphx.shaped<2x3xi7, 3x1>")}, 1, "m.mlir:1:44: error: !migraphx.shaped element type i7 is not a known MIGraphX type", "convcanon-opt"),
     Case("multibroadcast that neither MIGraphX's rule nor the result layout places", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_UNPLACED_BROADCAST)}, 1, "multibroadcast cannot broadcast [1, 32] to [1, 32, 1, 1024]", "convcanon-opt"),
+    Case("dense_resource blob shorter than its tensor", ["run", "{m.mlir}"], {"m.mlir": _f(_RESOURCE_CONV + '0000803F"\n    }\n  }\n#-}\n')}, 1, "m.mlir:2:27: error: dense_resource<weights>: the blob holds 4 bytes, tensor<2xf32> needs 8"),
+    Case("dense_resource naming a missing blob", ["run", "{m.mlir}"], {"m.mlir": _f(_RESOURCE_CONV.replace("weights: ", "other: ") + '0000803F00000040"\n    }\n  }\n#-}\n')}, 1, "m.mlir:2:27: error: dense_resource<weights>: the file has no such blob"),
+    Case("dialect_resources section cut inside its blob (MLIR's parser would crash)", ["{m.mlir}", "-p", CANON], {"m.mlir": _f(_RESOURCE_CONV + "0000")}, 1, "m.mlir:9:16: error: dialect_resources section: a string is not closed before the end of the file", "convcanon-opt"),
 ]  # fmt: skip
 
 

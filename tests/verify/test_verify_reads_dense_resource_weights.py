@@ -75,6 +75,11 @@ HOSTILE = {
         RESOURCE.replace("dense_resource<weight>", "dense_resource<other>"),
         "2:27: error: dense_resource<other>: the file has no such blob",
     ),
+    "truncated section": (  # MLIR's own parser would crash on it (SIGSEGV)
+        RESOURCE[: RESOURCE.index(blob_hex(WEIGHTS)) + 5],
+        "10:15: error: dialect_resources section: a string is not closed before the end of"
+        " the file",
+    ),
 }
 
 

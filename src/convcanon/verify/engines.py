@@ -75,7 +75,9 @@ def xla_engine(
 
     text = entry_as_main(text, filename, entry)
     try:
-        return run_stablehlo_text(text, inputs)
+        return run_stablehlo_text(text, inputs, filename)
+    except ConvcanonError:
+        raise
     except Exception as err:  # XLA raises its own runtime error types
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ConvcanonError(f"XLA rejected the module: {first}", SourceLoc(filename)) from None
