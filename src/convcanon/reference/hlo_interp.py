@@ -1244,6 +1244,7 @@ OPS: dict[str, Handler] = {
     "convert": _convert,
     "bitcast_convert": _bitcast_convert,
     "constant": _constant,
+    "arith.constant": _constant,  # torch-mlir writes BatchNorm's eps as one
     "iota": _iota,
     "reshape": _reshape,
     "transpose": _transpose,

@@ -389,8 +389,11 @@ def _summary(
 ) -> str:
     parts = [f"ok: {trials} trial(s) on engine {engine}"]
     if tally.float_elements:
+        name = truth.name
+        if isinstance(truth.run, _ReferenceElseXla) and truth.run.fallback is not None:
+            name = name.replace("reference", "xla", 1)
         against = (
-            f"BEFORE evaluated in f64 ({truth.name})"
+            f"BEFORE evaluated in f64 ({name})"
             if truth.before_text is not None
             else f"BEFORE itself ({truth.reason})"
         )
@@ -464,25 +467,33 @@ def _hlo_truth(
         name += "; its floats are f64 already"
     after_reason = "" if wide_after.text is not None else wide_after.reason
     return Truth(
-        wide_before.text, wide_after.text, run or _reference_else_xla, name, "", after_reason
+        wide_before.text, wide_after.text, run or _ReferenceElseXla(), name, "", after_reason
     )
 
 
-def _reference_else_xla(
-    text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
-) -> list[np.ndarray]:
-    """The f64 copy on the reference interpreter; on XLA where the interpreter lacks an op."""
-    from convcanon.verify.engines import ENGINES
+class _ReferenceElseXla:
+    """The f64 copy on the reference interpreter; on XLA from the first op the interpreter
+    lacks (said once; the summary then names XLA as the truth's engine)."""
 
-    try:
-        return ENGINES["reference"](text, filename, entry, inputs)
-    except ConvcanonError as err:
-        unsupported = "not supported by the interpreter" in err.message or (
-            "the interpreter does not support" in err.message
-        )
-        if not unsupported or importlib.util.find_spec("jax") is None:
-            raise
-        print(f"f64 truth: {err.message}; XLA evaluates the f64 copy instead")
+    def __init__(self) -> None:
+        self.fallback: str | None = None
+
+    def __call__(
+        self, text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
+    ) -> list[np.ndarray]:
+        from convcanon.verify.engines import ENGINES
+
+        if self.fallback is None:
+            try:
+                return ENGINES["reference"](text, filename, entry, inputs)
+            except ConvcanonError as err:
+                unsupported = "not supported by the interpreter" in err.message or (
+                    "the interpreter does not support" in err.message
+                )
+                if not unsupported or importlib.util.find_spec("jax") is None:
+                    raise
+                self.fallback = err.message
+                print(f"f64 truth: {err.message}; XLA evaluates the f64 copy instead")
         return ENGINES["xla"](text, filename, entry, inputs)
 
 
