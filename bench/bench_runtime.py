@@ -23,6 +23,7 @@ import argparse
 import math
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -494,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ValueError) as err:
         print(f"bench_runtime: error: {err}", file=sys.stderr)
         return 2
-    command = "python bench/bench_runtime.py " + " ".join(
+    command = "python bench/bench_runtime.py " + shlex.join(
         argv if argv is not None else sys.argv[1:]
     )
     min_s = args.min_sample_ms / 1000
