@@ -154,6 +154,28 @@ def test_depthwise_3x3_stride_2_keeps_its_groups_and_pad_kernel_makes_it_one_con
     _check(DEPTHWISE, as_stablehlo_text(padded, dialect))
 
 
+@pytest.mark.parametrize("reverse", ["", ", reverse = [true, false]"], ids=["forward", "reversed"])
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_pad_kernel_widens_a_4x4_stride_2_conv_transpose_to_one_3x3_conv(
+    dialect: Dialect, reverse: str
+) -> None:
+    """Its output phases read two windows per dim, a tap apart: zero-extended to the 3-tap
+    union they merge, one dim at 3/2 of the floor (within 2.0), both at 9/4 (within 2.25). In a
+    reversed dim tap k reads element K-1-k, so the zero taps go on the other side."""
+    text = CONV_T4.replace("lhs_dilate = [2, 2]", "lhs_dilate = [2, 2]" + reverse)
+    floor = lattice_macs(all_conv_params(parse(text), STABLEHLO)[0])
+    for ratio, convs, kernel, features in ((2.0, 2, (3, 2), 12), (2.25, 1, (3, 3), 24)):
+        after, stats, _ = run_pass(
+            text, dialect, gate="general", merge_phases="pad-kernel", max_mac_ratio=ratio
+        )
+        params = all_conv_params(after, dialect)
+        assert_canonical(params)
+        assert len(params) == convs and stats.counters["merged-phases"] == 4 - convs
+        assert all(p.kernel_spatial == kernel and p.result_shape[-1] == features for p in params)
+        assert total_macs(params) * 4 == floor * kernel[0] * kernel[1]  # 2x2 real taps a phase
+        _check(text, as_stablehlo_text(after, dialect))
+
+
 def test_pad_kernel_stays_within_max_mac_ratio() -> None:
     """7x7/2 extended to 8x8 costs (8/7)^2 = 1.31 of the floor: within 1.5, not within 1.2,
     where only one dim is extended (8/7)."""

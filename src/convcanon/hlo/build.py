@@ -9,7 +9,8 @@ than a dictionary lookup.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+from collections.abc import Callable, Mapping, Sequence
 
 from jaxlib.mlir import ir
 
@@ -422,14 +423,32 @@ class Builder:
         blocks: int,
         ip: ir.InsertionPoint,
         loc: ir.Location,
+        pads: Sequence[Sequence[tuple[int, int]]] | None = None,
+        zero: Callable[[], ir.Value] | None = None,
     ) -> ir.Value:
         """`value` (of `shape`) sliced by each list of (start, stride, length) `windows` on
-        `axes`, the slices joined on `axis` block by block (`concat_blocks`)."""
-        part = list(shape)
-        for a, (_, _, length) in zip(axes, windows[0], strict=True):
-            part[a] = length
+        `axes`, each slice zero-padded by its (low, high) `pads` on those axes (`zero()` is the
+        pad value), the slices joined on `axis` block by block (`concat_blocks`)."""
+
+        def sliced(w: Sequence[tuple[int, int, int]]) -> tuple[int, ...]:
+            part = list(shape)
+            for a, (_, _, length) in zip(axes, w, strict=True):
+                part[a] = length
+            return tuple(part)
+
         slices = [self.slice_spatial(value, shape, element, axes, w, ip, loc) for w in windows]
-        return self.concat_blocks(slices, tuple(part), element, axis, blocks, ip, loc)[0]
+        part = sliced(windows[0])
+        if pads is not None and any(any(pair) for pair in itertools.chain(*pads)):
+            assert zero is not None, "padded slices need a zero"
+            padded = []
+            for piece, w, pairs in zip(slices, windows, pads, strict=True):
+                low, high, none = [0] * len(shape), [0] * len(shape), [0] * len(shape)
+                for a, (lo, hi) in zip(axes, pairs, strict=True):
+                    low[a], high[a] = lo, hi
+                padded.append(self.pad(piece, sliced(w), element, zero(), low, high, none, ip, loc))
+            slices = [v for v, _ in padded]
+            part = padded[0][1]
+        return self.concat_blocks(slices, part, element, axis, blocks, ip, loc)[0]
 
     def slice_spatial(
         self,

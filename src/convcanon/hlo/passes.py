@@ -371,7 +371,7 @@ def _rewrite_ops(
         if opts.merge_phases == "none":
             partials, total = explicit_lhs_dilation(b, conv, p, plans, acc, rewrite_phase, ip, loc)
         else:
-            groups = lhs_groups(p, opts.merge_phases)
+            groups = lhs_groups(p, opts.merge_phases, opts.max_mac_ratio)
             partials, total = merged_lhs_dilation(
                 b, conv, p, plans, groups, acc, rewrite_phase, ip, loc
             )

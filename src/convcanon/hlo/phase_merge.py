@@ -141,22 +141,80 @@ def _window_key(ph: LhsPhase) -> tuple[int, int, int]:
     return (ph.pad_low, ph.taps, ph.outputs)
 
 
-def lhs_dim_groups(plan: LhsDimPlan) -> tuple[tuple[LhsPhase, ...], ...]:
-    """The output phases of one dim grouped by the window they read (start, taps, outputs)."""
-    groups: dict[tuple[int, int, int], list[LhsPhase]] = {}
-    for ph in plan.phases:
+def lhs_dim_groups(plan: LhsDimPlan, widen: bool = False) -> tuple[tuple[LhsPhase, ...], ...]:
+    """The output phases of one dim grouped by the window they read (start, taps, outputs);
+    with `widen`, by their outputs alone, each phase's kernel zero-extended to the group's
+    union window (`widened_phases`)."""
+    groups: dict[tuple[int, ...], list[LhsPhase]] = {}
+    for ph in widened_phases(plan) if widen else plan.phases:
         groups.setdefault(_window_key(ph), []).append(ph)
     return tuple(tuple(g) for g in groups.values())
 
 
 @lru_cache(maxsize=4096)
-def lhs_groups(p: ConvParams, mode: MergeMode) -> tuple[LhsGroup, ...]:
+def widened_phases(plan: LhsDimPlan) -> tuple[LhsPhase, ...]:
+    """The phases of a dim with each kernel zero-extended to the union of the windows of the
+    phases with as many outputs: output m of a phase reads undilated positions m*s - pad_low +
+    i*d, so phases whose windows start and end on the same d-lattice read one window, the
+    taps outside their own being zeros (as many multiply-adds more)."""
+    d = plan.rhs_dilation
+    spans: dict[tuple[int, int], tuple[int, int]] = {}
+    for ph in plan.phases:
+        first, last = -ph.pad_low, (ph.taps - 1) * d - ph.pad_low
+        key = (ph.outputs, first % d)
+        lo, hi = spans.get(key, (first, last))
+        spans[key] = (min(lo, first), max(hi, last))
+    out = []
+    for ph in plan.phases:
+        first, last = -ph.pad_low, (ph.taps - 1) * d - ph.pad_low
+        lo, hi = spans[(ph.outputs, first % d)]  # on the lattice of `first`, as `last` is
+        before, after = (first - lo) // d, (hi - last) // d
+        out.append(
+            ph._replace(
+                taps=ph.taps + before + after,
+                pad_low=ph.pad_low + before * d,
+                pad_high=ph.pad_high + after * d,
+                zeros_before=before,
+                zeros_after=after,
+            )
+        )
+    return tuple(out)
+
+
+def _dim_macs(phases: tuple[LhsPhase, ...]) -> int:
+    return sum(ph.outputs * ph.taps for ph in phases)
+
+
+@lru_cache(maxsize=4096)
+def lhs_widening(plans: tuple[LhsDimPlan, ...], max_mac_ratio: float) -> tuple[bool, ...]:
+    """Which dims widen their output phases' windows (merge-phases=pad-kernel): those where it
+    merges phases, cheapest first, while the product of the dims' multiply-add factors stays
+    within `max_mac_ratio`. Only phase convs of unit stride (every transposed conv) widen."""
+    if any(plan.stride != 1 for plan in plans):
+        return (False,) * len(plans)
+    needs: list[tuple[float, int]] = []
+    for axis, plan in enumerate(plans):
+        wide = widened_phases(plan)
+        if len(lhs_dim_groups(plan, True)) < len(lhs_dim_groups(plan)):
+            needs.append((_dim_macs(wide) / _dim_macs(plan.phases), axis))
+    widen = [False] * len(plans)
+    ratio = 1.0
+    for factor, axis in sorted(needs):
+        if ratio * factor <= max_mac_ratio + 1e-12:
+            ratio *= factor
+            widen[axis] = True
+    return tuple(widen)
+
+
+@lru_cache(maxsize=4096)
+def lhs_groups(p: ConvParams, mode: MergeMode, max_mac_ratio: float = 2.0) -> tuple[LhsGroup, ...]:
     """The convs of the output phases: one per phase combo (`none`), or per combo of per-dim
-    window groups."""
+    window groups (windows widened within `max_mac_ratio` in `pad-kernel`)."""
     plans = lhs_dilation_plans(p)
     if mode == "none" or not mergeable(p):
         return tuple(LhsGroup((c,)) for c in itertools.product(*(pl.phases for pl in plans)))
-    per_dim = [lhs_dim_groups(pl) for pl in plans]
+    widen = lhs_widening(plans, max_mac_ratio) if mode == "pad-kernel" else (False,) * len(plans)
+    per_dim = [lhs_dim_groups(pl, w) for pl, w in zip(plans, widen, strict=True)]
     return tuple(
         LhsGroup(tuple(itertools.product(*choice))) for choice in itertools.product(*per_dim)
     )
@@ -241,12 +299,13 @@ def fold_padding(p: ConvParams) -> ConvParams:
     return replace(p, padding=tuple(padding))
 
 
-def _group_dim_counts(plan: LhsDimPlan, mode: MergeMode) -> list[int]:
+def _group_dim_counts(plan: LhsDimPlan, mode: MergeMode, widen: bool) -> list[int]:
     """Per window group of one dim, the stride convs of its group conv in that dim."""
     if mode == "none":
         return [stride_phase_count(ph.taps, plan.rhs_dilation, plan.stride) for ph in plan.phases]
     return [
-        distinct_tap_counts(g[0].taps, plan.rhs_dilation, plan.stride) for g in lhs_dim_groups(plan)
+        distinct_tap_counts(g[0].taps, plan.rhs_dilation, plan.stride)
+        for g in lhs_dim_groups(plan, widen)
     ]
 
 
@@ -261,7 +320,10 @@ def merge_plan(p: ConvParams, polyphase: bool, mode: MergeMode, max_mac_ratio: f
     if polyphase and any(d != 1 for d in p.lhs_dilation):
         plans = lhs_dilation_plans(p)
         unmerged = math.prod(plan.partial_convs for plan in plans)
-        per_dim = [_group_dim_counts(plan, mode) for plan in plans]
+        widen = (
+            lhs_widening(plans, max_mac_ratio) if mode == "pad-kernel" else (False,) * len(plans)
+        )
+        per_dim = [_group_dim_counts(pl, mode, w) for pl, w in zip(plans, widen, strict=True)]
         groups = math.prod(len(c) for c in per_dim)
         folds = all(
             folds_dim(ph.taps, pl.rhs_dilation, pl.stride) for pl in plans for ph in pl.phases
@@ -274,7 +336,7 @@ def merge_plan(p: ConvParams, polyphase: bool, mode: MergeMode, max_mac_ratio: f
             return MergePlan(convs, unmerged, summed, slices)
         counts = [
             stride_convs(lhs_group_params(p, plans, g), mode, max_mac_ratio)
-            for g in lhs_groups(p, mode)
+            for g in lhs_groups(p, mode, max_mac_ratio)
         ]
         return MergePlan(sum(counts), unmerged, max(counts, default=0), slices)
     convs = stride_convs(p, mode, max_mac_ratio)

@@ -96,15 +96,18 @@ class LhsPhase(NamedTuple):
 
     q: int
     outputs: int  # ceil((O - q) / P)
-    taps: int
+    taps: int  # of the phase conv's kernel, zero taps included
     rhs_start: int
     rhs_stride: int
     pad_low: int
     pad_high: int
+    zeros_before: int = 0  # zero taps before the kernel slice (merge-phases=pad-kernel), in tap
+    zeros_after: int = 0  # order, so that phases reading nearby windows read the same one
 
     @property
     def rhs_window(self) -> tuple[int, int, int]:
-        return (self.rhs_start, self.rhs_stride, self.taps)
+        """(start, stride, length) of the kernel slice, the zero taps left out."""
+        return (self.rhs_start, self.rhs_stride, self.taps - self.zeros_before - self.zeros_after)
 
 
 class LhsDimPlan(NamedTuple):

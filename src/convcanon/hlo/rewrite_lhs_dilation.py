@@ -61,6 +61,13 @@ def _group_conv(
     rhs = conv.operands[1]
     rhs_element = ir.ShapedType(rhs.type).element_type
     q = lhs_group_params(p, plans, group)
+
+    def zeros(ph: LhsPhase, reversed_: bool) -> tuple[int, int]:
+        """Zero taps as element pads: tap k reads element K-1-k in a reversed dim."""
+        if reversed_:
+            return ph.zeros_after, ph.zeros_before
+        return ph.zeros_before, ph.zeros_after
+
     kernel = b.join_slices(
         rhs,
         p.rhs_shape,
@@ -71,6 +78,8 @@ def _group_conv(
         p.feature_group_count,
         ip,
         loc,
+        [[zeros(ph, r) for ph, r in zip(combo, p.reversal, strict=True)] for combo in group.combos],
+        lambda: b.zero(rhs_element, conv.operation.block, loc),
     )
     overrides = {
         "window_strides": b.i64_list(q.strides),
