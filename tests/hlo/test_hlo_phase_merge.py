@@ -176,6 +176,20 @@ def test_pad_kernel_widens_a_4x4_stride_2_conv_transpose_to_one_3x3_conv(
         _check(text, as_stablehlo_text(after, dialect))
 
 
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_crop_the_fold_leaves_out_still_resets_the_conv_padding(dialect: Dialect) -> None:
+    """3/2 over 4 elements with padding (0, -1): the fold reads 4 = 2 x 2 elements, so the lhs
+    is neither padded nor cropped, and the partial convs must not keep the original's padding."""
+    text = _conv("1x4x1xf32", "3x1x1xf32", "1x1x1xf32", "stride = [2], pad = [[0, -1]]").replace(
+        "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "[b, 0, f]x[0, i, o]->[b, 0, f]"
+    )
+    after, _, printed = run_pass(text, dialect, gate="general")
+    params = all_conv_params(after, dialect)
+    assert_canonical(params)
+    assert len(params) == 2 and not re.search(r"pad\W+%arg0", printed), printed
+    _check(text, as_stablehlo_text(after, dialect))
+
+
 def test_pad_kernel_stays_within_max_mac_ratio() -> None:
     """7x7/2 extended to 8x8 costs (8/7)^2 = 1.31 of the floor: within 1.5, not within 1.2,
     where only one dim is extended (8/7)."""

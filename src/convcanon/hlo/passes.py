@@ -412,12 +412,13 @@ def _pad_then_stride(
             rhs = _extend_kernel(b, rhs, p, extra, block, ip, loc)
             p = extend_kernel(p, extra)
     rhs_element = ir.ShapedType(rhs.type).element_type
+    padded = any(lo or hi for lo, hi in p.padding)  # the conv's own padding, to be reset
     merge = opts.merge_phases != "none"
     zeros = None
     if build.has_zero(lhs_element) and build.has_zero(rhs_element):
         zeros = (lambda: b.zero(lhs_element, block, loc), lambda: b.zero(rhs_element, block, loc))
         if merge and mergeable(p) and foldable(p):  # pad straight to the fold's extent
-            p = fold_padding(p)
+            p = fold_padding(p)  # (which can be none: a crop of what the fold leaves out)
     if p.needs_pad:
 
         def zero_value() -> ir.Value:
@@ -429,7 +430,7 @@ def _pad_then_stride(
         overrides = {**overrides, **pad_overrides(b, p, "lhs_dilation" in conv.attributes)}
         if stats is not None:
             stats.bump("rewritten-pad")
-    elif "padding" in overrides:  # a phase conv whose padding the kernel extension cancelled
+    elif "padding" in overrides or padded:  # padding the kernel extension or the fold cancelled
         overrides = {**overrides, **pad_overrides(b, p, False)}
     if p.needs_stride:
         types = (lhs_element, rhs_element, result_type)

@@ -206,6 +206,12 @@ def lhs_widening(plans: tuple[LhsDimPlan, ...], max_mac_ratio: float) -> tuple[b
     return tuple(widen)
 
 
+def _widening(
+    plans: tuple[LhsDimPlan, ...], mode: MergeMode, max_mac_ratio: float
+) -> tuple[bool, ...]:
+    return lhs_widening(plans, max_mac_ratio) if mode == "pad-kernel" else (False,) * len(plans)
+
+
 @lru_cache(maxsize=4096)
 def lhs_groups(p: ConvParams, mode: MergeMode, max_mac_ratio: float = 2.0) -> tuple[LhsGroup, ...]:
     """The convs of the output phases: one per phase combo (`none`), or per combo of per-dim
@@ -213,7 +219,7 @@ def lhs_groups(p: ConvParams, mode: MergeMode, max_mac_ratio: float = 2.0) -> tu
     plans = lhs_dilation_plans(p)
     if mode == "none" or not mergeable(p):
         return tuple(LhsGroup((c,)) for c in itertools.product(*(pl.phases for pl in plans)))
-    widen = lhs_widening(plans, max_mac_ratio) if mode == "pad-kernel" else (False,) * len(plans)
+    widen = _widening(plans, mode, max_mac_ratio)
     per_dim = [lhs_dim_groups(pl, w) for pl, w in zip(plans, widen, strict=True)]
     return tuple(
         LhsGroup(tuple(itertools.product(*choice))) for choice in itertools.product(*per_dim)
@@ -320,9 +326,7 @@ def merge_plan(p: ConvParams, polyphase: bool, mode: MergeMode, max_mac_ratio: f
     if polyphase and any(d != 1 for d in p.lhs_dilation):
         plans = lhs_dilation_plans(p)
         unmerged = math.prod(plan.partial_convs for plan in plans)
-        widen = (
-            lhs_widening(plans, max_mac_ratio) if mode == "pad-kernel" else (False,) * len(plans)
-        )
+        widen = _widening(plans, mode, max_mac_ratio)
         per_dim = [_group_dim_counts(pl, mode, w) for pl, w in zip(plans, widen, strict=True)]
         groups = math.prod(len(c) for c in per_dim)
         folds = all(
