@@ -26,6 +26,13 @@ class SourceLoc:
         return f"{self.file}:{self.line}:{max(self.col, 1)}"
 
 
+def offset_loc(text: str, offset: int, filename: str) -> SourceLoc:
+    """The 1-based line and column of character `offset` of `text` (computed on error only:
+    counting lines is linear in the offset)."""
+    line = text.count("\n", 0, offset) + 1
+    return SourceLoc(filename, line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
+
+
 class ConvcanonError(Exception):
     """Bad input: printed as `loc: error: message`, exit code 1."""
 
@@ -95,10 +102,8 @@ def check_splats(text: str, filename: str, limit: int = MAX_SPLAT_ELEMENTS) -> N
         for dim in match[2].rstrip("x").split("x"):
             count *= int(dim)
         if count > limit:
-            line = text.count("\n", 0, match.start()) + 1
-            col = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
             raise ConvcanonError(
                 f"dense splat of {count} elements is over the limit of {limit} elements for "
                 "migraphx/TOSA files",
-                SourceLoc(filename, line, col),
+                offset_loc(text, match.start(), filename),
             )

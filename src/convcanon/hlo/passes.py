@@ -32,6 +32,7 @@ from convcanon.hlo.phase_merge import (
     kernel_extension,
     lhs_groups,
     mergeable,
+    zero_tap_pads,
 )
 from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, uses_polyphase
 from convcanon.hlo.recipe import Recipe, Trace, replay
@@ -460,7 +461,7 @@ def _extend_kernel(
     rank = len(p.rhs_shape)
     low, high = [0] * rank, [0] * rank
     for axis, e, reversed_ in zip(p.dims.rhs_spatial, extra, p.reversal, strict=True):
-        (low if reversed_ else high)[axis] = e
+        low[axis], high[axis] = zero_tap_pads(0, e, reversed_)
     zero = b.zero(element, block, loc)
     return b.pad(rhs, p.rhs_shape, element, zero, low, high, [0] * rank, ip, loc)[0]
 

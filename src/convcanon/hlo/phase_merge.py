@@ -100,6 +100,12 @@ def kernel_extension(p: ConvParams, max_mac_ratio: float) -> tuple[int, ...]:
     return tuple(extra)
 
 
+def zero_tap_pads(before: int, after: int, reversed_: bool) -> tuple[int, int]:
+    """Zero taps before and after a kernel's taps as (low, high) pads of its elements: in a
+    reversed dim tap k reads element K-1-k, so they swap sides."""
+    return (after, before) if reversed_ else (before, after)
+
+
 def extend_kernel(p: ConvParams, extra: tuple[int, ...]) -> ConvParams:
     """`p` with `extra` zero taps appended per dim and the lhs padded high by the window they add
     (d * extra), so the output extents are unchanged."""

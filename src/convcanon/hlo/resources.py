@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.diagnostics import ConvcanonError, offset_loc
 
 _REFERENCE = "dense_resource<"
 _ALIGNMENT_HEX_DIGITS = 8  # a blob starts with its alignment, a little-endian uint32
@@ -60,11 +60,6 @@ class _Section:
     only_builtin: bool  # nothing but builtin blobs: the section can be dropped
 
 
-def _loc(text: str, filename: str, offset: int) -> SourceLoc:
-    line = text.count("\n", 0, offset) + 1
-    return SourceLoc(filename, line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
-
-
 class _SectionReader:
     """A recursive-descent reader of `{-# key: value, ... #-}` (values: strings, words, `{...}`)."""
 
@@ -74,7 +69,7 @@ class _SectionReader:
     def fail(self, message: str, offset: int | None = None) -> ConvcanonError:
         where = self.pos if offset is None else offset
         return ConvcanonError(
-            f"dialect_resources section: {message}", _loc(self.text, self.filename, where)
+            f"dialect_resources section: {message}", offset_loc(self.text, where, self.filename)
         )
 
     def skip_space(self) -> None:
@@ -185,13 +180,13 @@ def _blob(text: str, filename: str, name: str, at: int, span: tuple[int, int]) -
     if not text.startswith("0x", start) or digits < _ALIGNMENT_HEX_DIGITS or digits % 2:
         raise ConvcanonError(
             f"blob '{name}' is not '0x' then an 8-digit alignment and whole bytes of hex",
-            _loc(text, filename, at),
+            offset_loc(text, at, filename),
         )
     try:
         bytes.fromhex(text[start + 2 : end])
     except ValueError:
         raise ConvcanonError(
-            f"blob '{name}' has a character that is not a hex digit", _loc(text, filename, at)
+            f"blob '{name}' has a character that is not a hex digit", offset_loc(text, at, filename)
         ) from None
     return _Blob(start + 2 + _ALIGNMENT_HEX_DIGITS, end, at)
 
@@ -245,11 +240,11 @@ def inline_dense_resources(text: str, filename: str = "<stdin>") -> str:
         if blob is None:
             missing = "no dialect_resources section" if section is None else "no such blob"
             raise ConvcanonError(
-                f"dense_resource<{name}>: the file has {missing}", _loc(text, filename, at)
+                f"dense_resource<{name}>: the file has {missing}", offset_loc(text, at, filename)
             )
         why = _size_error(text, after, name, blob)
         if why is not None:
-            raise ConvcanonError(why, _loc(text, filename, at))
+            raise ConvcanonError(why, offset_loc(text, at, filename))
         pieces += [text[done:at], 'dense<"0x', text[blob.start : blob.end], '">']
         done = after
         at = text.find(_REFERENCE, after, body_end)
@@ -272,7 +267,7 @@ def _reference_name(text: str, filename: str, pos: int) -> tuple[str, int]:
     if end < 0 or not text.startswith(">", end):
         raise ConvcanonError(
             "expected a blob name and '>' after 'dense_resource<'",
-            _loc(text, filename, pos - len(_REFERENCE)),
+            offset_loc(text, pos - len(_REFERENCE), filename),
         )
     return name, end + 1
 

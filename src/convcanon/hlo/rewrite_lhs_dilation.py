@@ -19,7 +19,13 @@ from jaxlib.mlir import ir
 
 from convcanon.hlo import build
 from convcanon.hlo.params import ConvParams
-from convcanon.hlo.phase_merge import LhsGroup, is_depth_to_space, lhs_group_params, lhs_groups
+from convcanon.hlo.phase_merge import (
+    LhsGroup,
+    is_depth_to_space,
+    lhs_group_params,
+    lhs_groups,
+    zero_tap_pads,
+)
 from convcanon.hlo.phase_plan import LhsDimPlan, LhsPhase
 
 # Builds one phase conv through pad and stride from (kernel slice, its params, the attributes it
@@ -62,12 +68,6 @@ def _group_conv(
     rhs_element = ir.ShapedType(rhs.type).element_type
     q = lhs_group_params(p, plans, group)
 
-    def zeros(ph: LhsPhase, reversed_: bool) -> tuple[int, int]:
-        """Zero taps as element pads: tap k reads element K-1-k in a reversed dim."""
-        if reversed_:
-            return ph.zeros_after, ph.zeros_before
-        return ph.zeros_before, ph.zeros_after
-
     kernel = b.join_slices(
         rhs,
         p.rhs_shape,
@@ -78,7 +78,13 @@ def _group_conv(
         p.feature_group_count,
         ip,
         loc,
-        [[zeros(ph, r) for ph, r in zip(combo, p.reversal, strict=True)] for combo in group.combos],
+        [
+            [
+                zero_tap_pads(ph.zeros_before, ph.zeros_after, reversed_)
+                for ph, reversed_ in zip(combo, p.reversal, strict=True)
+            ]
+            for combo in group.combos
+        ],
         lambda: b.zero(rhs_element, conv.operation.block, loc),
     )
     overrides = {

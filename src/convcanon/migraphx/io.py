@@ -20,7 +20,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.mlir_lexer import MLIRLexer
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, check_nesting, check_splats
+from convcanon.diagnostics import ConvcanonError, SourceLoc, check_nesting, check_splats, offset_loc
 
 # xDSL 0.75's string-literal regex nests quantifiers, `"(?:[^"\\\n\v\f]+|...)*"`: an
 # unterminated string backtracks exponentially (a 60-character line took minutes). The same
@@ -52,11 +52,6 @@ def _parse_error(err: ParseError, filename: str) -> ConvcanonError:
     where = err.span.get_location()
     message = " ".join(line.strip() for line in err.msg.splitlines() if line.strip())
     return ConvcanonError(message or "parse error", SourceLoc(filename, where.line, where.col))
-
-
-def _offset_loc(text: str, offset: int, filename: str) -> SourceLoc:
-    line = text.count("\n", 0, offset) + 1
-    return SourceLoc(filename, line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
 
 
 def _op_lines(text: str, op_name: str) -> list[int]:
@@ -156,7 +151,7 @@ def parse_file_text(text: str, filename: str) -> ModuleOp:
         # Python's 4300-digit limit): report where the parser stopped
         message = str(err).strip().splitlines()[0] if str(err).strip() else "invalid input"
         where = parser.pos if parser is not None else 0
-        raise ConvcanonError(message, _offset_loc(text, where, filename)) from None
+        raise ConvcanonError(message, offset_loc(text, where, filename)) from None
     attach_locations(module, text, filename)
     verify_module(module, filename, text)
     return module
