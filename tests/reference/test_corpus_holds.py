@@ -1,5 +1,6 @@
 """Every check in the StableHLO conformance corpus holds under our interpreter, before and after
-`stablehlo-canonicalize-conv{gate=general}` (expectations come from the upstream interpreter)."""
+`stablehlo-canonicalize-conv{gate=general}`, with `conv-layout=channels-last` and with
+`merge-phases=pad-kernel` (expectations come from the upstream interpreter)."""
 
 from __future__ import annotations
 
@@ -36,12 +37,19 @@ def test_corpus_case_holds(case: str, offset: int, text: str) -> None:
 CONV_CHUNKS = [(c, o, t) for c, o, t in CHUNKS if "convolution" in t or "dynamic_conv" in t]
 
 
+# the default, and the options that change what is emitted for many convs
+OPTIONS = ["", " conv-layout=channels-last", " merge-phases=pad-kernel max-mac-ratio=2.25"]
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["default", "channels-last", "pad-kernel"])
 @pytest.mark.parametrize(
     ("case", "offset", "text"), CONV_CHUNKS, ids=[c for c, _, _ in CONV_CHUNKS]
 )
-def test_corpus_case_holds_after_canonicalization(case: str, offset: int, text: str) -> None:
+def test_corpus_case_holds_after_canonicalization(
+    case: str, offset: int, text: str, options: str
+) -> None:
     name = case.split(":")[0]
-    after = transform_text(text, name, "stablehlo-canonicalize-conv{gate=general}")
+    after = transform_text(text, name, f"stablehlo-canonicalize-conv{{gate=general{options}}}")
     _assert_checks_hold(after, name, offset)
 
 
