@@ -857,3 +857,18 @@ def test_mxfp4_dot_with_block_scales_broadcast_per_32_verifies_and_matches_refer
         f"{{\n{body}\n  return %r : !migraphx.shaped<1x4x4xf32, 16x4x1>\n}}\n"
     )
     check(text, iree=False)
+
+
+def test_a_padded_1x1_integer_depthwise_conv_compiles_on_iree() -> None:
+    """IREE folds an explicit pad back into a 1x1 integer depthwise conv and then decomposes it
+    into an ill-typed tosa.pad (i32 padding of i8): such a conv is lowered as grouped convs."""
+    text = (
+        "func.func @main(%a: !migraphx.shaped<1x2x1x1xsi8, 2x1x1x1>,"
+        " %b: !migraphx.shaped<2x1x1x1xsi8, 1x1x1x1>)"
+        " -> !migraphx.shaped<1x2x1x2xsi32, 4x2x2x1> {\n"
+        "  %0 = migraphx.quant_convolution %a, %b {dilation = [1, 1], group = 2 : i64,"
+        " padding = [0, 0, 0, 1], padding_mode = 0 : i64, stride = [1, 1]}"
+        " : <1x2x1x1xsi8, 2x1x1x1>, <2x1x1x1xsi8, 1x1x1x1> -> <1x2x1x2xsi32, 4x2x2x1>\n"
+        "  return %0 : !migraphx.shaped<1x2x1x2xsi32, 4x2x2x1>\n}\n"
+    )
+    assert "tosa.depthwise_conv2d" not in check(text, rtol=0)
