@@ -9,12 +9,13 @@ XLA CPU. Then N paired samples: in each, every module runs back to back for at l
 sample; a sample's ratio is canonical / original time per run, and a program's number is the
 median of its samples' ratios. Programs are summarized by the geomean of those medians.
 
-`--per-conv PROGRAM` times each distinct conv of PROGRAM alone instead (the conv with its operands
-as arguments, against its canonical replacement alone): which conv costs what.
+`--per-conv PROGRAM ...` times each distinct conv of each PROGRAM alone instead (the conv with its
+operands as arguments, against its canonical replacement alone): which conv costs what, in every
+mode, and what that adds to the program's conv time.
 
 Run: python bench/bench_runtime.py [--quick] [--programs NAME ...] [--option key=value ...]
-       [--modes MODE ...] [--per-conv PROGRAM] [--samples N] [--no-write]
-Writes bench/RESULTS_runtime.md (or --out).
+       [--modes MODE ...] [--per-conv PROGRAM ...] [--samples N] [--no-write]
+Writes bench/RESULTS_runtime.md, or bench/RESULTS_runtime_convs.md with --per-conv (or --out).
 """
 
 from __future__ import annotations
@@ -416,6 +417,7 @@ def per_conv(source: Source, modes: list[Mode], samples: int, min_s: float) -> l
             totals[i] += count * t
         cells = [
             f"{c} conv, x{m / floor:.3f} floor, **x{timing.median_ratio(i + 1):.2f}**"
+            f" ({1e6 * count * (per_run[i + 1] - per_run[0]):+.0f} us)"
             for i, (c, m, _) in enumerate(counts)
         ]
         rows.append(
@@ -426,17 +428,20 @@ def per_conv(source: Source, modes: list[Mode], samples: int, min_s: float) -> l
         print(rows[-1], file=sys.stderr)
     head = (
         "| conv (lhs * rhs -> result) | times in program | original us | x times (us) | "
-        + " | ".join(f"`{m.label}`: convs, MACs, canonical / original" for m in modes)
+        + " | ".join(f"`{m.label}`: convs, MACs, canonical / original (x times)" for m in modes)
         + " |"
     )
     total = " | ".join(f"x{t / totals[0]:.2f} of the convs' time" for t in totals[1:])
     return [
         f"### Per conv: {source.name}",
         "",
+        f"{source.what}.",
+        "",
         head,
         "|---|---:|---:|---:|" + "---:|" * len(modes),
         *rows,
         f"| **all convs, weighted by times in program** | | | {1e6 * totals[0]:.0f} | {total} |",
+        "",
     ]
 
 
@@ -456,7 +461,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="MODE",
         help="option sets to compare in one run: 'default' or 'key=value key2=value2'",
     )
-    parser.add_argument("--per-conv", metavar="PROGRAM", help="time each conv of PROGRAM alone")
+    parser.add_argument(
+        "--per-conv", nargs="+", metavar="PROGRAM", help="time each conv of PROGRAM alone"
+    )
     parser.add_argument(
         "--torch-python",
         metavar="PYTHON",
@@ -468,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         help="where the PyTorch exports go / are read from (default bench/out/torch[-quick])",
     )
     parser.add_argument("--list", action="store_true", help="list the programs and stop")
-    parser.add_argument("--out", type=Path, default=BENCH / "RESULTS_runtime.md")
+    parser.add_argument("--out", type=Path, help="default bench/RESULTS_runtime[_convs].md")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
     torch_dir = args.torch_dir or BENCH / "out" / ("torch-quick" if args.quick else "torch")
@@ -479,7 +486,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, source in sources.items():
             print(f"{name:22} {source.weights:15} {source.what}")
         return 0
-    unknown = [n for n in [*(args.programs or []), args.per_conv] if n and n not in sources]
+    unknown = [n for n in [*(args.programs or []), *(args.per_conv or [])] if n not in sources]
     if unknown:
         print(
             f"bench_runtime: error: unknown program(s) {', '.join(unknown)}; see --list",
@@ -501,7 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     min_s = args.min_sample_ms / 1000
     lines = []
     if args.per_conv:
-        lines += per_conv(sources[args.per_conv], modes, args.samples, min_s)
+        for name in args.per_conv:
+            lines += per_conv(sources[name], modes, args.samples, min_s)
     else:
         results = []
         for name in args.programs or list(sources):
@@ -511,16 +519,20 @@ def main(argv: list[str] | None = None) -> int:
             )
         lines += ["## Programs", "", *[f"- `{r.name}`: {r.what}" for r in results], ""]
         lines += program_table(results, modes)
-    title = ["# XLA CPU run time: canonical / original (issue 19)", ""]
+    what = "each conv alone" if args.per_conv else "canonical / original"
+    title = [f"# XLA CPU run time: {what} (issue 19)", ""]
+    out = args.out or BENCH / (
+        "RESULTS_runtime_convs.md" if args.per_conv else "RESULTS_runtime.md"
+    )
     lines = title + header(args, modes, command.strip()) + lines  # the machine line's load: end
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:
-        previous = args.out.read_text() if args.out.exists() else ""
+        previous = out.read_text() if out.exists() else ""
         if ANALYSIS_MARKER in previous:
             text += "\n" + previous[previous.index(ANALYSIS_MARKER) :]
-        args.out.write_text(text)
-        print(f"wrote {args.out}", file=sys.stderr)
+        out.write_text(text)
+        print(f"wrote {out}", file=sys.stderr)
     return 0
 
 
