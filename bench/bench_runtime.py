@@ -330,7 +330,8 @@ def header(args: argparse.Namespace, modes: list[Mode], command: str) -> list[st
         f"Command: `{command}`",
         "",
         f"Machine: {environment()}; XLA_FLAGS={os.environ.get('XLA_FLAGS', '(unset)')!r}.",
-        f"Samples: {args.samples} paired per program, each >= {args.min_sample_ms:g} ms of"
+        f"Samples: {args.samples} paired per {'conv' if args.per_conv else 'program'},"
+        f" each >= {args.min_sample_ms:g} ms of"
         " back-to-back runs per module (block_until_ready after each), order alternating;",
         "ratio = median over samples of (canonical / original seconds per run).",
         "Floor = lattice multiply-adds of the original (products reading a real input element or",
