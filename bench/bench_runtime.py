@@ -344,9 +344,25 @@ def header(args: argparse.Namespace, modes: list[Mode], command: str) -> list[st
     return lines
 
 
+FOLDABLE = {"stablehlo.constant", "stablehlo.transpose", "stablehlo.reshape", "stablehlo.convert"}
+
+
+def _is_constant(value: Any) -> bool:
+    """True when `value` is computed from constants only (through transposes, reshapes and
+    converts): XLA folds such a kernel, and its canonical slices, at compile time."""
+    owner = value.owner
+    while hasattr(owner, "name") and owner.name in FOLDABLE:
+        if owner.name == "stablehlo.constant":
+            return True
+        owner = owner.operands[0].owner
+    return False
+
+
 def extract_convs(text: str) -> list[tuple[str, int, str]]:
-    """Each distinct conv of `text` as its own module with its operands as arguments:
-    (module text, occurrences, a one-line description), in first-seen order."""
+    """Each distinct conv of `text` as its own module: (module text, occurrences, a one-line
+    description), in first-seen order. The lhs is an argument; the kernel is an argument too,
+    unless the program computes it from constants: then it is a constant of random values, so
+    that XLA folds the canonical kernel slices as it does in the program."""
     from jaxlib.mlir import ir
 
     from convcanon.hlo.io import parse_file_text
@@ -359,19 +375,28 @@ def extract_convs(text: str) -> list[tuple[str, int, str]]:
             asm = op.get_asm(print_generic_op_form=True)
             body = re.sub(r'^.*?"stablehlo\.convolution"\(.*?\)', "", asm.strip(), count=1)
             types = [str(v.type) for v in op.operands] + [str(op.results[0].type)]
-            if body in found:
-                found[body][1] += 1
+            constant = types[1].endswith("xf32>") and _is_constant(op.operands[1])
+            key = f"{constant}{body}"
+            if key in found:
+                found[key][1] += 1
             else:
-                found[body] = [types, 1, _conv_summary(op, types)]
+                summary = _conv_summary(op, types) + (", constant kernel" if constant else "")
+                found[key] = [types, 1, summary, body, constant]
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
     out = []
-    for body, (types, count, summary) in found.items():
+    for types, count, summary, body, constant in found.values():
         lhs, rhs, result = types
+        if constant:
+            shape = [int(d) for d in rhs[len("tensor<") : rhs.rindex("x")].split("x")]
+            values = (np.random.default_rng(1).standard_normal(shape) * 0.1).astype(np.float32)
+            kernel = f'  %rhs = stablehlo.constant dense<"0x{values.tobytes().hex()}"> : {rhs}\n'
+            head = f"func.func @main(%lhs: {lhs}) -> {result} {{\n{kernel}"
+        else:
+            head = f"func.func @main(%lhs: {lhs}, %rhs: {rhs}) -> {result} {{\n"
         conv_text = (
-            f"func.func @main(%lhs: {lhs}, %rhs: {rhs}) -> {result} {{\n"
-            f'  %0 = "stablehlo.convolution"(%lhs, %rhs){body}\n'
+            f'{head}  %0 = "stablehlo.convolution"(%lhs, %rhs){body}\n'
             f"  func.return %0 : {result}\n}}\n"
         )
         out.append((conv_text, count, summary))
