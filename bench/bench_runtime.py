@@ -10,8 +10,9 @@ sample; a sample's ratio is canonical / original time per run, and a program's n
 median of its samples' ratios. Programs are summarized by the geomean of those medians.
 
 `--per-conv PROGRAM ...` times each distinct conv of each PROGRAM alone instead (the conv with its
-operands as arguments, against its canonical replacement alone): which conv costs what, in every
-mode, and what that adds to the program's conv time.
+lhs as an argument and its kernel as an argument or, where the program computes it from constants,
+a constant; against its canonical replacement alone): which conv costs what, in every mode, and
+what that adds to the program's conv time.
 
 Run: python bench/bench_runtime.py [--quick] [--programs NAME ...] [--option key=value ...]
        [--modes MODE ...] [--per-conv PROGRAM ...] [--samples N] [--no-write]
