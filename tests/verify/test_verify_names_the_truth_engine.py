@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from convcanon.verify.command import _ReferenceElseXla
+from convcanon.verify.command import Truth, _ReferenceElseXla, _summary
 from convcanon.verify.engines import ENGINES
+from convcanon.verify.judge import Tally
 
 CHOLESKY = """func.func @main(%x: tensor<3x3xf64>) -> tensor<3x3xf64> {
   %a = stablehlo.dot_general %x, %x, contracting_dims = [1] x [1] : (tensor<3x3xf64>, tensor<3x3xf64>) -> tensor<3x3xf64>
@@ -28,3 +29,13 @@ def test_the_fallback_to_xla_is_said_once_and_remembered(capsys) -> None:
     for got in (first, second):
         np.testing.assert_allclose(np.tril(got[0]), expected, rtol=1e-12)
     assert np.allclose(ENGINES["xla"](CHOLESKY, "m.mlir", "main", [x])[0], first[0])
+
+
+def test_the_summary_names_the_engine_the_truth_ran_on() -> None:
+    x = np.arange(9, dtype=np.float64).reshape(3, 3) + 3 * np.eye(3)
+    truth = _ReferenceElseXla()
+    plan = Truth("before", "after", truth, "reference")
+    tally = Tally(float_elements=9)
+    assert "BEFORE evaluated in f64 (reference)" in _summary(1, "iree", plan, tally, ["normal"])
+    truth(CHOLESKY, "m.mlir", "main", [x])
+    assert "BEFORE evaluated in f64 (xla)" in _summary(1, "iree", plan, tally, ["normal"])

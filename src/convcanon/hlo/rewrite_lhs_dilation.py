@@ -67,7 +67,6 @@ def _group_conv(
     rhs = conv.operands[1]
     rhs_element = ir.ShapedType(rhs.type).element_type
     q = lhs_group_params(p, plans, group)
-
     kernel = b.join_slices(
         rhs,
         p.rhs_shape,

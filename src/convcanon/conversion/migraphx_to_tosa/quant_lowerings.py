@@ -444,15 +444,15 @@ def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) ->
     )
     group = mx.int_value(op, "group")
     depthwise = nsp <= 2 and group > 1 and group == x.lens[1] and w.lens[1] == 1
-    if depthwise and not is_float(source) and any(begins + ends) and math.prod(w.lens[2:]) == 1:
-        # IREE 3.13 folds the pad below back into a 1x1 integer depthwise conv and then
-        # decomposes that into the same ill-typed tosa.pad: lower it as grouped convs instead.
-        depthwise = False
     if depthwise and not is_float(source) and any(begins + ends):
         # IREE 3.13 decomposes a padded integer depthwise conv into an ill-typed tosa.pad (i32
         # padding of an i8 input): pad here instead, before the flip, and give the conv none.
-        xt = em.pad_zero(xt, [0, *begins, 0], [0, *ends, 0])
-        begins, ends = [0] * nsp, [0] * nsp
+        # A 1x1 one it folds that pad back into, so that is lowered as grouped convs instead.
+        if math.prod(w.lens[2:]) == 1:
+            depthwise = False
+        else:
+            xt = em.pad_zero(xt, [0, *begins, 0], [0, *ends, 0])
+            begins, ends = [0] * nsp, [0] * nsp
     if is_float(source):
         zero_points = (em.zero_point(f32), em.zero_point(f32))
     else:
