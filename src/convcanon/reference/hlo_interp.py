@@ -174,8 +174,13 @@ def parse_dense_text(text: str, tt: TensorType) -> np.ndarray:
     dtype = tt.dtype
     if dtype.kind in "iub":
         arr = np.array(values, dtype=object).astype(np.int64 if dtype.kind != "u" else np.uint64)
+    elif dtype.kind == "c":
+        arr = np.array(values, dtype=np.complex128)
     else:
-        arr = np.array(values, dtype=np.complex128 if dtype.kind == "c" else np.float64)
+        # Built in the element type itself: a hex token keeps its bits (through f64 a signalling
+        # NaN is quieted and a bf16 NaN loses its payload), a decimal rounds once.
+        with np.errstate(all="ignore"):
+            arr = np.array(values, dtype=dtype)
     if arr.size == 1 and tt.shape != (1,) * len(tt.shape):
         arr = arr.reshape(())
     else:
