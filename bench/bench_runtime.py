@@ -132,8 +132,15 @@ class Timing:
 
 def paired(modules: list[Compiled], inputs: list[np.ndarray], samples: int, min_s: float) -> Timing:
     buffers = _device_inputs(modules[0], inputs)
-    for module in modules:  # warm up: first-run allocations and caches
-        per_run_seconds(module, buffers, min_s / 4)
+    return paired_on(modules, [buffers] * len(modules), samples, min_s)
+
+
+def paired_on(
+    modules: list[Compiled], buffers: list[list[Any]], samples: int, min_s: float
+) -> Timing:
+    """Paired samples of `modules`, each run on its own device buffers."""
+    for module, args in zip(modules, buffers, strict=True):  # warm up: allocations and caches
+        per_run_seconds(module, args, min_s / 4)
     timing = Timing()
     for i in range(samples):
         order = list(range(len(modules)))
@@ -141,7 +148,7 @@ def paired(modules: list[Compiled], inputs: list[np.ndarray], samples: int, min_
             order.reverse()
         times = [0.0] * len(modules)
         for index in order:
-            times[index], runs = per_run_seconds(modules[index], buffers, min_s)
+            times[index], runs = per_run_seconds(modules[index], buffers[index], min_s)
             if index == 0:
                 timing.runs.append(runs)
         timing.samples.append(times)
