@@ -153,6 +153,51 @@ def test_depthwise_3x3_stride_2_keeps_its_groups_and_pad_kernel_makes_it_one_con
     _check(DEPTHWISE, as_stablehlo_text(padded, dialect))
 
 
+WAV2VEC_3_2 = _conv(
+    "1x8x41xf32",
+    "6x8x3xf32",
+    "1x6x20xf32",
+    "stride = [2]",
+    dims="[b, f, 0]x[o, i, 0]->[b, f, 0]",
+)
+RESNET_NCHW_3X3_2 = _conv(
+    "2x4x9x9xf32",
+    "6x4x3x3xf32",
+    "2x6x5x5xf32",
+    "stride = [2, 2], pad = [[1, 1], [1, 1]]",
+    dims="[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]",
+)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize(
+    "text", [WAV2VEC_3_2, RESNET_NCHW_3X3_2], ids=["ncw-3-2", "nchw-3x3-2-padded"]
+)
+def test_a_channels_first_fold_read_by_several_convs_is_made_channels_last(
+    text: str, dialect: Dialect
+) -> None:
+    """The lhs is transposed to [b, 0.., f] once, before its pad and fold, and each partial
+    conv's lhs is transposed back: the convs keep their dimension numbers, and an engine that
+    computes channels-last cancels those transposes against its own."""
+    before = all_conv_params(parse(text), STABLEHLO)[0]
+    after, _, printed = run_pass(text, dialect, gate="general")
+    params = all_conv_params(after, dialect)
+    assert len(params) == _expected_convs(before) > 1
+    assert all(p.dims == before.dims for p in params)
+    assert total_macs(params) == before.macs
+    rank = len(before.lhs_shape)
+    to_last = ", ".join(map(str, (0, *range(2, rank), 1)))
+    back = ", ".join(map(str, (0, rank - 1, *range(1, rank - 1))))
+    first = re.search(r"(?:stablehlo|mhlo)\.(\w+)[ (\"]*%arg0\b", printed)
+    assert first is not None and first[1] == "transpose"  # the lhs's first reader
+    assert f"[{to_last}]" in printed.split("%arg0", 2)[2].split("\n", 1)[0]
+    lhs_values = re.findall(r"convolution\((%\w+),", printed)
+    for value in lhs_values:  # every partial conv reads a transpose back
+        definition = re.search(rf"{value} = \"?(?:stablehlo|mhlo)\.transpose\"?[^\n]*", printed)
+        assert definition is not None and f"[{back}]" in definition[0], value
+    _check(text, as_stablehlo_text(after, dialect))
+
+
 @pytest.mark.parametrize("reverse", ["", ", reverse = [true, false]"], ids=["forward", "reversed"])
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_pad_kernel_widens_a_4x4_stride_2_conv_transpose_to_one_3x3_conv(

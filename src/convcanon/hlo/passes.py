@@ -32,11 +32,12 @@ from convcanon.hlo.phase_merge import (
     kernel_extension,
     lhs_groups,
     mergeable,
+    stride_convs,
     zero_tap_pads,
 )
 from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, uses_polyphase
 from convcanon.hlo.recipe import Recipe, Trace, replay
-from convcanon.hlo.rewrite_layout import is_channels_last, to_channels_last
+from convcanon.hlo.rewrite_layout import is_channels_last, lhs_channels_last, to_channels_last
 from convcanon.hlo.rewrite_lhs_dilation import explicit_lhs_dilation, merged_lhs_dilation
 from convcanon.hlo.rewrite_pad import euet001, explicit_pad, pad_overrides
 from convcanon.hlo.rewrite_stride import explicit_stride
@@ -416,10 +417,14 @@ def _pad_then_stride(
     padded = any(lo or hi for lo, hi in p.padding)  # the conv's own padding, to be reset
     merge = opts.merge_phases != "none"
     zeros = None
+    lhs_layout = None
     if build.has_zero(lhs_element) and build.has_zero(rhs_element):
         zeros = (lambda: b.zero(lhs_element, block, loc), lambda: b.zero(rhs_element, block, loc))
         if merge and mergeable(p) and foldable(p):  # pad straight to the fold's extent
             p = fold_padding(p)  # (which can be none: a crop of what the fold leaves out)
+            if stride_convs(p, "exact", 1.0) > 1:  # several readers of the fold
+                lhs, p, lhs_layout = lhs_channels_last(b, lhs, lhs_element, p, ip, loc)
+                lhs_shape = p.lhs_shape
     if p.needs_pad:
 
         def zero_value() -> ir.Value:
@@ -436,7 +441,7 @@ def _pad_then_stride(
     if p.needs_stride:
         types = (lhs_element, rhs_element, result_type)
         partials, total = explicit_stride(
-            b, conv, lhs, lhs_shape, rhs, types, p, overrides, ip, loc, merge, zeros
+            b, conv, lhs, lhs_shape, rhs, types, p, overrides, ip, loc, merge, zeros, lhs_layout
         )
         if stats is not None:
             stats.bump("rewritten-stride")

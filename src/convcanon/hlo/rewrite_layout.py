@@ -7,11 +7,16 @@ sees the explicit pad, the phase slices and the space-to-depth folds in the layo
 in: XLA CPU folds a zero pad back into a conv only when the pad feeds the conv directly, and its
 layout assignment does not carry a channels-last layout back through a slice or a pad, so in a
 channels-first program every explicit pad and phase slice would cost a transposed copy.
+
+Without it (`keep`), a strided conv whose phase groups read one space-to-depth fold still folds
+its lhs channels-last (`lhs_channels_last`): the convs keep their dimension numbers, and only
+the data movement in front of them is laid out as such an engine computes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from jaxlib.mlir import ir
 
@@ -66,3 +71,29 @@ def to_channels_last(b: build.Builder, conv: ir.Operation, p: ConvParams) -> ir.
     conv.results[0].replace_all_uses_with(back)
     conv.erase()
     return twin.operation
+
+
+def lhs_channels_last(
+    b: build.Builder,
+    lhs: ir.Value,
+    element: ir.Type,
+    p: ConvParams,
+    ip: ir.InsertionPoint,
+    loc: ir.Location,
+) -> tuple[ir.Value, ConvParams, tuple[int, ...] | None]:
+    """A folded conv's lhs moved to `[b, 0.., f]` before its pad and fold, `p` describing that
+    lhs, and the permutation that takes each partial conv's lhs back to the conv's layout (None:
+    the lhs already is channels-last). The partial convs keep their dimension numbers.
+
+    An engine that computes convs channels-last cancels the permutation back against its own
+    transpose into the conv, so the pad, the fold and the lhs's producer stay in its layout.
+    Folded channels-first, each phase group read from the fold is a transposed copy, and the
+    lhs's producer is computed channels-first for them (on XLA CPU, wav2vec2's GELU before
+    each 3/2 conv)."""
+    order = channels_last_permutations(p)[0]
+    if order == tuple(range(len(order))):
+        return lhs, p, None
+    lhs, shape = b.transpose(lhs, p.lhs_shape, element, order, ip, loc)
+    n = p.num_spatial
+    dims = p.dims._replace(lhs_batch=0, lhs_spatial=tuple(range(1, n + 1)), lhs_feature=n + 1)
+    return lhs, replace(p, lhs_shape=shape, dims=dims), _inverse(order)

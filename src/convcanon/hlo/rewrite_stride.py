@@ -152,10 +152,13 @@ def _folded_stride(
     zeros: tuple[Callable[[], ir.Value], Callable[[], ir.Value]],
     ip: ir.InsertionPoint,
     loc: ir.Location,
+    lhs_layout: tuple[int, ...] | None = None,
 ) -> tuple[list[ir.Operation], ir.Value]:
     """Merged phases of a conv whose strided dims all have unit rhs dilation: phase p of such
     a dim reads lhs p, p+s, ... and taps p, p+s, ..., so the lhs and the kernel are folded once
-    (space-to-depth) and each tap-count group is one slice of the folded tensors."""
+    (space-to-depth) and each tap-count group is one slice of the folded tensors. With
+    `lhs_layout`, `p` describes the lhs in another layout than the conv's, and each group is
+    transposed by it into the conv's."""
     dims = p.dims
     lhs_element, rhs_element, result_type = types
     strided = [i for i, s in enumerate(p.strides) if s > 1]
@@ -182,6 +185,9 @@ def _folded_stride(
                 lhs_windows[dims.lhs_spatial[i]] = (0, group[0].lhs_length, first, len(group))
                 rhs_windows[dims.rhs_spatial[i]] = (0, group[0].taps, first, len(group))
             x = _unfold(b, folded_lhs, lhs_element, lhs_windows, dims.lhs_feature, groups, ip, loc)
+            if lhs_layout is not None:
+                shape = ir.RankedTensorType(x.type).shape
+                x, _ = b.transpose(x, shape, lhs_element, lhs_layout, ip, loc)
             w = _unfold(b, folded_rhs, rhs_element, rhs_windows, dims.rhs_in_feature, 1, ip, loc)
             yield x, w
 
@@ -223,10 +229,13 @@ def explicit_stride(
     loc: ir.Location,
     merge: bool = True,
     zeros: tuple[Callable[[], ir.Value], Callable[[], ir.Value]] | None = None,
+    lhs_layout: tuple[int, ...] | None = None,
 ) -> tuple[list[ir.Operation], ir.Value]:
     """The phases of `conv` on its zero-padded `lhs` (of `lhs_shape`) and kernel `rhs`, and
     their sum; with `merge`, phases of equal tap counts are one conv. `zeros` give the lhs and
     kernel zeros the folded form pads with (None: the types have none; slices are joined).
+    `lhs_layout`: the lhs is in `p`'s layout and each folded partial's is transposed by it into
+    the conv's.
 
     `types` are the lhs and rhs element types and the partials' result type; `overrides` are
     attributes every partial conv resets besides stride and rhs dilation. Returns the partial
@@ -242,7 +251,7 @@ def explicit_stride(
     merge = merge and mergeable(p)
     if merge and zeros is not None and foldable(p):
         return _folded_stride(
-            b, conv, lhs, lhs_shape, rhs, types, p, plans, overrides, zeros, ip, loc
+            b, conv, lhs, lhs_shape, rhs, types, p, plans, overrides, zeros, ip, loc, lhs_layout
         )
 
     def operands() -> Iterator[tuple[ir.Value, ir.Value]]:

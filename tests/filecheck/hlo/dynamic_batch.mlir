@@ -1,15 +1,18 @@
 // A conv with a dynamic batch (jax.export with a symbolic batch, torch.export with a Dim) is
 // rewritten as a static one: slices of the dynamic (folded) lhs are real_dynamic_slice whose limit takes
-// the batch from get_dimension_size (jax.export's own idiom), results keep their `?`.
+// the batch from get_dimension_size (jax.export's own idiom), results keep their `?`. The NCHW lhs
+// is folded channels-last and each phase group transposed back, through the dynamic batch too.
 // RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv' | FileCheck %s
 
 // CHECK-LABEL: func.func @main
-// CHECK:       %[[PADDED:.+]] = stablehlo.pad %arg0, {{.*}} -> tensor<?x3x10x10xf32>
+// CHECK:       %[[NHWC:.+]] = stablehlo.transpose %arg0, dims = [0, 2, 3, 1] : (tensor<?x3x9x9xf32>) -> tensor<?x9x9x3xf32>
+// CHECK-NEXT:  %[[PADDED:.+]] = stablehlo.pad %[[NHWC]], {{.*}} -> tensor<?x10x10x3xf32>
 // CHECK-NEXT:  %[[N:.+]] = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?x3x9x9xf32>) -> tensor<i32>
-// CHECK:       %[[FOLD:.+]] = stablehlo.dynamic_reshape %[[PADDED]], {{.*}} -> tensor<?x3x5x2x5x2xf32>
-// CHECK:       %[[X:.+]] = stablehlo.real_dynamic_slice %[[FOLD]], {{.*}} -> tensor<?x3x5x1x5x1xf32>
-// CHECK:       %[[X4:.+]] = stablehlo.dynamic_reshape %[[X]], {{.*}} -> tensor<?x3x5x5xf32>
-// CHECK:       stablehlo.convolution(%[[X4]], {{.*}}stride = [1, 1]{{.*}} -> tensor<?x4x4x4xf32>
+// CHECK:       %[[FOLD:.+]] = stablehlo.dynamic_reshape %[[PADDED]], {{.*}} -> tensor<?x5x2x5x2x3xf32>
+// CHECK:       %[[X:.+]] = stablehlo.real_dynamic_slice %[[FOLD]], {{.*}} -> tensor<?x5x1x5x1x3xf32>
+// CHECK:       %[[X4:.+]] = stablehlo.dynamic_reshape %[[X]], {{.*}} -> tensor<?x5x5x3xf32>
+// CHECK-NEXT:  %[[XC:.+]] = stablehlo.transpose %[[X4]], dims = [0, 3, 1, 2] : (tensor<?x5x5x3xf32>) -> tensor<?x3x5x5xf32>
+// CHECK:       stablehlo.convolution(%[[XC]], {{.*}}stride = [1, 1]{{.*}} -> tensor<?x4x4x4xf32>
 // CHECK-COUNT-3: stablehlo.real_dynamic_slice %[[FOLD]]
 // CHECK:       %[[SUM:.+]] = stablehlo.add {{.*}} : tensor<?x4x4x4xf32>
 // CHECK-NEXT:  return %[[SUM]]
