@@ -62,7 +62,8 @@ def entry_as_main(text: str, filename: str, entry: str) -> str:
             ir.SymbolTable.set_symbol_name(names["main"], spare)
         ir.SymbolTable.replace_all_symbol_uses(entry, "main", module.operation)
         ir.SymbolTable.set_symbol_name(names[entry], "main")
-        ir.SymbolTable.set_visibility(names[entry], "public")
+        if "sym_visibility" in names[entry].attributes:  # absent, it is public already
+            ir.SymbolTable.set_visibility(names[entry], "public")
     return print_module(module, debug_info=True)
 
 
