@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,14 @@ def _require(module: str, engine: str, package: str) -> None:
         ) from None
 
 
+def _make_public(func: Any) -> None:
+    """A function without `sym_visibility` is public (MLIR's default; the bindings'
+    `set_visibility` refuses an op that has none)."""
+    attributes = func.attributes
+    if "sym_visibility" in attributes:
+        del attributes["sym_visibility"]
+
+
 @lru_cache(maxsize=8)
 def entry_as_main(text: str, filename: str, entry: str) -> str:
     """The module with `entry` renamed to a public @main (XLA runs @main only); a @main it
@@ -62,8 +71,7 @@ def entry_as_main(text: str, filename: str, entry: str) -> str:
             ir.SymbolTable.set_symbol_name(names["main"], spare)
         ir.SymbolTable.replace_all_symbol_uses(entry, "main", module.operation)
         ir.SymbolTable.set_symbol_name(names[entry], "main")
-        if "sym_visibility" in names[entry].attributes:  # absent, it is public already
-            ir.SymbolTable.set_visibility(names[entry], "public")
+        _make_public(names[entry])
     return print_module(module, debug_info=True)
 
 
@@ -119,7 +127,7 @@ def iree_input_text(text: str, filename: str, entry: str) -> str:
             and ir.StringAttr(attributes["sym_name"]).value == entry
             and "sym_visibility" in attributes
         ):
-            del attributes["sym_visibility"]
+            _make_public(op.operation)
             changed = True
     if "mhlo." in text:
         try:
