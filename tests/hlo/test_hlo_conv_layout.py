@@ -120,3 +120,49 @@ func.func public @main(%x: tensor<1x4x16xf32>, %w: tensor<6x4x3xf32>) -> tensor<
     after, stats, printed = run_pass(text, STABLEHLO, conv_layout="channels-last")
     assert not is_channels_last(_only(all_conv_params(after, STABLEHLO)))
     assert _transposes(printed) == 0 and "channels-last" not in stats.counters
+
+
+def _kernel_gradient_conv(lhs_dims: str, lhs_type: str) -> str:
+    """A conv shaped like `jax.grad`'s kernel gradient of a 3x3/2 conv: the activation is the
+    lhs with batch (3) and feature (4) swapped, the output gradient the dilated kernel."""
+    return f"""
+func.func public @main(%x: tensor<{lhs_type}xf32>, %g: tensor<4x3x3x6xf32>) -> tensor<4x4x3x6xf32> {{
+  %0 = stablehlo.convolution(%x, %g) dim_numbers = {lhs_dims}x[i, 0, 1, o]->[0, 1, b, f], window = {{pad = [[1, 0], [1, 0]], rhs_dilate = [2, 2]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : (tensor<{lhs_type}xf32>, tensor<4x3x3x6xf32>) -> tensor<4x4x3x6xf32>
+  return %0 : tensor<4x4x3x6xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("lhs_dims", "lhs_type", "to_last", "back"),
+    [
+        ("[f, 0, 1, b]", "4x7x7x3", "3, 1, 2, 0", "3, 1, 2, 0"),
+        ("[f, b, 0, 1]", "4x3x7x7", "1, 2, 3, 0", "3, 0, 1, 2"),
+    ],
+    ids=["nhwc-activation", "nchw-activation"],
+)
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_kernel_gradient_conv_is_padded_channels_last_and_keeps_its_dimension_numbers(
+    dialect: Dialect, lhs_dims: str, lhs_type: str, to_last: str, back: str
+) -> None:
+    """Its lhs has the batch inside: transposed to [b, 0.., f], padded there and transposed back,
+    so an engine's own transpose into the conv cancels and the pad feeds the conv."""
+    text = _kernel_gradient_conv(lhs_dims, lhs_type)
+    before = _only(all_conv_params(parse(text), STABLEHLO))
+    after, stats, printed = run_pass(text, dialect, gate="general")
+    p = _only(all_conv_params(after, dialect))
+    assert_canonical([p])
+    assert p.dims == before.dims and total_macs([p]) == lattice_macs(before)
+    assert stats.counters["rewritten-pad"] == 1
+    op = r"\"?(?:stablehlo|mhlo)\.(\w+)\"?"
+    first = re.search(rf"= {op}[ (]*%arg0\b([^\n]*)", printed)
+    assert first is not None and first[1] == "transpose" and f"[{to_last}]" in first[2], printed
+    lhs = re.search(r"convolution\((%\w+),", printed)
+    assert lhs is not None
+    definition = re.search(rf"{lhs[1]} = {op}[ (]*(%\w+)([^\n]*)", printed)
+    assert definition is not None and definition[1] == "transpose" and f"[{back}]" in definition[3]
+    padded = re.search(rf"{definition[2]} = {op}", printed)
+    assert padded is not None and padded[1] == "pad", printed
+    inputs = random_inputs([before.lhs_shape, before.rhs_shape], "f32", 0)
+    run = judge([before, p])
+    assert_same_results(run(text, inputs), run(as_stablehlo_text(after, dialect), inputs), "f32")

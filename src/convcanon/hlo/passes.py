@@ -37,7 +37,12 @@ from convcanon.hlo.phase_merge import (
 )
 from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, uses_polyphase
 from convcanon.hlo.recipe import Recipe, Trace, replay
-from convcanon.hlo.rewrite_layout import is_channels_last, lhs_channels_last, to_channels_last
+from convcanon.hlo.rewrite_layout import (
+    batch_inside,
+    is_channels_last,
+    lhs_channels_last,
+    to_channels_last,
+)
 from convcanon.hlo.rewrite_lhs_dilation import explicit_lhs_dilation, merged_lhs_dilation
 from convcanon.hlo.rewrite_pad import euet001, explicit_pad, pad_overrides
 from convcanon.hlo.rewrite_stride import explicit_stride
@@ -430,9 +435,14 @@ def _pad_then_stride(
         def zero_value() -> ir.Value:
             return b.zero(lhs_element, block, loc)
 
+        back = None
+        if lhs_layout is None and not p.needs_stride and batch_inside(p):
+            lhs, p, back = lhs_channels_last(b, lhs, lhs_element, p, ip, loc)
         lhs, lhs_shape = explicit_pad(
             b, lhs, lhs_element, p, opts.negative_padding, zero_value, ip, loc
         )
+        if back is not None:  # padded channels-last, read back in the conv's own layout
+            lhs, lhs_shape = b.transpose(lhs, lhs_shape, lhs_element, back, ip, loc)
         overrides = {**overrides, **pad_overrides(b, p, "lhs_dilation" in conv.attributes)}
         if stats is not None:
             stats.bump("rewritten-pad")

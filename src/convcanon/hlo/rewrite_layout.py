@@ -9,7 +9,8 @@ layout assignment does not carry a channels-last layout back through a slice or 
 channels-first program every explicit pad and phase slice would cost a transposed copy.
 
 Without it (`keep`), a strided conv whose phase groups read one space-to-depth fold still folds
-its lhs channels-last (`lhs_channels_last`): the convs keep their dimension numbers, and only
+its lhs channels-last (`lhs_channels_last`), and a conv whose lhs has its batch inside (a
+kernel-gradient conv) is padded channels-last: the convs keep their dimension numbers, and only
 the data movement in front of them is laid out as such an engine computes.
 """
 
@@ -48,6 +49,18 @@ def is_channels_last(p: ConvParams) -> bool:
     return all(perm == identity for perm in channels_last_permutations(p))
 
 
+def batch_inside(p: ConvParams) -> bool:
+    """Whether the lhs's batch is not its outermost dim: a kernel-gradient conv (`jax.grad`'s,
+    `[f, 0.., b]`: the activation with batch and feature swapped) is one.
+
+    No engine computes a conv in that layout; each moves the lhs to `[b, 0.., f]` first. Its
+    explicit pad is written there (transpose, pad, transpose back), so that the transpose back
+    cancels against the engine's own and the pad feeds the conv directly: XLA CPU then folds
+    it back into the conv, instead of fusing pad and transpose onto the lhs's producer (the
+    sum of a strided conv's partials) and running the conv unpadded."""
+    return p.dims.lhs_batch != 0
+
+
 def to_channels_last(b: build.Builder, conv: ir.Operation, p: ConvParams) -> ir.Operation:
     """Replace `conv` (not yet channels-last) by its channels-last twin between transposes;
     returns the twin, which the other rewrites then take as their conv."""
@@ -81,9 +94,9 @@ def lhs_channels_last(
     ip: ir.InsertionPoint,
     loc: ir.Location,
 ) -> tuple[ir.Value, ConvParams, tuple[int, ...] | None]:
-    """A folded conv's lhs moved to `[b, 0.., f]` before its pad and fold, `p` describing that
-    lhs, and the permutation that takes each partial conv's lhs back to the conv's layout (None:
-    the lhs already is channels-last). The partial convs keep their dimension numbers.
+    """A conv's lhs moved to `[b, 0.., f]` before its pad (and fold), `p` describing that lhs,
+    and the permutation that takes each (partial) conv's lhs back to the conv's layout (None:
+    the lhs already is channels-last). The convs keep their dimension numbers.
 
     An engine that computes convs channels-last cancels the permutation back against its own
     transpose into the conv, so the pad, the fold and the lhs's producer stay in its layout.
