@@ -436,7 +436,7 @@ def _pad_then_stride(
             return b.zero(lhs_element, block, loc)
 
         back = None
-        if lhs_layout is None and not p.needs_stride and batch_inside(p):
+        if not p.needs_stride and batch_inside(p):
             lhs, p, back = lhs_channels_last(b, lhs, lhs_element, p, ip, loc)
         lhs, lhs_shape = explicit_pad(
             b, lhs, lhs_element, p, opts.negative_padding, zero_value, ip, loc
