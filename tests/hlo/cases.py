@@ -77,6 +77,7 @@ def conv_cases(
     elements: tuple[str, ...] = tuple(DTYPES),
     lhs_dilations: tuple[int, int] = (1, 3),
     max_pad: int = 3,
+    strides: tuple[int, int] = (1, 3),
 ) -> ConvCase:
     n = draw(st.integers(1, 3))
     rank = n + 2
@@ -87,11 +88,12 @@ def conv_cases(
     batch = bgc * draw(st.integers(1, 2))
     in_per_group = draw(st.integers(1, 2))
     out_features = fgc * bgc * draw(st.integers(1, 2))
+    stride_range = strides
     strides, pads, lhs_dil, rhs_dil, rev, extents, kernels, outs = ([] for _ in range(8))
     budget = 3 if n == 3 else 6  # keep 3-D cases small
     for _ in range(n):
         k = draw(st.integers(1, 3 if n == 3 else 4))
-        s, rd = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        s, rd = draw(st.integers(*stride_range)), draw(st.integers(1, 3))
         ld = draw(st.integers(*lhs_dilations))
         lo, hi = draw(st.integers(-2, max_pad)), draw(st.integers(-2, max_pad))
         effective = (k - 1) * rd + 1

@@ -6,15 +6,16 @@ has known conv bugs)."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_plan import lattice_macs
-from convcanon.hlo.rewrite_layout import is_channels_last
+from convcanon.hlo.rewrite_layout import is_channels_last, pad_channels_last
 
 from .cases import (
     ConvCase,
@@ -91,7 +92,7 @@ def test_an_nchw_conv_is_padded_and_computed_channels_last_between_two_transpose
     assert stats.counters["channels-last"] == 1
     kept, _, kept_printed = run_pass(NCHW_PAD_1, dialect, gate="general")
     assert not is_channels_last(_only(all_conv_params(kept, dialect)))
-    assert _transposes(kept_printed) == 0
+    assert _transposes(kept_printed) == 2  # `keep`: only the pad is written channels-last
     inputs = random_inputs([(2, 4, 9, 9), (6, 4, 3, 3)], "f32", 0)
     run = judge([p])
     assert_same_results(
@@ -166,3 +167,30 @@ def test_a_kernel_gradient_conv_is_padded_channels_last_and_keeps_its_dimension_
     inputs = random_inputs([before.lhs_shape, before.rhs_shape], "f32", 0)
     run = judge([before, p])
     assert_same_results(run(text, inputs), run(as_stablehlo_text(after, dialect), inputs), "f32")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=conv_cases(lhs_dilations=(1, 1), strides=(1, 1)))
+def test_a_unit_stride_pad_is_written_channels_last_unless_it_grows_the_lhs_by_over_half(
+    case: ConvCase, dialect: Dialect
+) -> None:
+    """In `keep`, a unit-stride conv whose lhs is not `[b, 0.., f]` gets its pad between a
+    transpose there and one back (none else), except where the pad grows the lhs by more than
+    half; a kernel-gradient lhs (batch inside) always. The conv keeps its dimension numbers."""
+    (p,) = all_conv_params(parse(case.text, dialect), dialect)
+    assume(not p.needs_stride and p.needs_pad)
+    after, stats, printed = run_pass(case.text, dialect, gate="general")
+    assume(stats.counters.get("rewritten-pad") == 1)
+    q = _only(all_conv_params(after, dialect))
+    assert_canonical([q])
+    assert q.dims == p.dims and total_macs([q]) == lattice_macs(p)
+    growth = math.prod(p.padded_spatial) / math.prod(p.lhs_spatial)
+    routed = p.dims.lhs_batch != 0 or (p.dims.lhs_feature != p.rank - 1 and growth <= 1.5)
+    assert pad_channels_last(p) == routed
+    assert _transposes(printed) == (2 if routed else 0), printed
+    inputs = case.inputs()
+    run = judge([p, q])
+    assert_same_results(
+        run(case.text, inputs), run(as_stablehlo_text(after, dialect), inputs), case.element
+    )

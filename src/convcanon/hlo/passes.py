@@ -38,9 +38,9 @@ from convcanon.hlo.phase_merge import (
 from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, uses_polyphase
 from convcanon.hlo.recipe import Recipe, Trace, replay
 from convcanon.hlo.rewrite_layout import (
-    batch_inside,
     is_channels_last,
     lhs_channels_last,
+    pad_channels_last,
     to_channels_last,
 )
 from convcanon.hlo.rewrite_lhs_dilation import explicit_lhs_dilation, merged_lhs_dilation
@@ -436,7 +436,7 @@ def _pad_then_stride(
             return b.zero(lhs_element, block, loc)
 
         back = None
-        if not p.needs_stride and batch_inside(p):
+        if not p.needs_stride and pad_channels_last(p):
             lhs, p, back = lhs_channels_last(b, lhs, lhs_element, p, ip, loc)
         lhs, lhs_shape = explicit_pad(
             b, lhs, lhs_element, p, opts.negative_padding, zero_value, ip, loc

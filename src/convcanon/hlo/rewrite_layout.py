@@ -9,13 +9,14 @@ layout assignment does not carry a channels-last layout back through a slice or 
 channels-first program every explicit pad and phase slice would cost a transposed copy.
 
 Without it (`keep`), a strided conv whose phase groups read one space-to-depth fold still folds
-its lhs channels-last (`lhs_channels_last`), and a conv whose lhs has its batch inside (a
-kernel-gradient conv) is padded channels-last: the convs keep their dimension numbers, and only
+its lhs channels-last (`lhs_channels_last`), and a unit-stride conv's explicit pad is mostly
+written channels-last (`pad_channels_last`): the convs keep their dimension numbers, and only
 the data movement in front of them is laid out as such an engine computes.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -51,14 +52,35 @@ def is_channels_last(p: ConvParams) -> bool:
 
 def batch_inside(p: ConvParams) -> bool:
     """Whether the lhs's batch is not its outermost dim: a kernel-gradient conv (`jax.grad`'s,
-    `[f, 0.., b]`: the activation with batch and feature swapped) is one.
-
-    No engine computes a conv in that layout; each moves the lhs to `[b, 0.., f]` first. Its
-    explicit pad is written there (transpose, pad, transpose back), so that the transpose back
-    cancels against the engine's own and the pad feeds the conv directly: XLA CPU then folds
-    it back into the conv, instead of fusing pad and transpose onto the lhs's producer (the
-    sum of a strided conv's partials) and running the conv unpadded."""
+    `[f, 0.., b]`: the activation with batch and feature swapped) is one. No engine computes a
+    conv in that layout; each moves the lhs to `[b, 0.., f]` first."""
     return p.dims.lhs_batch != 0
+
+
+# A pad that grows the lhs by more than this stays where the conv reads it (see below).
+MAX_ROUTED_PAD_GROWTH = (3, 2)
+
+
+def pad_channels_last(p: ConvParams) -> bool:
+    """Whether a unit-stride conv's explicit pad is written channels-last (transpose to
+    `[b, 0.., f]`, pad, transpose back) while the conv keeps its dimension numbers.
+
+    An engine that computes convs channels-last cancels the transpose back against its own, so
+    the pad feeds its conv directly and it folds the pad back (XLA CPU does). Padded in the
+    conv's own layout, the pad is fused into the engine's transpose instead, and the conv runs
+    unpadded: on XLA CPU's YNNPACK a 3x3 conv on the padded copy is x1.4-x2.6 slower than the
+    padded conv at 14x14-112x112. Always so for a kernel-gradient conv (`batch_inside`).
+
+    Where the pad grows the lhs by more than half (a 3x3 conv on 7x7 and smaller), it stays in
+    place: the VALID conv costs little more there (x1.1), and with the pad folded back XLA CPU
+    grows the library fusion of a following reduction (a ResNet's global pool) up through the
+    whole last stage, which then runs about twice as slow as its convs apart."""
+    if batch_inside(p):
+        return True
+    if p.dims.lhs_feature == p.rank - 1 or p.needs_stride:
+        return False
+    num, den = MAX_ROUTED_PAD_GROWTH
+    return den * math.prod(p.padded_spatial) <= num * math.prod(p.lhs_spatial)
 
 
 def to_channels_last(b: build.Builder, conv: ir.Operation, p: ConvParams) -> ir.Operation:
