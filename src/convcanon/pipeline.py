@@ -119,7 +119,8 @@ _CONV_OPTIONS = (
         str,
         "keep",
         "keep: rewritten convs keep their dimension numbers (a channels-first strided conv's"
-        " fold and a kernel-gradient conv's pad are laid out channels-last in front of them);"
+        " fold, a kernel-gradient conv's pad and a unit-stride conv's pad, unless it grows the"
+        " lhs by more than half, are laid out channels-last in front of them);"
         " channels-last: move each rewritten"
         " conv to [b, 0.., f]x[0.., i, o] between transposes, for engines that compute"
         " channels-last (XLA CPU folds the explicit pad and keeps the phase slices in place)",
