@@ -77,7 +77,7 @@ def conv_cases(
     elements: tuple[str, ...] = tuple(DTYPES),
     lhs_dilations: tuple[int, int] = (1, 3),
     max_pad: int = 3,
-    strides: tuple[int, int] = (1, 3),
+    stride_range: tuple[int, int] = (1, 3),
 ) -> ConvCase:
     n = draw(st.integers(1, 3))
     rank = n + 2
@@ -88,7 +88,6 @@ def conv_cases(
     batch = bgc * draw(st.integers(1, 2))
     in_per_group = draw(st.integers(1, 2))
     out_features = fgc * bgc * draw(st.integers(1, 2))
-    stride_range = strides
     strides, pads, lhs_dil, rhs_dil, rev, extents, kernels, outs = ([] for _ in range(8))
     budget = 3 if n == 3 else 6  # keep 3-D cases small
     for _ in range(n):

@@ -171,7 +171,7 @@ def test_a_kernel_gradient_conv_is_padded_channels_last_and_keeps_its_dimension_
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=conv_cases(lhs_dilations=(1, 1), strides=(1, 1)))
+@given(case=conv_cases(lhs_dilations=(1, 1), stride_range=(1, 1)))
 def test_a_unit_stride_pad_is_written_channels_last_unless_it_grows_the_lhs_by_over_half(
     case: ConvCase, dialect: Dialect
 ) -> None:

@@ -77,7 +77,7 @@ def pad_channels_last(p: ConvParams) -> bool:
     whole last stage, which then runs about twice as slow as its convs apart."""
     if batch_inside(p):
         return True
-    if p.dims.lhs_feature == p.rank - 1 or p.needs_stride:
+    if p.dims.lhs_feature == p.rank - 1:
         return False
     num, den = MAX_ROUTED_PAD_GROWTH
     return den * math.prod(p.padded_spatial) <= num * math.prod(p.lhs_spatial)
