@@ -1,0 +1,252 @@
+"""Every import in `src/convcanon` points down the layers, and no modules import each other.
+
+Bottom to top: shared support, the dialects (each its own group: a dialect never imports another
+dialect), the file adapter that knows every half-B dialect, the conversions and HLO passes, the
+reference interpreters, the differential checks, the commands. Imports are read with `ast`, so a
+function-level or `TYPE_CHECKING` import counts as much as one at the top of a file, and so does
+`importlib.import_module("convcanon...")` with a literal name.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import convcanon
+
+PACKAGE = Path(convcanon.__file__).resolve().parent
+
+# (layer, group, module patterns), bottom to top. A module may import a lower layer, or its own
+# group of its own layer; the most specific pattern (the longest) places a module.
+LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
+    (
+        "support",
+        "support",
+        (
+            "convcanon.diagnostics",
+            "convcanon.fileio",
+            "convcanon.ir_kind",
+            "convcanon.pipeline",
+            # pure shape and layout algebra (no IR), shared by both half-B dialects
+            "convcanon.migraphx.layout",
+            "convcanon.migraphx.shape_rules",
+        ),
+    ),
+    (
+        "dialects",
+        "hlo",
+        (
+            "convcanon.hlo",
+            "convcanon.hlo.context",
+            "convcanon.hlo.dialect_check",
+            "convcanon.hlo.dialects",
+            "convcanon.hlo.hlo_import",
+            "convcanon.hlo.io",
+            "convcanon.hlo.legalize",
+            "convcanon.hlo.params",
+            "convcanon.hlo.resources",
+        ),
+    ),
+    ("dialects", "migraphx", ("convcanon.migraphx.*",)),
+    ("dialects", "tosa", ("convcanon.tosa", "convcanon.tosa.*")),
+    ("all half-B dialects", "xdsl_io", ("convcanon.xdsl_io",)),
+    ("conversions", "conversions", ("convcanon.conversion", "convcanon.conversion.*")),
+    ("conversions", "conversions", ("convcanon.hlo.*", "convcanon.refine")),
+    ("reference", "reference", ("convcanon.reference", "convcanon.reference.*")),
+    ("verify", "verify", ("convcanon.verify", "convcanon.verify.*")),
+    (
+        "commands",
+        "commands",
+        (
+            "convcanon",  # the lazy public API
+            "convcanon.migraphx",  # the lazy half-B API (`convcanon.migraphx.lower_to_tosa`)
+            "convcanon.api",
+            "convcanon.cli",
+            "convcanon.driver",
+            "convcanon.examples",
+            "convcanon.examples.*",
+            "convcanon.graph",
+            "convcanon.hlo.explain",
+            "convcanon.migraphx_api",
+            "convcanon.reference.command",
+            "convcanon.verify.command",
+        ),
+    ),
+]
+RANK = {layer: rank for rank, layer in enumerate(dict.fromkeys(name for name, _, _ in LAYERS))}
+
+
+def module_files() -> dict[str, Path]:
+    modules = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = ["convcanon", *path.relative_to(PACKAGE).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def place(module: str) -> tuple[str, str]:
+    """The (layer, group) of a module: the longest pattern that matches it."""
+    matches = [
+        (len(pattern), layer, group)
+        for layer, group, patterns in LAYERS
+        for pattern in patterns
+        if fnmatchcase(module, pattern)
+    ]
+    assert matches, f"{module} is in no layer: add it to LAYERS"
+    _, layer, group = max(matches)
+    return layer, group
+
+
+def imported_names(tree: ast.Module, module: str, is_package: bool) -> Iterator[tuple[str, int]]:
+    """Every dotted name the module imports, with its line, at any depth: `from pkg import x`
+    gives `pkg.x` (a module, or a name defined in `pkg`)."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join([*parts[: len(parts) - node.level + 1], *filter(None, [base])])
+            yield from ((f"{base}.{alias.name}", node.lineno) for alias in node.names)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            yield node.args[0].value, node.lineno
+
+
+def edges_of(source: str, module: str, is_package: bool, modules: set[str]) -> dict[str, int]:
+    """The modules of `modules` that `source` imports -> the line of the first such import.
+    A name resolves to the longest module it starts with (`pkg.function` is `pkg`)."""
+    edges: dict[str, int] = {}
+    for name, line in imported_names(ast.parse(source), module, is_package):
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        if name and name != module:
+            edges.setdefault(name, line)
+    return edges
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """module -> {imported module: line of its first import}."""
+    files = module_files()
+    return {
+        module: edges_of(path.read_text(), module, path.name == "__init__.py", set(files))
+        for module, path in files.items()
+    }
+
+
+def upward_imports(graph: dict[str, dict[str, int]]) -> list[str]:
+    files = module_files()
+    found = []
+    for module, edges in sorted(graph.items()):
+        layer, group = place(module)
+        for target, line in sorted(edges.items()):
+            target_layer, target_group = place(target)
+            if RANK[target_layer] < RANK[layer]:
+                continue
+            if RANK[target_layer] == RANK[layer] and target_group == group:
+                continue
+            where = files[module].relative_to(PACKAGE.parent)
+            found.append(
+                f"{where}:{line}: {module} ({layer}/{group}) imports {target}"
+                f" ({target_layer}/{target_group})"
+            )
+    return found
+
+
+def import_cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, {}):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_every_module_has_a_layer():
+    for module in module_files():
+        place(module)
+
+
+def test_no_module_imports_a_layer_above_it_or_another_group_of_its_layer():
+    found = upward_imports(import_graph())
+    assert not found, "imports that point up or across:\n" + "\n".join(found)
+
+
+def test_no_modules_import_each_other():
+    graph = import_graph()
+    described = []
+    for cycle in import_cycles(graph):
+        members = set(cycle)
+        edges = [
+            f"  {module} -> {target} (line {line})"
+            for module in cycle
+            for target, line in sorted(graph[module].items())
+            if target in members
+        ]
+        described.append(" <-> ".join(cycle) + "\n" + "\n".join(edges))
+    assert not described, "import cycles:\n" + "\n".join(described)
+
+
+def test_the_graph_sees_every_kind_of_import():
+    """The checks above are only as good as the graph: imports inside a function, under
+    `TYPE_CHECKING`, relative, or by `importlib.import_module` with a literal name all count."""
+    source = """
+from typing import TYPE_CHECKING
+import importlib
+from convcanon.a import b, helper
+from . import c
+if TYPE_CHECKING:
+    from convcanon.d import Thing
+def later():
+    import convcanon.e.f
+    return importlib.import_module("convcanon.g"), "convcanon.h:entry"
+"""
+    modules = {"convcanon", "convcanon.a", "convcanon.a.b", "convcanon.p", "convcanon.p.m"}
+    modules |= {"convcanon.p.c", "convcanon.d", "convcanon.e", "convcanon.g", "convcanon.h"}
+    edges = edges_of(source, "convcanon.p.m", False, modules)
+    assert edges == {
+        "convcanon.a.b": 4,
+        "convcanon.a": 4,  # `helper` is a name defined in convcanon.a
+        "convcanon.p.c": 5,
+        "convcanon.d": 7,
+        "convcanon.e": 9,  # the longest module `convcanon.e.f` starts with
+        "convcanon.g": 10,  # a string naming an entry point is not an import
+    }
