@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 
 from convcanon.migraphx import layout
+from convcanon.migraphx.dense import dense_to_numpy
 from convcanon.migraphx.shaped_type import numpy_dtype
 from convcanon.reference.kernels import conv_general
 from convcanon.tosa.ops import int_values
@@ -47,17 +48,6 @@ def _axis(op: Operation) -> int:
     attr = op.properties["axis"]
     assert isinstance(attr, IntegerAttr)
     return attr.value.data
-
-
-def dense_to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
-    ty = attr.get_type()
-    assert isinstance(ty, TensorType)
-    shape = tuple(ty.get_shape())
-    values = list(attr.get_values())
-    dtype = np.dtype(np.int64) if ty.element_type.name == "index" else numpy_dtype(ty.element_type)
-    if len(values) == 1 and math.prod(shape) != 1:
-        return np.full(shape, values[0], dtype=dtype)
-    return np.asarray(values, dtype=dtype).reshape(shape)
 
 
 def _const(op: Operation, args: list[np.ndarray]) -> np.ndarray:
@@ -286,8 +276,3 @@ TOSA_KERNELS: dict[str, Kernel] = {
     "tosa.select": _select,
     "tosa.cast": _cast,
 }
-
-
-def register(table: dict[str, Kernel]) -> None:
-    """Add the TOSA kernels to an interpreter's op table (name -> kernel(op, args))."""
-    table.update(TOSA_KERNELS)

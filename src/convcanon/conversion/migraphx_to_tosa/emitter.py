@@ -18,6 +18,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i8
 from xdsl.ir import Attribute, Block, SSAValue
 
+from convcanon.migraphx.dense import dense_to_numpy
 from convcanon.migraphx.layout import inverse_permutation
 from convcanon.migraphx.shaped_type import is_float_type, numpy_dtype
 from convcanon.pipeline import PassStats
@@ -53,8 +54,6 @@ FOLD_LIMIT = 1 << 16  # constants up to this many elements are transposed at com
 
 def numpy_to_dense(attr: DenseIntOrFPElementsAttr, perm: Sequence[int]) -> DenseIntOrFPElementsAttr:
     """A constant's values transposed by `perm`, as a new dense attribute."""
-    from convcanon.reference.tosa_interp import dense_to_numpy
-
     values = np.transpose(dense_to_numpy(attr), tuple(perm))
     items = [v.item() for v in values.reshape(-1)]
     if values.dtype == np.bool_:

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View, shape_of
+from convcanon.migraphx.dense import dense_to_numpy
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 from convcanon.tosa import ops as tosa
 from convcanon.tosa import quant_ops as tq
@@ -359,8 +360,6 @@ def _encode_fp4(em: Emitter, x: SSAValue) -> SSAValue:
 def storage_literal(em: Emitter, attr: DenseIntOrFPElementsAttr, ty: ShapedType) -> View:
     """A literal of a foreign type as its i8 storage constant (codes, or int4 values); a splat
     stays a broadcast `tensor<1x..x1xi8>`."""
-    from convcanon.reference.tosa_interp import dense_to_numpy
-
     element = ty.element_type
     splat = attr.is_splat()
     if splat:  # one value, however large the literal
