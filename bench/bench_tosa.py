@@ -28,9 +28,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 from convcanon.migraphx import layout
-from convcanon.migraphx.io import parse_file_text, print_file
 from convcanon.migraphx.shaped_type import ShapedType
 from convcanon.reference.migraphx_interp import Interpreter, type_dtype
+from convcanon.xdsl_io import parse_file_text, print_file
 
 BENCH = Path(__file__).resolve().parent
 PROGRAMS = BENCH / "migraphx"

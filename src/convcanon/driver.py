@@ -79,7 +79,7 @@ FRAMEWORKS: Mapping[str, FrameworkAdapter] = {
         "convcanon.hlo.context:generic_op_classes",
     ),
     "xdsl": FrameworkAdapter(
-        "convcanon.migraphx.io:parse_file_text",
+        "convcanon.xdsl_io:parse_file_text",
         "convcanon.migraphx.io:print_file",
         "convcanon.driver:print_xdsl",
     ),

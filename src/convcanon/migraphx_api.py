@@ -50,6 +50,6 @@ def print_module(module: ModuleOp) -> str:
 
 def parse_module(text: str, *, filename: str = "<module>") -> ModuleOp:
     """Parse and verify migraphx/TOSA MLIR text (ConvcanonError at `file:line:col` if bad)."""
-    from convcanon.migraphx.io import parse_file_text
+    from convcanon.xdsl_io import parse_file_text
 
     return parse_file_text(text, filename)

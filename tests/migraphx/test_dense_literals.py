@@ -27,7 +27,7 @@ def test_per_element_hex_floats_are_read_as_bit_patterns():
 
 
 def test_printed_inf_and_nan_literals_read_back():
-    from convcanon.migraphx.io import parse_file_text, print_file
+    from convcanon.xdsl_io import parse_file_text, print_file
 
     text = MODULE.format(value='dense<"0x00FC007E">', t="f16")
     printed = print_file(parse_file_text(text, "a.mlir"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from convcanon.diagnostics import ConvcanonError
-from convcanon.migraphx.io import parse_file_text, print_file
+from convcanon.xdsl_io import parse_file_text, print_file
 
 TYPES = [
     "!migraphx.shaped<2x16x3x3xf32, 144x1x48x16>",

@@ -13,8 +13,8 @@ from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx import importer
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx.importer import import_program
-from convcanon.migraphx.io import parse_file_text, print_file
 from convcanon.migraphx.shaped_type import ShapedType
+from convcanon.xdsl_io import parse_file_text, print_file
 
 HERE = Path(__file__).parent
 SEED_FIXED = HERE / "fixtures" / "seed003_nhwc_conv.txt"

@@ -12,8 +12,8 @@ import pytest
 
 from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx.importer import import_program
-from convcanon.migraphx.io import parse_file_text, print_file
 from convcanon.reference.migraphx_interp import Interpreter
+from convcanon.xdsl_io import parse_file_text, print_file
 
 
 def _import(text: str) -> str:

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from convcanon.diagnostics import ConvcanonError
-from convcanon.migraphx.io import parse_file_text, print_file
+from convcanon.xdsl_io import parse_file_text, print_file
 
 ARGS = (
     "%a: !migraphx.shaped<4x3xsi32, 1x4>, %b: !migraphx.shaped<4x3xsi32, 3x1>, "

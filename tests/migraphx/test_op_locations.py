@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx.importer import import_program
-from convcanon.migraphx.io import parse_file_text, print_file
+from convcanon.xdsl_io import parse_file_text, print_file
 
 OPT = Path(sys.executable).with_name("convcanon-opt")
 SEED_FIXED = Path(__file__).parent / "fixtures" / "seed003_nhwc_conv.txt"

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from convcanon.cli import main, opt_main
 from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx import layout
-from convcanon.migraphx.io import parse_file_text
+from convcanon.xdsl_io import parse_file_text
 
 
 class Kind(NamedTuple):

@@ -11,8 +11,8 @@ from xdsl.dialects.builtin import Float4E2M1FNType, Float8E8M0FNUType, IntegerTy
 
 from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx.importer import import_program
-from convcanon.migraphx.io import parse_file_text, print_file
 from convcanon.migraphx.shaped_type import numpy_dtype
+from convcanon.xdsl_io import parse_file_text, print_file
 
 
 def _function(args: str, body: str, result: str) -> str:

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convcanon.migraphx import layout
-from convcanon.migraphx.io import parse_file_text
 from convcanon.reference.migraphx_interp import Interpreter
+from convcanon.xdsl_io import parse_file_text
 
 _SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from convcanon.migraphx.io import parse_file_text
 from convcanon.reference.migraphx_interp import Interpreter
+from convcanon.xdsl_io import parse_file_text
 
 VALUES = [3e9, -3e9, 2147483520.0, -2147483648.0, 2.5, 3.5, -2.5, 200.0, -200.0, 1e30]
 

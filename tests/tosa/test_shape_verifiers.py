@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from convcanon.diagnostics import ConvcanonError
-from convcanon.migraphx.io import parse_file_text
+from convcanon.xdsl_io import parse_file_text
 
 IREE_OPT = shutil.which("iree-opt") or str(Path(sys.executable).with_name("iree-opt"))
 

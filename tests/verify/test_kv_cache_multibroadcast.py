@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from convcanon.cli import main, opt_main
 from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 from convcanon.migraphx import layout
-from convcanon.migraphx.io import parse_file_text, print_file
 from convcanon.reference.migraphx_interp import run_module_text
 from convcanon.verify.iree_tosa import run_tosa_text
+from convcanon.xdsl_io import parse_file_text, print_file
 
 BIN = Path(sys.executable).parent
 HEADS, KV, DIM, SCALE = 4, 16, 8, 0.353516

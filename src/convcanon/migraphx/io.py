@@ -1,7 +1,7 @@
-"""Parse and print half-B files (migraphx, and TOSA when its ops module exists) with xDSL.
+"""xDSL text I/O with `file:line:col` errors: parse in a given context and verify, locate ops,
+print as MLIR does.
 
-`parse_file_text` and `print_file` are the `convcanon-opt` framework adapter for half B
-(see convcanon.driver). Errors are ConvcanonErrors at `file:line:col`, never tracebacks.
+This module loads no dialect; `convcanon.xdsl_io` parses in the context of every half-B dialect.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import struct
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
@@ -28,21 +27,6 @@ from convcanon.diagnostics import ConvcanonError, SourceLoc, check_nesting, chec
 MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportAttributeAccessIssue]
     r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
 )
-
-
-def make_context() -> Context:
-    """builtin, func, arith, migraphx and the TOSA ops we emit."""
-    from convcanon.migraphx.dialect import Migraphx
-    from convcanon.tosa.ops import TOSA
-    from convcanon.tosa.quant_ops import TOSA_QUANT_OPS
-
-    ctx = Context()
-    for dialect in (builtin.Builtin, func.Func, arith.Arith, Migraphx, TOSA):
-        ctx.load_dialect(dialect)
-    for op in TOSA_QUANT_OPS:
-        if ctx.get_optional_op(op.name) is None:  # the TOSA dialect may define it already
-            ctx.load_op(op)
-    return ctx
 
 
 def _parse_error(err: ParseError, filename: str) -> ConvcanonError:
@@ -82,7 +66,7 @@ def _element_dtype(name: str) -> np.dtype | None:
     from convcanon.migraphx.shaped_type import numpy_dtype
 
     try:
-        return numpy_dtype(Parser(make_context(), name).parse_type())
+        return numpy_dtype(Parser(Context(), name).parse_type())  # a builtin type
     except (ParseError, ValueError):
         return None
 
@@ -135,14 +119,15 @@ def rewrite_hex_float_elements(text: str) -> str:
     return _DENSE_ELEMENTS.sub(replace, text)
 
 
-def parse_file_text(text: str, filename: str) -> ModuleOp:
-    """Parse and verify a module; any failure is a ConvcanonError at its location."""
+def parse_in_context(context: Context, text: str, filename: str) -> ModuleOp:
+    """Parse and verify a module of the dialects loaded in `context`; any failure is a
+    ConvcanonError at its location."""
     check_nesting(text, filename)  # xDSL's recursive descent would hit RecursionError
     check_splats(text, filename)
     text = rewrite_hex_float_elements(text)
     parser: Parser | None = None
     try:
-        parser = Parser(make_context(), text, filename)  # lexes the first token: may raise
+        parser = Parser(context, text, filename)  # lexes the first token: may raise
         module = parser.parse_module()
     except ParseError as err:
         raise _parse_error(err, filename) from None

@@ -62,8 +62,8 @@ def storage_boundaries(
     """Each function's storage buffers (None where an argument or result is plain)."""
     from xdsl.dialects import func
 
-    from convcanon.migraphx.io import parse_file_text
     from convcanon.tosa.storage import boundary_storage
+    from convcanon.xdsl_io import parse_file_text
 
     module = parse_file_text(text, filename)
     return {

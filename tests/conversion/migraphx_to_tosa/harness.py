@@ -12,9 +12,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
 from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
-from convcanon.migraphx.io import parse_file_text, print_file
 from convcanon.migraphx.shaped_type import ShapedType
 from convcanon.reference.migraphx_interp import Interpreter, type_dtype
+from convcanon.xdsl_io import parse_file_text, print_file
 
 IREE_OPT = Path(sys.executable).with_name("iree-opt")
 

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 
 from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 from convcanon.diagnostics import ConvcanonError
-from convcanon.migraphx.io import parse_file_text
+from convcanon.xdsl_io import parse_file_text
 
 OPT = Path(sys.executable).with_name("convcanon-opt")
 

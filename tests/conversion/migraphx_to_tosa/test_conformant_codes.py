@@ -16,7 +16,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from convcanon.migraphx.io import parse_file_text
 from convcanon.reference.migraphx_interp import run_module_text
 from convcanon.tosa.storage import (
     boundary_storage,
@@ -27,6 +26,7 @@ from convcanon.tosa.storage import (
     value_dtype,
 )
 from convcanon.verify.iree_tosa import run_tosa_text
+from convcanon.xdsl_io import parse_file_text
 
 from .harness import entry, iree_opt_verify, lower
 

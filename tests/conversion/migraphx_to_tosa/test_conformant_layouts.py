@@ -46,7 +46,7 @@ def layout_programs(draw: st.DrawFn) -> tuple[str, str]:
 
 def storage_inputs(text: str, et: str, seed: int) -> list[np.ndarray]:
     """Every argument's flat buffer: random bytes read as the type's values (all codes)."""
-    from convcanon.migraphx.io import parse_file_text
+    from convcanon.xdsl_io import parse_file_text
 
     from .harness import entry
 

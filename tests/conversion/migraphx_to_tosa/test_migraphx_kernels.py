@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from convcanon.migraphx.io import parse_file_text
+from convcanon.xdsl_io import parse_file_text
 
 from .harness import (
     check_with_interpreter,

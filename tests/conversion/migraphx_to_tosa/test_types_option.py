@@ -13,8 +13,8 @@ import pytest
 from convcanon.cli import main, opt_main
 from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 from convcanon.diagnostics import ConvcanonError
-from convcanon.migraphx.io import parse_file_text, print_file
 from convcanon.pipeline import parse_pipeline
+from convcanon.xdsl_io import parse_file_text, print_file
 
 from .test_conformant_codes import FOREIGN_TENSOR, lowered
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from hypothesis import strategies as st
 
-from convcanon.migraphx.io import parse_file_text
+from convcanon.xdsl_io import parse_file_text
 
 from .harness import entry, random_inputs
 from .programs import Lens, Program, Val, memory_layouts, small_lens
