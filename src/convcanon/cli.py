@@ -430,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return explain_file(args.input, args.pass_pipeline, args.format, args.input_hlo)
         if args.command == "run":
-            from convcanon.reference.run import run_command
+            from convcanon.reference.command import run_command
 
             return run_command(
                 args.input,

@@ -3,14 +3,15 @@
 Inside a function every `!migraphx.shaped` value is its *logical* numpy array (strides only
 matter in memory); a function's shaped arguments arrive as flat buffers and are read through
 their layout, its shaped results are written back into flat buffers. The op table
-maps op names to `kernel(op, args) -> ndarray`; other modules extend it (TOSA's kernels register
-in `op_table`), so this file stays free of TOSA.
+maps op names to `kernel(op, args) -> ndarray`; `op_table` adds the kernels of
+`tosa_interp` and `migraphx_quant_interp`, so this file's kernels stay free of TOSA.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,8 @@ from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
-from convcanon.reference.kernels import conv_general, im2col_chunk_bytes, memory_limit
+from convcanon.reference.kernels import im2col_chunk_bytes, memory_limit
+from convcanon.reference.migraphx_conv import migraphx_conv
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
 
@@ -203,27 +205,6 @@ def _convolution(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     return migraphx_conv(op, x, w, result_dtype(op))
 
 
-def migraphx_conv(op: Operation, x: np.ndarray, w: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """MIGraphX's NC*/OI* convolution (float and quantized ops alike), computed in `dtype`."""
-    spatial = tuple(range(2, x.ndim))
-    begins, ends = op.explicit_padding()  # type: ignore[attr-defined]
-    return conv_general(
-        x,
-        w,
-        window_strides=mx.int_list(op, "stride"),
-        padding=list(zip(begins, ends, strict=True)),
-        lhs_dilation=[1] * len(spatial),
-        rhs_dilation=mx.int_list(op, "dilation"),
-        window_reversal=[False] * len(spatial),
-        lhs_spec=(0, 1, spatial),
-        rhs_spec=(1, 0, spatial),
-        out_spec=(0, 1, spatial),
-        feature_group_count=mx.int_value(op, "group"),
-        batch_group_count=1,
-        preferred_dtype=dtype,
-    )
-
-
 def dense_value(attr: DenseIntOrFPElementsAttr, dtype: np.dtype) -> np.ndarray:
     """A dense attribute's values as an array of its own shape (splats filled)."""
     ty = attr.get_type()
@@ -323,14 +304,16 @@ _loaded_table: dict[str, Kernel] | None = None
 
 
 def op_table() -> dict[str, Kernel]:
-    """OP_TABLE plus every available extension's kernels (loaded once)."""
+    """Every kernel the interpreter knows: OP_TABLE, TOSA's and the quantization family's (built
+    once). The kernel modules do not import each other; this is the one place they meet."""
     global _loaded_table
     if _loaded_table is None:
-        from convcanon.reference import migraphx_quant_interp, tosa_interp  # import this file
+        from convcanon.reference import migraphx_quant_interp as quant
+        from convcanon.reference import tosa_interp
 
-        table = dict(OP_TABLE)
-        tosa_interp.register(table)
-        migraphx_quant_interp.register(table)
+        table = {**OP_TABLE, **tosa_interp.TOSA_KERNELS, **quant.QUANT_KERNELS}
+        for name, kernel in quant.TOSA_QUANT_KERNELS.items():
+            table.setdefault(name, kernel)  # the TOSA interpreter's own kernel, if it has one
         _loaded_table = table
     return _loaded_table
 
@@ -358,6 +341,32 @@ def flat_input_shape(ty: Attribute) -> tuple[int, ...]:
     if isinstance(ty, TensorType):
         return tuple(ty.get_shape())
     raise TypeError(f"unsupported argument type {ty}")
+
+
+@dataclass(frozen=True)
+class FlatArg:
+    """One flat argument buffer: its numpy shape and dtype (`element` names the dtype)."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    element: str
+
+
+def flat_args(function: func.FuncOp) -> list[FlatArg]:
+    """A storage buffer (`types=conformant`) counts as the values it stores: the engines pack
+    and unpack it, so it takes the same inputs as the migraphx argument it lowers."""
+    from convcanon.tosa.storage import boundary_storage, value_dtype
+
+    storages, _ = boundary_storage(function)
+    args = []
+    for index, ty in enumerate(function.function_type.inputs.data):
+        kind = storages[index] if index < len(storages) else None
+        if kind is not None:
+            dtype = value_dtype(kind[0])
+            args.append(FlatArg((kind[1],), dtype, dtype.name))
+        else:
+            args.append(FlatArg(flat_input_shape(ty), type_dtype(ty), type_dtype(ty).name))
+    return args
 
 
 DEFAULT_MEMORY_LIMIT = 4 << 30
@@ -562,7 +571,7 @@ def run_module_text(
 ) -> list[np.ndarray]:
     """Parse, verify and run one function (`entry`, default @main or the only one) on flat
     input buffers `arg0..argN`; returns its results as flat buffers."""
-    from convcanon.migraphx.io import parse_file_text
+    from convcanon.xdsl_io import parse_file_text
 
     module = parse_file_text(text, filename)
     interp = Interpreter(module, filename, _op_lines(module, text), memory_limit)

@@ -27,7 +27,7 @@ from convcanon.migraphx import ops as mx
 from convcanon.migraphx import quant_ops as qx
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 from convcanon.reference.kernels import conv_general
-from convcanon.reference.migraphx_interp import migraphx_conv
+from convcanon.reference.migraphx_conv import migraphx_conv
 from convcanon.tosa.ops import int_values
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
@@ -295,10 +295,3 @@ TOSA_QUANT_KERNELS: dict[str, Kernel] = {
     "tosa.logical_right_shift": _logical_shift(lambda a, b: a >> b),
     "tosa.arithmetic_right_shift": _arithmetic_right_shift,
 }
-
-
-def register(table: dict[str, Kernel]) -> None:
-    """Add the quantization kernels (migraphx and TOSA) to an interpreter's op table."""
-    table.update(QUANT_KERNELS)
-    for name, kernel in TOSA_QUANT_KERNELS.items():
-        table.setdefault(name, kernel)  # the TOSA interpreter's own kernel, if it has one

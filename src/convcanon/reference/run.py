@@ -1,14 +1,10 @@
-"""`convcanon run`: interpret a module with numpy, check its `check` ops, write its results.
-
-HLO files go to `hlo_interp`; files with migraphx/TOSA ops go to half B's interpreter
-(`convcanon.reference.migraphx_interp:run_module_text`), imported only when needed.
+"""Run the entry functions of an HLO module with `hlo_interp`: the report of each, its `check`
+ops counted and any failure located. `convcanon run` (`convcanon.reference.command`) and the
+reference engine of `convcanon verify` both call it.
 """
 
 from __future__ import annotations
 
-import importlib
-import io
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -16,25 +12,8 @@ import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio import (
-    check_output_path,
     input_header,
-    open_npz,
-    parse_byte_size,
-    read_mlir_input,
-    write_output,
 )
-from convcanon.reference.summary import print_results
-
-
-def parse_memory_limit(text: str | int) -> int:
-    """`4GiB`, `512MiB`, `1000000` (bytes) -> bytes; anything else is a usage error."""
-    return parse_byte_size(text, "memory limit")
-
-
-def save_outputs(path: str, arrays: Mapping[str, np.ndarray]) -> None:
-    buffer = io.BytesIO()
-    np.savez(buffer, **{k: np.asarray(v) for k, v in arrays.items()})  # pyright: ignore[reportArgumentType]
-    write_output(path, buffer.getvalue())
 
 
 @dataclass
@@ -164,154 +143,3 @@ def check_input_names(
         raise ConvcanonError(f"{takes}; missing input(s) {', '.join(missing)}", where)
     if extra:
         raise ConvcanonError(f"{takes}; unexpected input(s) {', '.join(extra)}", where)
-
-
-def run_command(
-    input: str,
-    inputs: str | None = None,
-    output: str | None = None,
-    entry: str | None = None,
-    split_input_file: bool = False,
-    memory_limit: str | int = "4GiB",
-    max_loop_iterations: int | None = None,
-) -> int:
-    """Run every entry function; exit 0 only if every check held (only then write outputs)."""
-    limit = parse_memory_limit(memory_limit)
-    check_output_path(input, output)
-    if inputs:
-        check_output_path(inputs, output)
-    filename, text = read_mlir_input(input)
-    feed: Mapping[str, np.ndarray] = open_npz(inputs) if inputs else {}
-    from convcanon.ir_kind import sniff_framework
-
-    if sniff_framework(text) == "xdsl":
-        return _run_xdsl(text, filename, entry, feed, output, limit)
-    from convcanon.hlo.context import split_input_file as split
-
-    chunks = split(text) if split_input_file else [(0, text)]
-    outputs: dict[str, np.ndarray] = {}
-    failed = 0
-    several = len(chunks) > 1
-    for offset, chunk in chunks:
-        if several and not chunk.strip():
-            continue
-        reports = run_hlo_text(
-            _refined_to_inputs(chunk, filename, entry, feed),
-            filename,
-            entry=entry,
-            inputs=feed,
-            memory_limit=limit,
-            line_offset=offset,
-            max_loop_iterations=max_loop_iterations,
-        )
-        for report in reports:
-            status = "ok" if not report.failures else "FAILED"
-            print(
-                f"{report.name}: {status} ({report.checks} check(s), "
-                f"{len(report.failures)} failed, {len(report.results)} result(s))"
-            )
-            if not output:
-                print_results(report.results)
-            for failure in report.failures:
-                print(failure, file=sys.stderr)
-            failed += bool(report.failures)
-            prefix = "" if len(reports) == 1 and not several else f"{report.name}."
-            for i, value in enumerate(report.results):
-                outputs[f"{prefix}result{i}"] = value
-    if failed:
-        if output:
-            print(f"results not written to {output}: a check failed", file=sys.stderr)
-        print(f"{filename}: error: {failed} function(s) failed a check", file=sys.stderr)
-        return 1
-    if output:
-        save_outputs(output, outputs)
-    return 0
-
-
-def _refined_to_inputs(
-    text: str, filename: str, entry: str | None, feed: Mapping[str, np.ndarray]
-) -> str:
-    """A shape-polymorphic module (`tensor<?x...>` arguments) refined to its inputs' shapes,
-    read from the npz headers; a static module as it is."""
-    from convcanon.refine import dynamic_arguments, refine_text
-
-    dynamic = dynamic_arguments(text, filename, entry)
-    if not dynamic:
-        return text
-    where = SourceLoc(filename)
-    takes = f"@{entry or 'main'} takes ({', '.join(dynamic)})"
-    if not feed:
-        raise ConvcanonError(
-            f"{takes}, dynamic shapes: give --inputs, whose shapes the module is refined to", where
-        )
-    check_input_names(f"{takes}", len(dynamic), feed, where)
-    shapes = [input_header(feed, f"arg{i}")[0] for i in range(len(dynamic))]
-    try:
-        return refine_text(text, filename, shapes, entry)
-    except ConvcanonError as err:
-        given = ", ".join(f"arg{i} {list(shape)}" for i, shape in enumerate(shapes))
-        err.message = f"refined to the shapes of --inputs ({given}): {err.message}"
-        raise
-
-
-def _run_xdsl(
-    text: str,
-    filename: str,
-    entry: str | None,
-    feed: Mapping[str, np.ndarray],
-    output: str | None,
-    limit: int,
-) -> int:
-    try:
-        module = importlib.import_module("convcanon.reference.migraphx_interp")
-    except ModuleNotFoundError:
-        raise ConvcanonError(
-            "this file has migraphx/TOSA ops, and the migraphx interpreter is not installed",
-            SourceLoc(filename),
-        ) from None
-    if feed:
-        _check_flat_headers(text, filename, entry, feed)
-    results = module.run_module_text(text, filename, entry, feed, limit)
-    print(f"{entry or 'main'}: ok ({len(results)} result(s))")
-    if not output:
-        print_results(results)
-    if output:
-        save_outputs(output, {f"result{i}": r for i, r in enumerate(results)})
-    return 0
-
-
-def _check_flat_headers(
-    text: str, filename: str, entry: str | None, feed: Mapping[str, np.ndarray]
-) -> None:
-    """Each npz header against its migraphx/TOSA flat buffer, before anything is inflated.
-
-    Wrong names are left to the interpreter, which names them before reading any array.
-    """
-    from xdsl.dialects import func
-
-    from convcanon.verify import half_b
-
-    functions = {
-        op.sym_name.data: op
-        for op in half_b.parse(text, filename).ops
-        if isinstance(op, func.FuncOp)
-    }
-    if entry is None:  # the interpreter's choice: @main, else the only function
-        entry = "main" if "main" in functions else next(iter(functions), None)
-        entry = entry if "main" in functions or len(functions) == 1 else None
-    function = functions.get(entry or "")
-    if function is None or not function.body.blocks:
-        return  # the interpreter says what is wrong
-    args = half_b.flat_args(function)
-    if set(feed) != {f"arg{i}" for i in range(len(args))}:
-        return
-    for i, arg in enumerate(args):
-        shape, dtype = input_header(feed, f"arg{i}")
-        nibbles = arg.dtype.name in ("int4", "uint4") and dtype.kind in "iu"
-        viewable = dtype.kind == "V" and dtype.itemsize == arg.dtype.itemsize
-        if shape != arg.shape or (dtype != arg.dtype and not viewable and not nibbles):
-            raise ConvcanonError(
-                f"input arg{i} is {dtype}{list(shape)} but @{function.sym_name.data} expects "
-                f"the flat buffer {arg.dtype}{list(arg.shape)}",
-                SourceLoc(filename),
-            )

@@ -216,7 +216,7 @@ class Plan:
     """Both modules ready to run on the same inputs: entry, argument spec, reduction length."""
 
     entry: str
-    args: list  # hlo_interp.TensorType (HLO) or half_b.FlatArg (migraphx/TOSA)
+    args: list  # hlo_interp.TensorType (HLO) or migraphx_interp.FlatArg (migraphx/TOSA)
     make_inputs: Callable[[np.random.Generator, Distribution], list[np.ndarray]]
     reduction: int
     run_before: Engine
@@ -511,6 +511,7 @@ def _half_b_plan(
     migraphx-to-tosa, except opposite a TOSA module: there the migraphx side is the expected
     result, so it runs on the migraphx reference (lowering it would compare IREE with itself).
     """
+    from convcanon.reference.migraphx_interp import flat_args
     from convcanon.verify import half_b
     from convcanon.verify.engines import HALF_B_ENGINES
 
@@ -525,9 +526,9 @@ def _half_b_plan(
     after_module = half_b.parse(after_text, after_name)
     function = half_b.entry_function(before_module, before_name, entry)
     name = function.sym_name.data
-    args = half_b.flat_args(function)
+    args = flat_args(function)
     half_b.check_memory(function, args, before_name)  # random inputs are allocated below
-    after_args = half_b.flat_args(half_b.entry_function(after_module, after_name, name))
+    after_args = flat_args(half_b.entry_function(after_module, after_name, name))
     if [(a.shape, _bits(a.dtype)) for a in args] != [(a.shape, _bits(a.dtype)) for a in after_args]:
         _same_args(name, args, after_args, after_name)
 

@@ -9,27 +9,20 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Attribute, BlockArgument
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 
-
-@dataclass(frozen=True)
-class FlatArg:
-    """One flat argument buffer: its numpy shape and dtype (`element` names the dtype)."""
-
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    element: str
+if TYPE_CHECKING:
+    from convcanon.reference.migraphx_interp import FlatArg
 
 
 def parse(text: str, filename: str) -> ModuleOp:
-    from convcanon.migraphx.io import parse_file_text
+    from convcanon.xdsl_io import parse_file_text
 
     return parse_file_text(text, filename)
 
@@ -58,24 +51,6 @@ def entry_function(module: ModuleOp, filename: str, entry: str | None) -> func.F
             op_location(chosen) or SourceLoc(filename),
         )
     return chosen
-
-
-def flat_args(function: func.FuncOp) -> list[FlatArg]:
-    """A storage buffer (`types=conformant`) counts as the values it stores: the engines pack
-    and unpack it, so it takes the same inputs as the migraphx argument it lowers."""
-    from convcanon.reference.migraphx_interp import flat_input_shape, type_dtype
-    from convcanon.tosa.storage import boundary_storage, value_dtype
-
-    storages, _ = boundary_storage(function)
-    args = []
-    for index, ty in enumerate(function.function_type.inputs.data):
-        kind = storages[index] if index < len(storages) else None
-        if kind is not None:
-            dtype = value_dtype(kind[0])
-            args.append(FlatArg((kind[1],), dtype, dtype.name))
-        else:
-            args.append(FlatArg(flat_input_shape(ty), type_dtype(ty), type_dtype(ty).name))
-    return args
 
 
 def check_memory(function: func.FuncOp, args: list[FlatArg], filename: str) -> None:
