@@ -16,7 +16,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from convcanon.conversion.migraphx_to_tosa import storage_types as st
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View
-from convcanon.conversion.migraphx_to_tosa.lowerings import LOWERINGS, Lowering
+from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS
+from convcanon.conversion.migraphx_to_tosa.op_lowering import Lowering
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     flat_tosa_type,
@@ -32,6 +33,9 @@ from convcanon.tosa import ops as tosa
 from convcanon.tosa.storage import is_foreign, is_int4
 
 # Ops that only move elements: in the conformant form they move storage codes as they are.
+# The one table of lowerings, joined from op families that do not import each other.
+LOWERINGS: dict[str, Lowering] = {**CORE_LOWERINGS, **QUANT_LOWERINGS}
+
 STORAGE_OPS = frozenset(
     "migraphx." + name
     for name in (

@@ -7,8 +7,8 @@ graph without transposes until an op needs a dim order.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -38,6 +38,13 @@ from convcanon.conversion.migraphx_to_tosa.emitter import (
     shape_of,
     unary_view,
 )
+from convcanon.conversion.migraphx_to_tosa.op_lowering import (
+    Lowering,
+    LoweringContext,
+    channels_last,
+    declared_frame,
+    fit_strides,
+)
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     integer_width,
     lowering_error,
@@ -51,12 +58,6 @@ from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.shaped_type import is_unsigned, numpy_dtype, signless
 from convcanon.tosa import ops as tosa
 from convcanon.tosa import quant_ops as tq
-
-if TYPE_CHECKING:
-    from convcanon.conversion.migraphx_to_tosa.function_lowering import FunctionLowering
-
-Lowering = Callable[["FunctionLowering", Operation, list[View]], View]
-
 
 # -- elementwise -----------------------------------------------------------------------------------
 
@@ -81,11 +82,6 @@ _UNARY: dict[str, type[tosa.TosaOp]] = {
     "migraphx.recip": tosa.ReciprocalOp,
     "migraphx.erf": tosa.ErfOp,
 }
-
-
-def declared_frame(op: Operation) -> tuple[int, ...]:
-    """The dim order of the op's declared result layout: where its consumers expect it."""
-    return layout.inverse_permutation(result_type(op).memory_layout().perm)
 
 
 # -- integers: TOSA is signless, its integer profile computes on i32 -------------------------------
@@ -138,7 +134,7 @@ def from_int_domain(em: Emitter, x: View, element: Attribute) -> View:
     return x if x.element_type == target else unary_view(em, tosa.CastOp, x, target)
 
 
-def _binary(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _binary(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     lens = result_type(op).lens
     element = result_element(op)
     if integer_width(element) is None:
@@ -154,13 +150,13 @@ def _binary(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     return from_int_domain(lw.em, out, element)
 
 
-def _unary(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _unary(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     if op.name == "migraphx.abs" and is_unsigned(result_element(op)):
         return args[0]
     return unary_view(lw.em, _UNARY[op.name], args[0])
 
 
-def _div(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _div(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """Floats: a * reciprocal(b) computed in f32 (f64 stays) and rounded once to the result type,
     so an f16/bf16 quotient is finite wherever a / b is. Integers: truncating tosa.intdiv on i32
     (narrower types widened by their sign). Integer division by zero is undefined in MIGraphX."""
@@ -219,7 +215,7 @@ def _unsigned_div32(
     return op(tosa.SelectOp, large, unary_view(em, tosa.CastOp, above, i32), small)
 
 
-def _sqrt(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _sqrt(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """TOSA has no sqrt: reciprocal(rsqrt(x)) (exact at 0 and inf)."""
     return unary_view(lw.em, tosa.ReciprocalOp, unary_view(lw.em, tosa.RsqrtOp, args[0]))
 
@@ -234,7 +230,7 @@ def _bound_attr(et: Attribute, value: float) -> Attribute:
     return FloatAttr(value, et)  # type: ignore[arg-type]
 
 
-def _relu(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _relu(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     (x,) = args
     if is_unsigned(result_element(op)):
         return x  # never below zero
@@ -244,7 +240,7 @@ def _relu(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     return View(lw.em.add(clamp), x.perm, x.lens)
 
 
-def _clip(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _clip(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     element = result_element(op)
     x, lo, hi = (in_int_domain(lw.em, v, element) for v in args)
     lens = result_type(op).lens
@@ -254,14 +250,14 @@ def _clip(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     return from_int_domain(lw.em, out, element)
 
 
-def _to_bool(lw: FunctionLowering, view: View) -> View:
+def _to_bool(lw: LoweringContext, view: View) -> View:
     et = view.element_type
     if et == i1:
         return view
     return unary_view(lw.em, tosa.CastOp, view, i1)
 
 
-def _where(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _where(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     cond, a, b = args
     views = [_to_bool(lw, cond), a, b]
     lens = result_type(op).lens
@@ -270,7 +266,7 @@ def _where(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     )
 
 
-def _convert(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _convert(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """tosa.cast, with MIGraphX's meaning: float->int truncates toward zero (TOSA's cast rounds
     to nearest); an unsigned source is zero-extended first; a float->unsigned goes through i32
     so 200.0 -> ui8 is 200 (TOSA saturates at the signed bound); int->int narrowing wraps."""
@@ -302,7 +298,7 @@ def _convert(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     return unary_view(em, tosa.CastOp, x, dst)
 
 
-def _unsigned32_to_f32(lw: FunctionLowering, x: View) -> View:
+def _unsigned32_to_f32(lw: LoweringContext, x: View) -> View:
     """ui32 bits (in i32) -> f32, rounded once: high and low 16 bits convert exactly and their
     sum rounds (TOSA's profile has no i64 -> f32 cast)."""
     em = lw.em
@@ -324,7 +320,7 @@ def _unsigned32_to_f32(lw: FunctionLowering, x: View) -> View:
     return elementwise_views(em, tosa.AddOp, [high, low], x.lens)
 
 
-def _trunc(lw: FunctionLowering, x: View) -> View:
+def _trunc(lw: LoweringContext, x: View) -> View:
     em = lw.em
     rank = len(x.base_shape)
     zero = View.plain(em.scalar(x.element_type, 0, rank))
@@ -334,27 +330,27 @@ def _trunc(lw: FunctionLowering, x: View) -> View:
     return elementwise_views(em, tosa.SelectOp, [negative, up, down], x.lens, x.element_type)
 
 
-def _identity(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _identity(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     return args[0]
 
 
 # -- shape ops -------------------------------------------------------------------------------------
 
 
-def _transpose(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _transpose(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """Pending: result dim i is operand dim permutation[i]; nothing is emitted."""
     (x,) = args
     permutation = mx.int_list(op, "permutation")
     return View(x.base, tuple(x.perm[p] for p in permutation), result_type(op).lens)
 
 
-def _reshape(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _reshape(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     (x,) = args
     out = lw.em.reshape(logical(lw.em, x), result_type(op).lens)
     return View.plain(out)
 
 
-def _multibroadcast(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _multibroadcast(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """The operand's dims go where `placement()` puts them (MIGraphX's trailing alignment, or
     the result layout's non-broadcast dims); only size-1 dims come or go, no data moves."""
     assert isinstance(op, mx.MultiBroadcastOp)
@@ -367,11 +363,11 @@ def _multibroadcast(lw: FunctionLowering, op: Operation, args: list[View]) -> Vi
     return View(moved.base, moved.perm, lens)
 
 
-def _broadcast(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _broadcast(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     return expand_to(lw.em, args[0], result_type(op).lens, mx.int_value(op, "axis"))
 
 
-def _slice(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _slice(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """Slices the base in its own dim order; broadcast dims just shrink."""
     (x,) = args
     shape = x.base_shape
@@ -411,12 +407,12 @@ def insert_unit_dims(em: Emitter, view: View, positions: Sequence[int]) -> View:
     return View(base, perm, rules.insert_unit_dims(view.lens, positions))
 
 
-def _squeeze(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _squeeze(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     assert isinstance(op, mx.SqueezeOp)
     return drop_unit_dims(lw.em, args[0], op.squeezed_axes())
 
 
-def _unsqueeze(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _unsqueeze(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     assert isinstance(op, mx.UnsqueezeOp)
     return insert_unit_dims(lw.em, args[0], op.inserted_axes())
 
@@ -432,7 +428,7 @@ _COMPARE: dict[str, tuple[type[tosa.TosaOp], bool]] = {
 }
 
 
-def _compare(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _compare(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """tosa.greater/greater_equal/equal (less: operands swapped) on i32 or the float type, then
     1/0 in the result type with a select (a cast from i1 to a float is outside TOSA's profile)."""
     em = lw.em
@@ -451,7 +447,7 @@ def _compare(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     return elementwise_views(em, tosa.SelectOp, [cond, one, zero], lens, out)
 
 
-def _index_tensor(lw: FunctionLowering, op: Operation, view: View, length: int) -> SSAValue:
+def _index_tensor(lw: LoweringContext, op: Operation, view: View, length: int) -> SSAValue:
     """Indices as a flat i32 tensor, negatives counted from the end (as MIGraphX does)."""
     em = lw.em
     element = operand_element(op, 1)
@@ -469,7 +465,7 @@ def _index_tensor(lw: FunctionLowering, op: Operation, view: View, length: int) 
     return em.reshape(logical(em, x), [math.prod(view.lens)])
 
 
-def _gather(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _gather(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """tosa.gather on [outer, axis, inner]; the indices are tiled over the outer dims."""
     data, indices = args
     em = lw.em
@@ -484,7 +480,7 @@ def _gather(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     return View.plain(em.reshape(out, result_type(op).lens))
 
 
-def _scatter_none(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _scatter_none(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """tosa.scatter over the flat data: each update's flat position is its own position with the
     axis coordinate replaced by its index (a compile-time offset plus index * axis stride)."""
     data, indices, updates = args
@@ -553,7 +549,7 @@ def reduce_view(
     return out
 
 
-def _reduce(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _reduce(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """Integers reduce on i32 (TOSA's integer profile has no i8/i16 reduce_sum), widened by
     their sign and narrowed back (a sum wraps, as in MIGraphX); unsigned max/min compare with the
     sign bit flipped."""
@@ -588,7 +584,7 @@ def in_f32(em: Emitter, x: View) -> View:
     return unary_view(em, tosa.CastOp, x, f32)
 
 
-def _softmax(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _softmax(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """exp(x - max(x)) * reciprocal(sum(exp(x - max(x)))) along the axis, in x's dim order."""
     (narrow,) = args
     em = lw.em
@@ -606,7 +602,7 @@ def _softmax(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
 # -- dot -------------------------------------------------------------------------------------------
 
 
-def _dot(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _dot(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """[..., M, K] x [..., K, N]: batch dims flattened into tosa.matmul's batch.
 
     When the rhs is the same matrix for every batch (its batch dims are broadcast), the lhs batch
@@ -640,49 +636,7 @@ def _dot(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
 # -- convolution -----------------------------------------------------------------------------------
 
 
-def _channels_last(nsp: int) -> tuple[int, ...]:
-    """Frame of [N, C, *S] (and [O, I, *K]) as TOSA's [N, *S, C] ([O, *K, I])."""
-    return (0, nsp + 1, *range(1, nsp + 1))
-
-
-def _fit_strides(
-    em: Emitter,
-    xt: SSAValue,
-    extents: Sequence[int],
-    kernel: Sequence[int],
-    strides: Sequence[int],
-    dilations: Sequence[int],
-    begins: Sequence[int],
-    ends: Sequence[int],
-) -> tuple[SSAValue, list[int], list[int]]:
-    """Make TOSA's rule `(H - 1 + top + bottom - (K - 1) * d) % stride == 0` hold, output unchanged.
-
-    The positions past the last window are never read: shrink the end pad by the remainder, and
-    if that is not enough, slice the input's trailing rows off. When even the whole input would
-    go (the windows only touch begin padding), pad explicitly and slice the padded input.
-    """
-    begins, ends = list(begins), list(ends)
-    start = [0] * len(shape_of(xt))
-    size = list(shape_of(xt))
-    explicit_low, explicit_high = [0] * len(size), [0] * len(size)
-    for i, extent in enumerate(extents):
-        span = (kernel[i] - 1) * dilations[i]
-        excess = (extent - 1 + begins[i] + ends[i] - span) % strides[i]
-        if excess <= ends[i]:
-            ends[i] -= excess
-        elif excess - ends[i] < extent:
-            size[1 + i] = extent - (excess - ends[i])
-            ends[i] = 0
-        else:
-            needed = extent + begins[i] + ends[i] - excess
-            explicit_low[1 + i], explicit_high[1 + i] = begins[i], ends[i]
-            size[1 + i] = needed
-            begins[i] = ends[i] = 0
-    xt = em.pad_zero(xt, explicit_low, explicit_high)
-    return em.slice(xt, start, size), begins, ends
-
-
-def _conv(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _conv(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     assert isinstance(op, mx.ConvolutionOp)
     em = lw.em
     x, w = args
@@ -695,11 +649,11 @@ def _conv(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     begins, ends = op.explicit_padding()
     strides = mx.int_list(op, "stride")
     dilations = mx.int_list(op, "dilation")
-    frame = _channels_last(nsp)
+    frame = channels_last(nsp)
     xt = materialize(em, x, frame)  # [N, *S, C]
     wt = materialize(em, w, frame)  # [O, *K, I]
     kernel = w.lens[2:]
-    xt, begins, ends = _fit_strides(em, xt, x.lens[2:], kernel, strides, dilations, begins, ends)
+    xt, begins, ends = fit_strides(em, xt, x.lens[2:], kernel, strides, dilations, begins, ends)
     if nsp == 1:  # a unit H dim makes it 2-D
         xt = em.reshape(xt, [shape_of(xt)[0], 1, *shape_of(xt)[1:]])
         wt = em.reshape(wt, [shape_of(wt)[0], 1, *shape_of(wt)[1:]])
@@ -755,7 +709,7 @@ def _conv_op(
 # -- literal ---------------------------------------------------------------------------------------
 
 
-def _literal(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _literal(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """A splat stays a broadcast `tensor<1x..x1>` constant; anything else is a full constant."""
     assert isinstance(op, mx.LiteralOp)
     ty = result_type(op)
@@ -777,7 +731,9 @@ def _literal(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
     return View(const, tuple(range(len(ty.lens))), ty.lens)
 
 
-LOWERINGS: dict[str, Lowering] = {
+# The quantization family (quantize/dequantize, quant_dot/convolution, backwards data conv,
+# unpack) is `quant_lowerings`; `function_lowering` joins the two tables.
+CORE_LOWERINGS: dict[str, Lowering] = {
     **{name: _binary for name in _BINARY},
     **{name: _unary for name in _UNARY},
     **{name: _reduce for name in _REDUCE},
@@ -804,9 +760,3 @@ LOWERINGS: dict[str, Lowering] = {
     "migraphx.convolution": _conv,
     "migraphx.literal": _literal,
 }
-
-# The quantization family (quantize/dequantize, quant_dot/convolution, backwards data conv,
-# unpack) lives in its own module.
-from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS  # noqa: E402
-
-LOWERINGS.update(QUANT_LOWERINGS)

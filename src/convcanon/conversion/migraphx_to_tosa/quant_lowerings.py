@@ -9,8 +9,7 @@ f32 reciprocal of the scale, as rocMLIR does, and lets `tosa.cast` round half to
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     Float32Type,
@@ -36,19 +35,19 @@ from convcanon.conversion.migraphx_to_tosa.emitter import (
     shape_of,
     unary_view,
 )
+from convcanon.conversion.migraphx_to_tosa.op_lowering import (
+    Lowering,
+    LoweringContext,
+    channels_last,
+    declared_frame,
+    fit_strides,
+)
 from convcanon.conversion.migraphx_to_tosa.type_conversion import lowering_error, result_type
-from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import quant_ops as qx
 from convcanon.migraphx.shaped_type import numpy_dtype
 from convcanon.tosa import ops as tosa
 from convcanon.tosa import quant_ops as tq
-
-if TYPE_CHECKING:
-    from convcanon.conversion.migraphx_to_tosa.function_lowering import FunctionLowering
-
-Lowering = Callable[["FunctionLowering", Operation, list[View]], View]
-
 
 # -- element types ---------------------------------------------------------------------------------
 
@@ -70,10 +69,6 @@ def _unsigned(element_type: Attribute) -> bool:
 def _width(element_type: Attribute) -> int:
     assert isinstance(element_type, IntegerType)
     return element_type.width.data
-
-
-def _declared_frame(op: Operation) -> tuple[int, ...]:
-    return layout.inverse_permutation(result_type(op).memory_layout().perm)
 
 
 def _scalar(em: Emitter, et: Attribute, value: float, like: View) -> View:
@@ -157,7 +152,7 @@ def _as_compute(em: Emitter, v: View, element_type: Attribute, compute: Attribut
     return _halves_to_float(em, high, low, v.lens, compute)
 
 
-def _dequantize(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _dequantize(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """(x - z) * scale: the difference exact (two integers as i32 halves, else in the compute
     type, which holds both), rounded once to the compute type, multiplied there, rounded to
     the result type."""
@@ -186,7 +181,7 @@ def _dequantize(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
                 em, tosa.SubOp, value, _as_compute(em, zero[0], types[1], compute), lens
             )
     scale = _as_compute(em, scale, scale.element_type, compute)
-    y = elementwise_views(em, tosa.MulOp, [value, scale], lens, hint=_declared_frame(op))
+    y = elementwise_views(em, tosa.MulOp, [value, scale], lens, hint=declared_frame(op))
     return y if target == compute else unary_view(em, tosa.CastOp, y, target)
 
 
@@ -220,7 +215,7 @@ def _scaled(em: Emitter, x: View, scale: View, lens: Sequence[int]) -> View:
     return elementwise_views(em, tosa.MulOp, [x, inverse], lens)
 
 
-def _quantize(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _quantize(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """x * reciprocal(scale), rounded half to even, plus the zero point, saturated to the
     result type. With 16-bit results and zero points: tosa.cast to i32 (which rounds and
     saturates), a clamp that leaves room for the zero point, the add, the clamp to the result
@@ -311,7 +306,7 @@ def _shift_left(em: Emitter, v: View, amount: int) -> View:
     return _binary(em, tq.LogicalLeftShiftOp, v, _scalar(em, i32, amount, v), v.lens)
 
 
-def _quantize_fp8(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _quantize_fp8(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """x * reciprocal(scale) + zero point in f32, clamped to the fp8 type's largest finite value
     (a float tosa.clamp), then tosa.cast (round to nearest even)."""
     import ml_dtypes
@@ -362,7 +357,7 @@ def _matmul(
     return View.plain(em.reshape(y, lens))
 
 
-def _quant_dot(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _quant_dot(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """int8: tosa.matmul i8 x i8 -> i32; fp8 and block-scaled f4E2M1FN: f32 operands (each
     element times its scale), f32 matmul."""
     em = lw.em
@@ -417,11 +412,9 @@ def _conv_kernel(
     return em.concat(parts, len(out_shape) - 1)
 
 
-def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _quant_convolution(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """int8 conv with an i32 accumulator (ui8 operands top-bit flipped, zero points -128);
     fp8 operands as f32."""
-    from convcanon.conversion.migraphx_to_tosa.lowerings import _channels_last, _fit_strides
-
     assert isinstance(op, qx.QuantConvolutionOp)
     em = lw.em
     x, w = args
@@ -432,16 +425,14 @@ def _quant_convolution(lw: FunctionLowering, op: Operation, args: list[View]) ->
     else:
         acc = out_type = tosa_type(out.element_type)
     nsp = len(x.lens) - 2
-    frame = _channels_last(nsp)
+    frame = channels_last(nsp)
     xt, wt = materialize(em, x, frame), materialize(em, w, frame)
     begins, ends = op.explicit_padding()
     strides, dilations = mx.int_list(op, "stride"), mx.int_list(op, "dilation")
     # Any explicit pad here fills 0, which is the value 0 only before a ui8 operand's top bit
     # is flipped: flip after it (the flipped pad then reads -128, the zero point, contributing
     # nothing, as the conv's own padding does).
-    xt, begins, ends = _fit_strides(
-        em, xt, x.lens[2:], w.lens[2:], strides, dilations, begins, ends
-    )
+    xt, begins, ends = fit_strides(em, xt, x.lens[2:], w.lens[2:], strides, dilations, begins, ends)
     group = mx.int_value(op, "group")
     depthwise = nsp <= 2 and group > 1 and group == x.lens[1] and w.lens[1] == 1
     if depthwise and not is_float(source) and any(begins + ends):
@@ -506,7 +497,7 @@ def _group_block(em: Emitter, t: SSAValue, group: int, g: int, perm: Sequence[in
     return em.transpose(t, perm)
 
 
-def _backwards_data_convolution(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _backwards_data_convolution(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """1-D/2-D: tosa.transpose_conv2d per group (no out_pad; the dilation spread into the
     kernel), then a slice drops the padding: the transposed conv scatters x[i] * w[r] to
     i*s + r*d, MIGraphX's output starts at pad_begin. 3-D: a forward conv3d (below)."""
@@ -564,7 +555,7 @@ def _interior_pad(em: Emitter, xt: SSAValue, dim: int, stride: int) -> SSAValue:
     return em.slice(spread, [0] * len(shape), size)
 
 
-def _backwards_data_convolution_3d(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _backwards_data_convolution_3d(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """TOSA has no transpose_conv3d: a forward conv3d over the input with stride-1 zeros
     between its elements and `d(k-1) - pad` edges, with the kernel flipped (exact; it multiplies
     the inserted zeros)."""
@@ -607,7 +598,7 @@ def _backwards_data_convolution_3d(lw: FunctionLowering, op: Operation, args: li
 # -- unpack ----------------------------------------------------------------------------------------
 
 
-def _unpack(lw: FunctionLowering, op: Operation, args: list[View]) -> View:
+def _unpack(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """Both nibbles in i32 (shifts and masks), interleaved along the axis by a concat on a new
     unit dim and a reshape, then cast to the result's TOSA type."""
     em = lw.em
