@@ -83,10 +83,6 @@ def read_padding(attr: ir.Attribute) -> tuple[tuple[int, int], ...]:
     return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
 
 
-def dialect_of(op_name: str) -> Dialect | None:
-    return DIALECTS.get(op_name.partition(".")[0])
-
-
 class DimensionNumbers(NamedTuple):
     """Conv dimension numbers, dialect-neutral (which axis of lhs/rhs/result plays which role)."""
 

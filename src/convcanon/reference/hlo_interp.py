@@ -298,11 +298,6 @@ class Env:
     ordered: bool = False
 
 
-def _first_difference(mask: np.ndarray) -> str:
-    bad = np.argwhere(~mask)
-    return str(tuple(int(i) for i in bad[0])) if bad.size else "()"
-
-
 def _float_view(x: np.ndarray) -> np.ndarray:
     return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
 
