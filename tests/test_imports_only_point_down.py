@@ -19,7 +19,8 @@ import convcanon
 PACKAGE = Path(convcanon.__file__).resolve().parent
 
 # (layer, group, module patterns), bottom to top. A module may import a lower layer, or its own
-# group of its own layer; the most specific pattern (the longest) places a module.
+# group of its own layer; a module listed by name is placed there, any other by the longest
+# pattern that matches it.
 LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
     (
         "support",
@@ -89,15 +90,15 @@ def module_files() -> dict[str, Path]:
 
 
 def place(module: str) -> tuple[str, str]:
-    """The (layer, group) of a module: the longest pattern that matches it."""
+    """The (layer, group) of a module: its own name if listed, else the longest matching pattern."""
     matches = [
-        (len(pattern), layer, group)
+        ("*" not in pattern, len(pattern), layer, group)
         for layer, group, patterns in LAYERS
         for pattern in patterns
         if fnmatchcase(module, pattern)
     ]
     assert matches, f"{module} is in no layer: add it to LAYERS"
-    _, layer, group = max(matches)
+    *_, layer, group = max(matches)
     return layer, group
 
 
@@ -223,6 +224,38 @@ def test_no_modules_import_each_other():
         ]
         described.append(" <-> ".join(cycle) + "\n" + "\n".join(edges))
     assert not described, "import cycles:\n" + "\n".join(described)
+
+
+# Each table of per-op functions -> the module that joins it and the op families it joins from.
+REGISTRIES = {
+    "lowerings": (
+        "convcanon.conversion.migraphx_to_tosa.function_lowering",
+        (
+            "convcanon.conversion.migraphx_to_tosa.lowerings",
+            "convcanon.conversion.migraphx_to_tosa.quant_lowerings",
+        ),
+    ),
+    "interpreter kernels": (
+        "convcanon.reference.migraphx_interp",  # its own migraphx kernels are the first family
+        ("convcanon.reference.tosa_interp", "convcanon.reference.migraphx_quant_interp"),
+    ),
+}
+
+
+def test_each_registry_is_joined_in_one_place_from_families_that_do_not_import_each_other():
+    graph = import_graph()
+    found = []
+    for registry, (joiner, families) in REGISTRIES.items():
+        found += [
+            f"{registry}: {joiner} does not import {f}" for f in families if f not in graph[joiner]
+        ]
+        for family in families:
+            found += [
+                f"{registry}: {family} imports {other}"
+                for other in (joiner, *families)
+                if other in graph[family]
+            ]
+    assert not found, "\n".join(found)
 
 
 def test_the_graph_sees_every_kind_of_import():
