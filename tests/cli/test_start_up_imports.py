@@ -30,6 +30,7 @@ UNNEEDED = {
     "jaxlib.mlir.dialects.builtin": "the generated op classes",
     "shutil": "argparse's terminal width (it loads bz2 and lzma)",
     "importlib.metadata": "the installed version, read only for --version",
+    "convcanon.hlo.resources": "the reader of dense_resource sections, which these files lack",
 }
 # The console script's body, with the loaded modules written to stderr as the process ends.
 ENTRY = """
