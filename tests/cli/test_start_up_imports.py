@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 import pytest
-
 from cli_support import CNN  # pyright: ignore[reportMissingImports]
 
 # What the HLO job never needs, and what importing it pulls in.
