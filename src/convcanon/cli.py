@@ -27,8 +27,35 @@ from convcanon.pipeline import PASSES, PassInfo
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 
+def _terminal_columns() -> int:
+    """What `shutil.get_terminal_size().columns` answers ($COLUMNS, else stdout's terminal, else
+    80), without importing `shutil`: it loads the bz2 and lzma modules, ~2-3 ms of every run."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # pyright: ignore[reportOptionalMemberAccess]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Every option's help ends with its default, unless the help already names it."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        # argparse's own default width, computed as `shutil` does it (argparse builds a formatter
+        # per `add_argument`, so its import is paid on every run, not only for --help)
+        width = _terminal_columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""

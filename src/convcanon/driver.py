@@ -10,7 +10,6 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from convcanon.diagnostics import ConvcanonError, UsageError
@@ -19,8 +18,7 @@ from convcanon.ir_kind import sniff_framework
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
 
 
-@dataclass(frozen=True)
-class PrintOptions:
+class PrintOptions(NamedTuple):
     """mlir-opt's printer flags; None keeps what the input had (locations, generic form)."""
 
     debug_info: bool | None = None  # --mlir-print-debuginfo
@@ -29,6 +27,9 @@ class PrintOptions:
     @property
     def default(self) -> bool:
         return self.debug_info is None and self.generic is None
+
+
+AS_PARSED = PrintOptions()  # locations and generic form as the input had them
 
 
 class FrameworkAdapter(NamedTuple):
@@ -49,7 +50,7 @@ class FrameworkAdapter(NamedTuple):
     def job(self) -> contextlib.AbstractContextManager[Any]:
         return self._load(self.scope)() if self.scope else contextlib.nullcontext()
 
-    def print_module(self, module: Any, options: PrintOptions = PrintOptions()) -> str:
+    def print_module(self, module: Any, options: PrintOptions = AS_PARSED) -> str:
         if options.default:
             return self._load(self.print)(module)
         return self._load(self.print_with)(
@@ -134,7 +135,7 @@ def transform_text(
     filename: str,
     pipeline: str,
     stats: PipelineStats | None = None,
-    print_options: PrintOptions = PrintOptions(),
+    print_options: PrintOptions = AS_PARSED,
 ) -> str:
     """Parse, run `pipeline`, print: the whole job on one chunk of text."""
     passes = parse_pipeline(pipeline)
@@ -170,7 +171,7 @@ def run_opt(
     stats: bool = False,
     split_input_file: bool = False,
     input_hlo: bool = False,
-    print_options: PrintOptions = PrintOptions(),
+    print_options: PrintOptions = AS_PARSED,
 ) -> int:
     passes = parse_pipeline(pipeline)  # usage errors before reading anything
     check_output_path(input_path, output_path)

@@ -24,9 +24,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from types import FrameType
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
 
@@ -254,8 +253,7 @@ def _npy_header(raw: bytes, member: str, path: str) -> NpyHeader:
 _NPY_HEADER_PREFIX = 12 + 10_000
 
 
-@dataclass(frozen=True)
-class NpyHeader:
+class NpyHeader(NamedTuple):
     """What one npz member's `.npy` header declares: enough to check it against a parameter."""
 
     shape: tuple[int, ...]

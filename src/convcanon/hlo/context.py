@@ -7,12 +7,39 @@ Contexts are per call (never global), so two threads can work on two modules at 
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import cache
+
+
+def _defer_package_init(package: str) -> None:
+    """Put `package` in `sys.modules` with its `__init__` run on first use of a name it defines.
+
+    Its submodules import as usual (the package's `__path__` is set). `jaxlib/__init__.py` only
+    reads its version, and that imports `pathlib`, `subprocess` and `datetime` (~9 ms of
+    convcanon-opt's ~90 ms start-up), none of which the MLIR bindings need. The first other name
+    asked of the package (`jaxlib.__version__`, as JAX asks it) runs the `__init__` in place."""
+    if package in sys.modules:
+        return
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.loader is None:
+        return  # not installed: the import below fails with Python's own message
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def run_init(name: str) -> object:
+        del module.__dict__["__getattr__"]
+        loader.exec_module(module)
+        return getattr(module, name)
+
+    module.__dict__["__getattr__"] = run_init
+    sys.modules[package] = module
+
+
+_defer_package_init("jaxlib")
 
 # `jaxlib.mlir.ir` imports numpy only to register attribute builders for the Python op classes,
 # which nothing here uses; numpy is ~40% of convcanon-opt's start-up. Import it without numpy
@@ -30,7 +57,6 @@ finally:
         del sys.modules["numpy"]  # a later `import numpy` works as usual
 
 from convcanon.diagnostics import MAX_NESTING, ConvcanonError, SourceLoc, check_nesting  # noqa: E402
-from convcanon.hlo.resources import check_resource_section  # noqa: E402
 
 
 class _PlainContext(ir.Context):
@@ -47,11 +73,17 @@ def _registry() -> ir.DialectRegistry:
     return registry
 
 
+# Loaded up front because code here builds their ops; any other registered dialect is loaded
+# by the parser when a module uses it. Loading all ~25 that jaxlib registers cost ~6 ms a context.
+_BUILT_DIALECTS = ("func", "arith", "tensor")
+
+
 def make_context(allow_unregistered: bool = False) -> ir.Context:
     """A fresh context with func, arith, tensor, stablehlo, chlo and mhlo loaded."""
     context = _PlainContext()
     context.append_dialect_registry(_registry())
-    context.load_all_available_dialects()
+    for name in _BUILT_DIALECTS:
+        context.get_dialect_descriptor(name)  # loads it, without its Python op classes
     _mlirHlo.register_mhlo_dialect(context)
     _chlo.register_dialect(context)
     _stablehlo.register_dialect(context)
@@ -77,15 +109,28 @@ def generic_op_classes() -> Iterator[None]:
 _LOC_RE = re.compile(r'loc\("(?P<file>(?:[^"\\]|\\.)*)":(?P<line>\d+):(?P<col>\d+)')
 
 
-@dataclass(frozen=True)
 class HloLoc(SourceLoc):
     """A position in the .mlir input plus what a debug-info export says about the op: the user's
     `file:line:col` (JAX's innermost frame) and the op-name path (`jit(f)/conv_general_dilated`).
     `str()` is the .mlir position, so `loc: error: ...` lines keep their shape; `notes()` adds the
     source lines an editor can jump to."""
 
-    source: SourceLoc | None = None
-    op_path: str = ""
+    __slots__ = ("source", "op_path")
+
+    def __init__(
+        self,
+        file: str,
+        line: int = 0,
+        col: int = 0,
+        source: SourceLoc | None = None,
+        op_path: str = "",
+    ) -> None:
+        super().__init__(file, line, col)
+        self.source = source
+        self.op_path = op_path
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.file, self.line, self.col, self.source, self.op_path)
 
     def origin(self) -> str:
         """`mymodel.py:5:8 jit(f)/conv_general_dilated` (either part may be missing)."""
@@ -234,7 +279,10 @@ def parse_module(text: str, filename: str, context: ir.Context | None = None) ->
     """Parse (which verifies) MLIR text; errors become `ConvcanonError` at `file:line:col`."""
     if _nesting_bound(text) > MAX_NESTING:
         check_nesting(text, filename)  # the exact check, with the location
-    check_resource_section(text, filename)  # MLIR's parser crashes on a section cut in a string
+    if "{-#" in text:  # MLIR's parser crashes on a resource section cut in a string
+        from convcanon.hlo.resources import check_resource_section  # its reader: only then
+
+        check_resource_section(text, filename)
     has_check_ops = "check.expect_" in text
     if context is None:
         context = make_context(allow_unregistered=has_check_ops)

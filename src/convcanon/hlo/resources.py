@@ -14,7 +14,7 @@ diagnostics on the rewritten text point at the user's file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from convcanon.diagnostics import ConvcanonError, offset_loc
 
@@ -39,8 +39,7 @@ _ELEMENT_BYTES = {
 }
 
 
-@dataclass(frozen=True)
-class _Blob:
+class _Blob(NamedTuple):
     """A blob's element bytes as a span of hex digits in the text (alignment prefix skipped)."""
 
     start: int
@@ -52,8 +51,7 @@ class _Blob:
         return (self.end - self.start) // 2
 
 
-@dataclass(frozen=True)
-class _Section:
+class _Section(NamedTuple):
     start: int  # offset of `{-#`
     end: int  # offset just after `#-}`
     blobs: dict[str, _Blob]
