@@ -13,6 +13,7 @@ from typing import Any, Literal, overload
 from jaxlib.mlir import ir
 
 from convcanon.diagnostics import UsageError
+from convcanon.options import keyword_options
 from convcanon.pipeline import PASSES, OptionValue, PassStats
 
 Dialect = Literal["stablehlo", "mhlo"]
@@ -39,27 +40,14 @@ class JaxCanonicalizeResult(CanonicalizeResult):
 
 
 def _options(dialect: str, options: Mapping[str, Any]) -> tuple[str, dict[str, OptionValue]]:
-    """Map Python keyword names (`negative_padding`) to pass options (`negative-padding`)."""
+    """The conv pass of `dialect` and its options from Python keywords (`negative_padding`),
+    checked by the pass's option declaration as the pipeline parser checks them."""
     pass_name = _PASS_FOR_DIALECT.get(dialect)
     if pass_name is None:
         raise UsageError(
             f"unknown dialect {dialect!r}; expected one of {sorted(_PASS_FOR_DIALECT)}"
         )
-    specs = {spec.name: spec for spec in PASSES[pass_name].options}
-    resolved: dict[str, OptionValue] = {name: spec.default for name, spec in specs.items()}
-    for key, value in options.items():
-        name = key.replace("_", "-")
-        spec = specs.get(name)
-        if spec is None:
-            raise UsageError(f"{pass_name}: unknown option {key!r}; options: {', '.join(specs)}")
-        if spec.kind is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)  # max_mac_ratio=2 means 2.0
-        if not isinstance(value, spec.kind):
-            raise UsageError(f"{pass_name}: option {key!r} expects {spec.kind.__name__}")
-        if spec.choices and value not in spec.choices:
-            raise UsageError(f"{pass_name}: option {key!r} must be one of {spec.choices}")
-        resolved[name] = value
-    return pass_name, resolved
+    return pass_name, keyword_options(pass_name, PASSES[pass_name].options, options)
 
 
 @overload

@@ -9,6 +9,7 @@ refused past a node limit, and `dot` runs under a time and memory limit.
 
 from __future__ import annotations
 
+import math
 import os
 import resource
 import shutil
@@ -259,9 +260,11 @@ def graph_command(
     fmt = format_for(output, fmt)
     if max_nodes < 1:
         raise UsageError(f"--max-nodes must be at least 1, not {max_nodes}")
-    if timeout <= 0:
-        raise UsageError(f"--timeout must be positive, not {timeout:g}")
+    if not math.isfinite(timeout) or timeout <= 0:  # nan or inf would leave dot unbounded
+        raise UsageError(f"--timeout must be a finite number of seconds > 0, not {timeout:g}")
     limit = parse_byte_size(memory_limit, "memory limit")
+    if limit < 1:  # 0 would leave dot's memory unbounded
+        raise UsageError(f"--memory-limit must be at least 1 byte, not {memory_limit!r}")
     passes = parse_pipeline(pipeline)
     check_output_path(input_path, output)
     filename, text = read_mlir_input(input_path)

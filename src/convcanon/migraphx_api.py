@@ -7,9 +7,12 @@ callers who already hold the program text: errors are `ConvcanonError`s carrying
 
 from __future__ import annotations
 
+from typing import Any
+
 from xdsl.dialects.builtin import ModuleOp
 
-from convcanon.pipeline import PassStats
+from convcanon.options import keyword_options
+from convcanon.pipeline import PASSES, PassStats
 
 
 def import_program(text: str, *, filename: str = "<program>", name: str = "main") -> ModuleOp:
@@ -23,17 +26,20 @@ def import_program(text: str, *, filename: str = "<program>", name: str = "main"
     return translate(text, filename, name)
 
 
-def lower_to_tosa(module: ModuleOp, *, stats: PassStats | None = None) -> ModuleOp:
+def lower_to_tosa(module: ModuleOp, *, stats: PassStats | None = None, **options: Any) -> ModuleOp:
     """`module` lowered by `migraphx-to-tosa` (flat `tensor<NxT>` boundary, TOSA 1.0 inside).
 
     `module` itself is left untouched (a clone is lowered), so it can still be run or printed.
-    Pass `stats` to collect the pass's counters (ops lowered, TOSA ops emitted). Raises
+    Pass `stats` to collect the pass's counters (ops lowered, TOSA ops emitted). Options are the
+    pass options (`types="native"`), checked as the pipeline checks them (`UsageError`). Raises
     ConvcanonError, located at the op when its source location is known, if any op cannot lower.
     """
     from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 
+    info = PASSES["migraphx-to-tosa"]
+    resolved = keyword_options(info.name, info.options, options)
     lowered = module.clone()
-    counters = migraphx_to_tosa(lowered, {})
+    counters = migraphx_to_tosa(lowered, resolved)
     if stats is not None:
         for key, value in counters.counters.items():
             stats.bump(key, value)

@@ -1,66 +1,37 @@
 """Pass registry and MLIR-style pipeline parsing (`pass-a{opt=v opt2=w},pass-b`).
 
 The registry names each pass, the IR framework it runs on (`hlo`: jaxlib's MLIR; `xdsl`: half B) and
-its options, without importing the pass itself, so `--help` and usage errors stay fast.
+its options, without importing the pass itself, so `--help` and usage errors stay fast. A pass's
+options are the NamedTuple that declares them (`convcanon.options`); the parser, `--help` and the
+README table here, and the Python API, all read that one declaration.
 """
 
 from __future__ import annotations
 
 import importlib
-import math
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
+from convcanon.conversion.migraphx_to_tosa.options import MigraphxToTosaOptions
 from convcanon.diagnostics import UsageError
+from convcanon.hlo.options import ConvOptions
+from convcanon.options import OptionSpec, OptionValue, declared_options, spelling
+
+__all__ = [
+    "CONV_PASS_FOR_DIALECT",
+    "PASSES",
+    "Framework",
+    "OptionSpec",
+    "OptionValue",
+    "PassInfo",
+    "PassInvocation",
+    "PassStats",
+    "describe_passes",
+    "parse_pipeline",
+    "pass_options_markdown",
+]
 
 Framework = Literal["hlo", "xdsl"]
-OptionValue = bool | int | float | str
-
-
-class OptionSpec(NamedTuple):
-    name: str
-    kind: type  # bool, int, float or str
-    default: OptionValue
-    help: str
-    choices: tuple[str, ...] = ()
-
-    def parse(self, pass_name: str, text: str) -> OptionValue:
-        if self.kind is bool:
-            if text in ("true", "1", ""):
-                return True
-            if text in ("false", "0"):
-                return False
-            raise UsageError(
-                f"{pass_name}: option '{self.name}' expects true or false, got {text!r}"
-            )
-        if self.kind is int:
-            try:
-                return int(text)
-            except ValueError:
-                raise UsageError(
-                    f"{pass_name}: option '{self.name}' expects an integer, got {text!r}"
-                ) from None
-        if self.kind is float:
-            try:
-                value = float(text)
-            except ValueError:
-                value = float("nan")
-            if not math.isfinite(value):
-                raise UsageError(
-                    f"{pass_name}: option '{self.name}' expects a finite number, got {text!r}"
-                )
-            return value
-        if self.choices and text not in self.choices:
-            raise UsageError(
-                f"{pass_name}: option '{self.name}' must be one of {', '.join(self.choices)};"
-                f" got {text!r}"
-            )
-        return text
-
-    def describe(self) -> str:
-        values = "|".join(self.choices) if self.choices else self.kind.__name__
-        default = str(self.default).lower() if isinstance(self.default, bool) else self.default
-        return f"{self.name}=<{values}> (default {default}): {self.help}"
 
 
 class PassInfo(NamedTuple):
@@ -93,77 +64,6 @@ class PassStats:
         self.counters[key] = self.counters.get(key, 0) + by
 
 
-_CONV_OPTIONS = (
-    OptionSpec(
-        "gate",
-        str,
-        "neuron",
-        "eligibility preset: neuron (rank 4, small params) or general (any rank >= 3)",
-        ("neuron", "general"),
-    ),
-    OptionSpec(
-        "allow-small-spatial", bool, False, "accept lhs spatial extents of 2 or 3 (gate=neuron)"
-    ),
-    OptionSpec("max-window-param", int, 31, "largest stride or |padding| accepted (gate=neuron)"),
-    OptionSpec(
-        "max-phases",
-        int,
-        64,
-        "largest number of partial convs one conv's rewrite may emit, counted after phase"
-        " merging; more is rejected with a reason",
-    ),
-    OptionSpec(
-        "merge-phases",
-        str,
-        "exact",
-        "exact: partial convs of equal shape become one conv (inputs concatenated on the"
-        " feature dim), at the same multiply-adds; pad-kernel: also zero-extend sub-kernels so"
-        " that phases merge, within max-mac-ratio of the floor; none: one conv per phase",
-        ("exact", "pad-kernel", "none"),
-    ),
-    OptionSpec(
-        "conv-layout",
-        str,
-        "keep",
-        "keep: rewritten convs keep their dimension numbers (a channels-first strided conv's"
-        " fold, a kernel-gradient conv's pad and a unit-stride conv's pad, unless it grows the"
-        " lhs by more than half, are laid out channels-last in front of them);"
-        " channels-last: move each rewritten"
-        " conv to [b, 0.., f]x[0.., i, o] between transposes, for engines that compute"
-        " channels-last (XLA CPU folds the explicit pad and keeps the phase slices in place)",
-        ("keep", "channels-last"),
-    ),
-    OptionSpec(
-        "max-mac-ratio",
-        float,
-        2.0,
-        "merge-phases=pad-kernel: largest multiply-adds of a rewritten conv over its floor",
-    ),
-    OptionSpec(
-        "lhs-dilation",
-        str,
-        "polyphase",
-        "polyphase: one conv per output phase, never multiplying inserted zeros; interior-pad:"
-        " fold it into the pad's interior padding",
-        ("polyphase", "interior-pad"),
-    ),
-    OptionSpec(
-        "wide-partials",
-        bool,
-        True,
-        "f16/bf16/f8 convs split in partials: sum them in f32 and convert once (false: round"
-        " each partial to the result type)",
-    ),
-    OptionSpec(
-        "negative-padding",
-        str,
-        "pad",
-        "pad: negative pad amounts; slice: positive pad then slice for the negative parts",
-        ("pad", "slice"),
-    ),
-    OptionSpec("verbose", bool, False, "remark on convs whose operands come from another conv"),
-)
-
 # The conv pass of each HLO dialect: the CLI, `explain` and the mismatch error name them.
 CONV_PASS_FOR_DIALECT: Mapping[str, str] = {
     "stablehlo": "stablehlo-canonicalize-conv",
@@ -178,31 +78,21 @@ PASSES: dict[str, PassInfo] = {
             "hlo",
             "MHLO: make conv padding an explicit pad and strides exact slices",
             "convcanon.hlo.passes:canonicalize_conv_mhlo",
-            _CONV_OPTIONS,
+            declared_options(ConvOptions),
         ),
         PassInfo(
             "stablehlo-canonicalize-conv",
             "hlo",
             "StableHLO: make conv padding an explicit pad and strides exact slices",
             "convcanon.hlo.passes:canonicalize_conv_stablehlo",
-            _CONV_OPTIONS,
+            declared_options(ConvOptions),
         ),
         PassInfo(
             "migraphx-to-tosa",
             "xdsl",
             "lower migraphx (strided values) to TOSA 1.0, keeping every layout",
             "convcanon.conversion.migraphx_to_tosa:migraphx_to_tosa",
-            (
-                OptionSpec(
-                    "types",
-                    str,
-                    "conformant",
-                    "conformant: fp8 FNUZ, e8m0, fp4 and int4 values travel as their storage"
-                    " integers (MIGraphX's buffers; every tensor inside TOSA 1.0's profiles, as"
-                    " IREE requires); native: tensors of those types, for backends that have them",
-                    ("conformant", "native"),
-                ),
-            ),
+            declared_options(MigraphxToTosaOptions),
         ),
     )
 }
@@ -273,3 +163,26 @@ def describe_passes() -> str:
         for option in info.options:
             lines.append(f"      {option.describe()}")
     return "\n".join(lines)
+
+
+def pass_options_markdown() -> str:
+    """The README's table of every pass option, one row each; passes that share their options
+    share their rows."""
+    rows = ["| pass | option | values | default | what it does |", "|---|---|---|---|---|"]
+    groups: dict[tuple[OptionSpec, ...], list[str]] = {}
+    for info in PASSES.values():
+        groups.setdefault(info.options, []).append(info.name)
+    for options, names in groups.items():
+        first = ", ".join(f"`{name}`" for name in names)
+        if not options:
+            rows.append(f"| {first} | none | | | |")
+        for index, option in enumerate(options):
+            cells = (
+                first if index == 0 else "",
+                f"`{option.name}`",
+                f"`{option.values}`",
+                f"`{spelling(option.default)}`",
+                option.help,
+            )
+            rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(rows) + "\n"

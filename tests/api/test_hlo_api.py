@@ -70,7 +70,8 @@ def test_mhlo_dialect_runs_the_mhlo_pass():
     [
         ({"gate": "wide"}, "must be one of"),
         ({"no_such_option": True}, "unknown option"),
-        ({"max_window_param": "31"}, "expects int"),
+        ({"max_window_param": "31"}, r"must be an integer >= 1; got '31' \(a str\)"),
+        ({"max_mac_ratio": float("nan")}, "must be a finite number >= 1; got 'nan'"),
     ],
 )
 def test_bad_options_are_usage_errors(options: dict[str, object], fragment: str):

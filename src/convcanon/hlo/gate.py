@@ -8,72 +8,13 @@ rejection carries a reason string, shown by `explain`, the pass statistics and `
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
+from convcanon.hlo.options import ConvOptions, NegativePadding
 from convcanon.hlo.params import ConvParams
-from convcanon.hlo.phase_merge import MAX_PHASE_SLICES, MergeMode, MergePlan, merge_plan
+from convcanon.hlo.phase_merge import MAX_PHASE_SLICES
 
-Preset = Literal["neuron", "general"]
-NegativePadding = Literal["pad", "slice"]
-LhsDilation = Literal["polyphase", "interior-pad"]
-ConvLayout = Literal["keep", "channels-last"]
-
-
-class ConvOptions(NamedTuple):
-    """The pass options (pipeline.py's `_CONV_OPTIONS`), typed."""
-
-    gate: Preset = "neuron"
-    allow_small_spatial: bool = False
-    max_window_param: int = 31
-    lhs_dilation: LhsDilation = "polyphase"
-    negative_padding: NegativePadding = "pad"
-    verbose: bool = False
-    max_phases: int = 64
-    wide_partials: bool = True
-    merge_phases: MergeMode = "exact"
-    max_mac_ratio: float = 2.0
-    conv_layout: ConvLayout = "keep"
-
-    @property
-    def polyphase(self) -> bool:
-        return self.lhs_dilation == "polyphase"
-
-    @staticmethod
-    def from_mapping(options: Mapping[str, bool | int | float | str]) -> ConvOptions:
-        gate = str(options.get("gate", "neuron"))
-        negative = str(options.get("negative-padding", "pad"))
-        lhs_dilation = str(options.get("lhs-dilation", "polyphase"))
-        merge = str(options.get("merge-phases", "exact"))
-        layout = str(options.get("conv-layout", "keep"))
-        if gate not in ("neuron", "general"):
-            raise ValueError(f"unknown gate preset {gate!r}")
-        if negative not in ("pad", "slice"):
-            raise ValueError(f"unknown negative-padding mode {negative!r}")
-        if lhs_dilation not in ("polyphase", "interior-pad"):
-            raise ValueError(f"unknown lhs-dilation mode {lhs_dilation!r}")
-        modes: dict[str, MergeMode] = {"exact": "exact", "pad-kernel": "pad-kernel", "none": "none"}
-        if merge not in modes:
-            raise ValueError(f"unknown merge-phases mode {merge!r}")
-        if layout not in ("keep", "channels-last"):
-            raise ValueError(f"unknown conv-layout {layout!r}")
-        return ConvOptions(
-            gate="neuron" if gate == "neuron" else "general",
-            allow_small_spatial=bool(options.get("allow-small-spatial", False)),
-            max_window_param=int(options.get("max-window-param", 31)),
-            lhs_dilation="polyphase" if lhs_dilation == "polyphase" else "interior-pad",
-            negative_padding="pad" if negative == "pad" else "slice",
-            verbose=bool(options.get("verbose", False)),
-            max_phases=int(options.get("max-phases", 64)),
-            wide_partials=bool(options.get("wide-partials", True)),
-            merge_phases=modes[merge],
-            max_mac_ratio=float(options.get("max-mac-ratio", 2.0)),
-            conv_layout="keep" if layout == "keep" else "channels-last",
-        )
-
-    def merge_plan(self, p: ConvParams) -> MergePlan:
-        """The convs the rewrite of `p` (an accepted conv) emits under these options."""
-        return merge_plan(p, self.polyphase, self.merge_phases, self.max_mac_ratio)
+__all__ = ["ConvOptions", "Decision", "NegativePadding", "decide"]
 
 
 class Decision(NamedTuple):

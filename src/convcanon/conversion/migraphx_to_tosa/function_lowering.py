@@ -18,6 +18,7 @@ from convcanon.conversion.migraphx_to_tosa import storage_types as st
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View
 from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.op_lowering import Lowering
+from convcanon.conversion.migraphx_to_tosa.options import MigraphxToTosaOptions, Types
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     flat_tosa_type,
@@ -64,10 +65,10 @@ class FunctionLowering:
         function: func.FuncOp,
         stats: PassStats,
         functions: Mapping[str, func.FuncOp] | None = None,
-        types: str = st.DEFAULT_TYPES,
+        types: Types = "conformant",
     ):
         self.function = function
-        self.conformant = types == st.CONFORMANT
+        self.conformant = types == "conformant"
         self.functions = functions or {}
         self.inlining: list[str] = [function.sym_name.data]
         if not function.body.blocks:
@@ -302,7 +303,7 @@ def migraphx_to_tosa(parsed: object, options: Mapping[str, OptionValue] | None =
     by_name = {f.sym_name.data: f for f in functions}
     # bodies first: a call of a declaration is reported where it is called
     order = sorted(functions, key=lambda f: not f.body.blocks)
-    types = str((options or {}).get(st.TYPES_OPTION, st.DEFAULT_TYPES))
+    types = MigraphxToTosaOptions.from_mapping(options or {}).types
     done = {id(f): FunctionLowering(f, stats, by_name, types).run() for f in order}
     lowered = [done[id(f)] for f in functions]
     for old, new in zip(functions, lowered, strict=True):

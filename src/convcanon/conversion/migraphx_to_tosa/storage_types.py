@@ -51,10 +51,6 @@ from convcanon.tosa.storage import (
     storage_bytes,
 )
 
-TYPES_OPTION = "types"
-NATIVE, CONFORMANT = "native", "conformant"
-DEFAULT_TYPES = CONFORMANT
-
 # -- formats ---------------------------------------------------------------------------------------
 
 

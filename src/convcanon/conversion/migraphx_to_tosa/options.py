@@ -1,0 +1,29 @@
+"""`migraphx-to-tosa`'s options, declared once (see `convcanon.options`): adding an option is
+adding a field here. Imported by the pass registry for `--help`, so it imports nothing heavy."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Literal, NamedTuple
+
+from convcanon.options import Doc, options_from_mapping
+
+Types = Literal["conformant", "native"]
+
+
+class MigraphxToTosaOptions(NamedTuple):
+    """The pass's options, typed; each field's `Doc` is its `--help` and README text."""
+
+    types: Annotated[
+        Types,
+        Doc(
+            "conformant: fp8 FNUZ, e8m0, fp4 and int4 values travel as their storage integers"
+            " (MIGraphX's buffers; every tensor inside TOSA 1.0's profiles, as IREE requires);"
+            " native: tensors of those types, for backends that have them"
+        ),
+    ] = "conformant"
+
+    @staticmethod
+    def from_mapping(options: Mapping[str, object]) -> MigraphxToTosaOptions:
+        """The parser's or the API's option mapping (pipeline names), each value checked."""
+        return options_from_mapping(MigraphxToTosaOptions, options, "migraphx-to-tosa")
