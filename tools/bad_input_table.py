@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]  # the tests' own modules, as pytest sees them
 
 from tests.fuzz.test_bad_input_table import CASES, run_case  # noqa: E402
+from tools.readme_section import replace_section  # noqa: E402
 
 
 def _cell(text: str) -> str:
@@ -46,14 +47,9 @@ def table() -> str:
 START, END = "<!-- bad-input-table:start -->", "<!-- bad-input-table:end -->"
 
 
-def update_readme(rows: str, readme: Path = REPO / "README.md") -> None:
+def update_readme(rows: str) -> None:
     """Replace the table between the README's markers with the freshly generated one."""
-    text = readme.read_text()
-    head, _, rest = text.partition(START)
-    _, _, tail = rest.partition(END)
-    if not rest:
-        raise SystemExit(f"{readme}: no {START} marker")
-    readme.write_text(f"{head}{START}\n{rows}{END}{tail}")
+    replace_section(rows, START, END)
 
 
 def main() -> int:

@@ -118,19 +118,19 @@ class OptionSpec(NamedTuple):
     def check(self, pass_name: str, value: object) -> OptionValue:
         """A Python value for this option, refused with the message `parse` gives its spelling;
         a value of the wrong type is an `OptionTypeError` that also names the type it is."""
+        spelled = spelling(value)  # as given: `max_mac_ratio=-1` is refused as `-1`, not `-1.0`
         if isinstance(value, bool) != (self.kind is bool) or not isinstance(
             value, (int, float) if self.kind is float else self.kind
         ):
-            refusal = self._refusal(pass_name, spelling(value))
-            raise OptionTypeError(f"{refusal} (a {type(value).__name__})")
-        if self.kind is float:
+            raise OptionTypeError(f"{self._refusal(pass_name, spelled)} (a {type(value).__name__})")
+        if self.kind is float and isinstance(value, int | float):
             try:
-                value = float(value)  # type: ignore[arg-type]  # an int or a float, checked above
+                value = float(value)
             except OverflowError:  # an int past float's range: not a finite number
                 value = math.inf
         assert isinstance(value, (bool, int, float, str))
         if not self._allows(value):
-            raise UsageError(self._refusal(pass_name, spelling(value)))
+            raise UsageError(self._refusal(pass_name, spelled))
         return value
 
     def _allows(self, value: OptionValue) -> bool:

@@ -769,7 +769,7 @@ CASES += [
         ["{m.mlir}", "-p", "stablehlo-canonicalize-conv{max-phases=many}"],
         {"m.mlir": _f(_conv_hlo("stride = [2, 2]", out="1x3x3x4"))},
         2,
-        "option 'max-phases' expects an integer",
+        "option 'max-phases' must be an integer >= 1; got 'many'",
         "convcanon-opt",
     ),  # fmt: skip
     Case(
@@ -781,6 +781,17 @@ CASES += [
         "convcanon-opt",
     ),  # fmt: skip
 ]
+
+# -- option values out of their range: pass options, and the limits of graph's Graphviz run
+_STRIDED = {"m.mlir": _f(_conv_hlo("stride = [2, 2]", out="1x3x3x4"))}
+_CHAIN: dict[str, Callable[[], str | bytes]] = {"m.mlir": lambda: _add_chain(2)}
+CASES += [
+    Case("max-phases=-1 (every conv would be skipped)", ["{m.mlir}", "-p", "stablehlo-canonicalize-conv{max-phases=-1}"], _STRIDED, 2, "stablehlo-canonicalize-conv: option 'max-phases' must be an integer >= 1; got '-1'", "convcanon-opt"),
+    Case("merge-phases=pad-kernel max-mac-ratio=-1", ["{m.mlir}", "-p", "stablehlo-canonicalize-conv{merge-phases=pad-kernel max-mac-ratio=-1}"], _STRIDED, 2, "option 'max-mac-ratio' must be a finite number >= 1; got '-1'", "convcanon-opt"),
+    Case("max-mac-ratio=inf", ["{m.mlir}", "-p", "stablehlo-canonicalize-conv{merge-phases=pad-kernel max-mac-ratio=inf}"], _STRIDED, 2, "option 'max-mac-ratio' must be a finite number >= 1; got 'inf'", "convcanon-opt"),
+    Case("graph --timeout nan (Graphviz unbounded)", ["graph", "{m.mlir}", "--timeout", "nan", "-o", "{g.svg}"], _CHAIN, 2, "error: --timeout must be a finite number of seconds > 0, not nan"),
+    Case("graph --memory-limit 0 (Graphviz unbounded)", ["graph", "{m.mlir}", "--memory-limit", "0", "-o", "{g.svg}"], _CHAIN, 2, "error: --memory-limit must be at least 1 byte, not '0'"),
+]  # fmt: skip
 
 # -- declarations and odd entries (run, verify)
 _DECLARATION = "func.func private @main(tensor<2xf32>) -> tensor<2xf32>\n"
