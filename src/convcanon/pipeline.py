@@ -12,9 +12,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
-from convcanon.conversion.migraphx_to_tosa.options import MigraphxToTosaOptions
 from convcanon.diagnostics import UsageError
-from convcanon.hlo.options import ConvOptions
 from convcanon.options import OptionSpec, OptionValue, declared_options, spelling
 
 __all__ = [
@@ -34,16 +32,26 @@ __all__ = [
 Framework = Literal["hlo", "xdsl"]
 
 
+def _load(entry: str) -> Any:
+    module_name, _, attr = entry.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
 class PassInfo(NamedTuple):
     name: str
     framework: Framework
     summary: str
     entry: str  # "module:function", called as function(module, options) -> PassStats
-    options: tuple[OptionSpec, ...] = ()
+    declaration: str = ""  # "module:Class", the NamedTuple that declares the pass's options
 
     def load(self) -> Callable[..., Any]:
-        module_name, _, attr = self.entry.partition(":")
-        return getattr(importlib.import_module(module_name), attr)
+        return _load(self.entry)
+
+    @property
+    def options(self) -> tuple[OptionSpec, ...]:
+        """The pass's options, read from their declaration when first asked for: a pipeline of
+        one pass imports only that pass's declaration."""
+        return declared_options(_load(self.declaration)) if self.declaration else ()
 
 
 class PassStats:
@@ -78,21 +86,21 @@ PASSES: dict[str, PassInfo] = {
             "hlo",
             "MHLO: make conv padding an explicit pad and strides exact slices",
             "convcanon.hlo.passes:canonicalize_conv_mhlo",
-            declared_options(ConvOptions),
+            "convcanon.hlo.options:ConvOptions",
         ),
         PassInfo(
             "stablehlo-canonicalize-conv",
             "hlo",
             "StableHLO: make conv padding an explicit pad and strides exact slices",
             "convcanon.hlo.passes:canonicalize_conv_stablehlo",
-            declared_options(ConvOptions),
+            "convcanon.hlo.options:ConvOptions",
         ),
         PassInfo(
             "migraphx-to-tosa",
             "xdsl",
             "lower migraphx (strided values) to TOSA 1.0, keeping every layout",
             "convcanon.conversion.migraphx_to_tosa:migraphx_to_tosa",
-            declared_options(MigraphxToTosaOptions),
+            "convcanon.conversion.migraphx_to_tosa.options:MigraphxToTosaOptions",
         ),
     )
 }

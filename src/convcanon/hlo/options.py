@@ -6,8 +6,6 @@ the pipeline parser, `--help`, the Python API's checks and the README table (see
 Imported by the pass registry for `--help`, so it imports nothing heavy.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple
 
@@ -103,11 +101,11 @@ class ConvOptions(NamedTuple):
         return self.lhs_dilation == "polyphase"
 
     @staticmethod
-    def from_mapping(options: Mapping[str, object]) -> ConvOptions:
+    def from_mapping(options: Mapping[str, object]) -> "ConvOptions":
         """The parser's or the API's option mapping (pipeline names), each value checked."""
         return options_from_mapping(ConvOptions, options, "canonicalize-conv")
 
-    def merge_plan(self, p: ConvParams) -> MergePlan:
+    def merge_plan(self, p: "ConvParams") -> "MergePlan":
         """The convs the rewrite of `p` (an accepted conv) emits under these options."""
         from convcanon.hlo.phase_merge import merge_plan
 

@@ -1,8 +1,6 @@
 """`migraphx-to-tosa`'s options, declared once (see `convcanon.options`): adding an option is
 adding a field here. Imported by the pass registry for `--help`, so it imports nothing heavy."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Annotated, Literal, NamedTuple
 
@@ -24,6 +22,6 @@ class MigraphxToTosaOptions(NamedTuple):
     ] = "conformant"
 
     @staticmethod
-    def from_mapping(options: Mapping[str, object]) -> MigraphxToTosaOptions:
+    def from_mapping(options: Mapping[str, object]) -> "MigraphxToTosaOptions":
         """The parser's or the API's option mapping (pipeline names), each value checked."""
         return options_from_mapping(MigraphxToTosaOptions, options, "migraphx-to-tosa")
