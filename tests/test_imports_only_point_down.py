@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
             "convcanon.diagnostics",
             "convcanon.fileio",
             "convcanon.ir_kind",
+            "convcanon.options",
             "convcanon.pipeline",
             # pure shape and layout algebra (no IR), shared by both half-B dialects
             "convcanon.migraphx.layout",
