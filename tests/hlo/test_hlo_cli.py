@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -143,6 +145,13 @@ def test_explain_table_json_and_markdown() -> None:
     assert first["stride"] == [2, 2] and first["padding"] == [[3, 3], [3, 3]]
     assert first["decision"] == "rewrite" and first["phases"] == 4
     assert first["ops_added"].count("convolution") == 4 and first["ops_added"].count("add") == 3
+    opt = run("convcanon-opt", CNN, "-p", GENERAL)  # what explain lists is what the pass writes
+    emitted = Counter(re.findall(r"= stablehlo\.(\w+)", opt.stdout))
+    original = Counter(re.findall(r"= stablehlo\.(\w+)", CNN.read_text()))
+    listed = Counter(op for row in data["convs"] for op in row["ops_added"])
+    listed["convolution"] -= sum(row["decision"] == "rewrite" for row in data["convs"])
+    added = {k: emitted[k] - original[k] for k in emitted | original}
+    assert {k: v for k, v in added.items() if v} == {k: v for k, v in listed.items() if v}
     assert data["summary"] == {
         "convs_seen": 6,
         "rewritten": 6,

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_plan import lattice_macs
-from convcanon.hlo.rewrite_layout import is_channels_last, pad_channels_last
+from convcanon.hlo.plan import is_channels_last
+from convcanon.hlo.policy import XLA_CPU
 
 from .cases import (
     ConvCase,
@@ -187,7 +188,7 @@ def test_a_unit_stride_pad_is_written_channels_last_unless_it_grows_the_lhs_by_o
     assert q.dims == p.dims and total_macs([q]) == lattice_macs(p)
     growth = math.prod(p.padded_spatial) / math.prod(p.lhs_spatial)
     routed = p.dims.lhs_batch != 0 or (p.dims.lhs_feature != p.rank - 1 and growth <= 1.5)
-    assert pad_channels_last(p) == routed
+    assert XLA_CPU.routes_pad(p) == routed
     assert _transposes(printed) == (2 if routed else 0), printed
     inputs = case.inputs()
     run = judge([p, q])

@@ -45,12 +45,18 @@ class Dialect(NamedTuple):
         body = ", ".join("true" if v else "false" for v in values)
         return ir.Attribute.parse(f"dense<[{body}]> : tensor<{len(values)}xi1>")
 
-    def channels_last_dims(self, num_spatial: int) -> ir.Attribute:
-        """Conv dimension numbers `[b, 0.., f]x[0.., i, o]->[b, 0.., f]` in this dialect."""
-        spatial = ", ".join(str(d) for d in range(num_spatial))
-        io = f"[{spatial}, i, o]" if num_spatial else "[i, o]"
-        bf = f"[b, {spatial}, f]" if num_spatial else "[b, f]"
-        return ir.Attribute.parse(f"#{self.name}.conv<{bf}x{io}->{bf}>")
+    def dimension_numbers(self, dims: DimensionNumbers) -> ir.Attribute:
+        """Conv dimension numbers in this dialect (`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`)."""
+
+        def roles(rank: int, named: dict[int, str], spatial: tuple[int, ...]) -> str:
+            role = {axis: str(i) for i, axis in enumerate(spatial)} | named
+            return "[" + ", ".join(role[axis] for axis in range(rank)) + "]"
+
+        rank = len(dims.lhs_spatial) + 2
+        lhs = roles(rank, {dims.lhs_batch: "b", dims.lhs_feature: "f"}, dims.lhs_spatial)
+        rhs = roles(rank, {dims.rhs_in_feature: "i", dims.rhs_out_feature: "o"}, dims.rhs_spatial)
+        out = roles(rank, {dims.out_batch: "b", dims.out_feature: "f"}, dims.out_spatial)
+        return ir.Attribute.parse(f"#{self.name}.conv<{lhs}x{rhs}->{out}>")
 
 
 STABLEHLO = Dialect("stablehlo", "array")

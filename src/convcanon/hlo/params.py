@@ -32,6 +32,13 @@ class ConvParams:
     feature_group_count: int
     batch_group_count: int
     dynamic_reason: str | None = None  # set when a shape is not static; shapes are then ()
+    # Facts of the element types the rewrite needs: whether lhs, kernel and result have a zero
+    # to pad with, and whether the result is a float narrower than f32 (partial sums round).
+    lhs_zero: bool = True
+    rhs_zero: bool = True
+    result_zero: bool = True
+    narrow_result: bool = False
+    attributes: frozenset[str] = frozenset()  # the optional window attributes the op carries
 
     @property
     def rank(self) -> int:
@@ -140,6 +147,8 @@ def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
     out_shape, out_why = _static_shape(op.results[0], "result", dims.out_batch)
     lhs_type = op.operands[0].type
     element = str(lhs_type.element_type) if isinstance(lhs_type, ir.ShapedType) else str(lhs_type)
+    values = (op.operands[0], op.operands[1], op.results[0])
+    lhs_el, rhs_el, out_el = (_element(v.type) for v in values)
     return ConvParams(
         lhs_shape=lhs_shape,
         rhs_shape=rhs_shape,
@@ -154,12 +163,34 @@ def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
         feature_group_count=_int_attr(attrs, "feature_group_count"),
         batch_group_count=_int_attr(attrs, "batch_group_count"),
         dynamic_reason=lhs_why or rhs_why or out_why,
+        lhs_zero=has_zero(lhs_el),
+        rhs_zero=has_zero(rhs_el),
+        result_zero=has_zero(out_el),
+        narrow_result=isinstance(out_el, ir.FloatType) and out_el.width < 32,
+        attributes=frozenset(name for name in _WINDOW_ATTRS if name in attrs),
     )
+
+
+def _element(ty: ir.Type) -> ir.Type:
+    return ty.element_type if isinstance(ty, ir.ShapedType) else ty
+
+
+def has_zero(element: ir.Type) -> bool:
+    """Whether `element` has a zero to pad with: not quantized types, and not f8E8M0FNU (an
+    exponent-only type whose smallest value is 2^-127)."""
+    if isinstance(element, (ir.IntegerType, ir.ComplexType)):
+        return True
+    return isinstance(element, ir.FloatType) and str(element) not in _NO_ZERO_FLOATS
+
+
+_NO_ZERO_FLOATS = frozenset({"f8E8M0FNU"})
 
 
 def _int_attr(attrs: ir.OpAttributeMap, name: str) -> int:
     return ir.IntegerAttr(attrs[name]).value if name in attrs else 1
 
+
+_WINDOW_ATTRS = ("window_strides", "padding", "lhs_dilation", "rhs_dilation", "window_reversal")
 
 _PARAM_ATTRS = (
     "dimension_numbers",

@@ -1,19 +1,16 @@
-"""The conv canonicalization passes: collect-then-rewrite over each `func.func`.
+"""The conv canonicalization passes: a driver that collects, plans and emits.
 
-Phase 1 reads every conv's ConvParams and gate decision; phase 2 rewrites the accepted ones, pad
-first (the stride math assumes zero padding), then stride. A lhs-dilated conv (polyphase mode)
-is first split into output phases, each an undilated conv that then goes through pad and
-stride. `verbose` prints the seed's phase 2b remarks (convs whose operand chain reaches another
-conv) and every rejection, changing nothing.
+Phase 1 reads every conv's ConvParams and plans it (`plan.plan_conv`: the gate's decision and
+the whole rewrite, once per conv configuration); phase 2 emits each accepted conv's plan in
+front of it (`emit.emit`) and replaces it. `verbose` prints the seed's phase 2b remarks (convs
+whose operand chain reaches another conv) and every rejection, changing nothing.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from jaxlib.mlir import ir
 
@@ -22,36 +19,19 @@ from convcanon.hlo import build
 from convcanon.hlo.context import source_loc, with_notes
 from convcanon.hlo.dialect_check import check_conv_dialect
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
-from convcanon.hlo.gate import ConvOptions, Decision, decide
+from convcanon.hlo.emit import emit
+from convcanon.hlo.gate import ConvOptions, Decision
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.params import ConvKey, ConvParams, conv_key, int64_overflow, read_conv_params
-from convcanon.hlo.phase_merge import (
-    extend_kernel,
-    fold_padding,
-    foldable,
-    kernel_extension,
-    lhs_groups,
-    mergeable,
-    stride_convs,
-    zero_tap_pads,
-)
-from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans, uses_polyphase
-from convcanon.hlo.recipe import Recipe, Trace, replay
-from convcanon.hlo.rewrite_layout import (
-    is_channels_last,
-    lhs_channels_last,
-    pad_channels_last,
-    to_channels_last,
-)
-from convcanon.hlo.rewrite_lhs_dilation import explicit_lhs_dilation, merged_lhs_dilation
-from convcanon.hlo.rewrite_pad import euet001, explicit_pad, pad_overrides
-from convcanon.hlo.rewrite_stride import explicit_stride
+from convcanon.hlo.plan import ConvPlan, plan_conv, zeros_available
+from convcanon.hlo.policy import XLA_CPU
 from convcanon.pipeline import OptionValue, PassStats
 
 
 @dataclass
 class ConvRecord:
-    """What happened to one conv: what `explain` shows and the statistics count.
+    """What happened to one conv: what `explain` shows and the statistics count, read off its
+    plan (and `ops_added`, the ops the emitter built for it, in order).
 
     The source location and type strings are derived on demand: only `explain`, remarks and
     errors need them, and printing them costs more than the rest of a conv's bookkeeping."""
@@ -61,15 +41,41 @@ class ConvRecord:
     params: ConvParams
     decision: Decision
     value_types: tuple[ir.Type, ir.Type, ir.Type]  # lhs, rhs, result
-    phases: int = 0
-    ops_added: list[str] = field(default_factory=list)
-    macs_after: int = 0
-    lattice_macs_before: int = 0
-    lhs_phases: int = 0  # output phases of the lhs-dilation rewrite (0: not used)
-    max_phases: int = 0  # the gate's limit on partial convs
-    unmerged: int = 0  # partial convs without phase merging (one per phase)
-    summed: int = 0  # most partial convs summed into one output element
+    plan: ConvPlan
+    max_phases: int  # the gate's limit on partial convs
     position: tuple[int, int] | None = None  # where the op is in the .mlir, for debug-info input
+    ops_added: list[str] = field(default_factory=list)
+
+    @property
+    def phases(self) -> int:
+        """Partial convs emitted, after merging."""
+        return len(self.plan.partials)
+
+    @property
+    def unmerged(self) -> int:
+        return self.plan.unmerged
+
+    @property
+    def summed(self) -> int:
+        return self.plan.summed
+
+    @property
+    def lattice_macs_before(self) -> int:
+        return self.plan.lattice_macs
+
+    @property
+    def lhs_phases(self) -> int:
+        return self.plan.lhs_phases
+
+    @property
+    def macs_after(self) -> int:
+        if not self.decision.accepted:
+            return 0 if self.params.dynamic_reason else self.params.macs
+        return self.plan.macs_after
+
+    @property
+    def policy(self) -> str:
+        return self.plan.policy
 
     @property
     def loc(self) -> SourceLoc:
@@ -125,30 +131,6 @@ def _in_function(op: ir.Operation) -> bool:
     return False
 
 
-class _Plan(NamedTuple):
-    """What the gate decides and the rewrite will emit for one conv configuration."""
-
-    decision: Decision
-    phases: int  # partial convs emitted
-    lattice_macs: int
-    lhs_phases: int
-    unmerged: int  # partial convs without merging
-    summed: int  # most partial convs summed into one output element
-
-
-def plan_conv(p: ConvParams, options: ConvOptions) -> _Plan:
-    """The gate's decision and the rewrite's size, computed from the params alone."""
-    decision = decide(p, options)
-    lattice = 0 if p.dynamic_reason or p.num_spatial == 0 else lattice_macs(p)
-    if not decision.accepted:
-        return _Plan(decision, 0, lattice, 0, 0, 0)
-    lhs_phases = 0
-    if uses_polyphase(p, options.polyphase):
-        lhs_phases = math.prod(len(plan.phases) for plan in lhs_dilation_plans(p))
-    merged = options.merge_plan(p)
-    return _Plan(decision, merged.convs, lattice, lhs_phases, merged.unmerged, merged.summed)
-
-
 def _reaches_conv(conv: ir.Operation, dialect: Dialect) -> ir.Operation | None:
     """The first convolution found walking `conv`'s operands' producers (seed phase 2b)."""
     seen: set[int] = set()
@@ -178,27 +160,27 @@ def canonicalize(
 ) -> tuple[PassStats, list[ConvRecord]]:
     """Run the pass over every function; returns statistics and one record per conv seen.
 
-    Every conv is collected (params, decision, EUET001) before any is rewritten. Params and plans
-    are memoized by the conv's uniqued attributes and types: models repeat a few configurations."""
+    Every conv is planned (params, decision, EUET001) before any is rewritten. Plans are
+    memoized by the conv's uniqued attributes and types: models repeat a few configurations."""
     opts = ConvOptions.from_mapping(options)
+    policy = XLA_CPU
     stats = PassStats()
     records: list[ConvRecord] = []
-    memo: dict[ConvKey, tuple[ConvParams, _Plan, int, bool]] = {}  # + MACs, pads have a zero
+    plans: dict[ConvKey, tuple[ConvPlan, bool]] = _plan_cache()  # + whether pads have zeros
     module = hlo_file.module
     with module.context, ir.Location.unknown():
-        todo: list[tuple[ir.Operation, ConvKey, ConvParams, ConvRecord]] = []
+        todo: list[tuple[ir.Operation, ConvPlan, ConvRecord]] = []
         for conv in _convs_in_functions(module, dialect):
             operands = conv.operands
             types = (operands[0].type, operands[1].type, conv.results[0].type)
             key = conv_key(conv, types)
-            known = memo.get(key)
+            known = plans.get(key)
             if known is None:
-                p = read_conv_params(conv)
-                plan = plan_conv(p, opts)
-                macs = 0 if p.dynamic_reason else p.macs
-                zeros = not plan.decision.accepted or _has_zeros(p, types, opts)
-                known = memo[key] = (p, plan, macs, zeros)
-            p, plan, macs, zeros = known
+                plan = plan_conv(read_conv_params(conv), opts, policy)
+                zeros = not plan.decision.accepted or zeros_available(plan.params, opts)
+                known = plans[key] = (plan, zeros)
+            plan, zeros = known
+            p = plan.params
             decision = plan.decision
             stats.bump("convs-seen")
             record = ConvRecord(
@@ -207,16 +189,10 @@ def canonicalize(
                 p,
                 decision,
                 types,
-                plan.phases,
-                [],
-                macs,
-                plan.lattice_macs,
-                plan.lhs_phases,
+                plan,
                 opts.max_phases,
-                plan.unmerged,
-                plan.summed,
+                hlo_file.position_of(dialect.conv, len(records)),
             )
-            record.position = hlo_file.position_of(dialect.conv, len(records))
             records.append(record)
             if opts.verbose:
                 _verbose_remarks(conv, decision, dialect, hlo_file, record.loc)
@@ -228,25 +204,33 @@ def canonicalize(
             overflow = int64_overflow(p)
             if overflow is not None:
                 raise ConvcanonError(overflow, record.loc)
-            todo.append((conv, key, p, record))
+            todo.append((conv, plan, record))
         builder = build.Builder(dialect)
-        recipes: dict[ConvKey, Recipe | None] = {}
-        for conv, key, p, record in todo:
-            layout_ops: list[str] = []
-            if opts.conv_layout == "channels-last" and not is_channels_last(p):
-                builder.emitted = []
-                conv = to_channels_last(builder, conv, p)
-                layout_ops = builder.emitted
-                operands = conv.operands
-                types = (operands[0].type, operands[1].type, conv.results[0].type)
-                key, p = conv_key(conv, types), read_conv_params(conv)
-                stats.bump("channels-last")
-            _rewrite(builder, conv, key, p, record, opts, stats, recipes)
-            record.ops_added = layout_ops + record.ops_added
+        for conv, plan, record in todo:
+            builder.at(conv)
+            total = emit(builder, conv, plan)
+            for name, n in plan.counters:
+                stats.bump(name, n)
+            conv.results[0].replace_all_uses_with(total)
+            conv.erase()
+            record.ops_added = builder.emitted
         if not records:
             check_conv_dialect(hlo_file, dialect)
         _verify(hlo_file, builder.created)
     return stats, records
+
+
+def _plan_cache() -> dict[ConvKey, tuple[ConvPlan, bool]]:
+    """The plans of one pass run, by conv configuration (a seam for tests)."""
+    return {}
+
+
+def euet001(p: ConvParams, loc: SourceLoc) -> ConvcanonError:
+    return ConvcanonError(
+        f"element type {p.element_type} of the convolution's lhs cannot be zero-padded",
+        loc,
+        code="EUET001",
+    )
 
 
 def _verify(hlo_file: HloFile, created: list[build.AnyOp]) -> None:
@@ -254,8 +238,7 @@ def _verify(hlo_file: HloFile, created: list[build.AnyOp]) -> None:
 
     A module known valid (parsed) needs only the ops the pass created verified: each is built
     before the conv it replaces from values that dominate that conv, and the conv's uses get a
-    value of its own type, so no other op's validity changes. Replayed ops that repeat a
-    recorded one exactly are not listed (see `recipe.replay`). About 1 us per listed op,
+    value of its own type, so no other op's validity changes. About 1 us per op created,
     instead of 1 us per op of the module (0.12 s for a 100k-op module)."""
     if not hlo_file.verified:
         hlo_file.module.operation.verify()
@@ -273,220 +256,6 @@ def _verbose_remarks(
     if producer is not None:
         where = hlo_file.loc_of(producer)
         _remark(loc, f"convolution's operand chain reaches the convolution at {where}")
-
-
-def _has_zeros(p: ConvParams, types: tuple[ir.Type, ir.Type, ir.Type], opts: ConvOptions) -> bool:
-    """Whether every pad the rewrite may emit has a zero: the lhs's, and the result's for the
-    pads that place output phases."""
-    extends = (
-        opts.merge_phases == "pad-kernel"
-        and opts.merge_plan(p).convs < opts._replace(merge_phases="exact").merge_plan(p).convs
-    )
-    elements = []
-    if p.needs_pad or extends:
-        elements.append(ir.ShapedType(types[0]).element_type)
-    if uses_polyphase(p, opts.polyphase):
-        elements.append(ir.ShapedType(types[2]).element_type)
-    if extends:
-        elements.append(ir.ShapedType(types[1]).element_type)
-    return all(build.has_zero(e) for e in elements)
-
-
-def _rewrite(
-    b: build.Builder,
-    conv: ir.Operation,
-    key: ConvKey,
-    p: ConvParams,
-    record: ConvRecord,
-    opts: ConvOptions,
-    stats: PassStats,
-    recipes: dict[ConvKey, Recipe | None],
-) -> None:
-    """Rewrite one accepted conv before `conv`, which the result replaces; records the ops,
-    phases and multiply-adds actually emitted.
-
-    The first conv of a configuration (`key`) is rewritten while its ops are recorded; the
-    others replay the record, which builds the same ops without planning them again."""
-    ip, loc = ir.InsertionPoint(conv), record.location
-    b.begin_conv(conv.operands[0])
-    recipe = recipes.get(key)
-    if recipe is not None:
-        block = conv.block
-
-        def zero_of(element: ir.Type) -> ir.Value:
-            return b.zero(element, block, loc)
-
-        total = replay(recipe, conv, zero_of, b.emitted, b.created, ip, loc)
-    else:
-        trace = None
-        if key not in recipes:  # record the first conv of each key only
-            operands = conv.operands
-            trace = b.trace = Trace(operands[0], operands[1])
-        local = PassStats()
-        try:
-            partials, total = _rewrite_ops(b, conv, p, record, opts, local, ip, loc)
-        finally:
-            b.trace = None
-        macs = sum(_emitted_macs(c, p) for c in partials)
-        bumps = tuple(local.counters.items())
-        recipe = Recipe((), -1, len(partials), macs, bumps)
-        if trace is not None:
-            index = trace.refs.get(total) if trace.valid else None
-            kept = (
-                None
-                if index is None
-                else Recipe(tuple(trace.steps), index, len(partials), macs, bumps)
-            )
-            recipes[key] = kept
-    for name, n in recipe.bumps:
-        stats.bump(name, n)
-    conv.results[0].replace_all_uses_with(total)
-    conv.erase()
-    record.phases = recipe.partials
-    record.ops_added = b.emitted
-    record.macs_after = recipe.macs_after
-
-
-def _rewrite_ops(
-    b: build.Builder,
-    conv: ir.Operation,
-    p: ConvParams,
-    record: ConvRecord,
-    opts: ConvOptions,
-    stats: PassStats,
-    ip: ir.InsertionPoint,
-    loc: ir.Location,
-) -> tuple[list[ir.Operation], ir.Value]:
-    """The ops that replace one accepted conv: its partial convs and the value of their sum.
-
-    For f16/bf16/f8 results where an output sums several partials (`wide-partials`), the
-    partials are f32, summed in f32 and converted once: rounding each partial first doubles the
-    error. Output phases never overlap, so placing them needs no widening."""
-    result_type = ir.RankedTensorType(conv.results[0].type)
-    element = result_type.element_type
-    wide = opts.wide_partials and record.summed > 1 and build.is_narrow_float(element)
-    acc = ir.F32Type.get() if wide else element
-    acc_type = b.tensor(p.result_shape, acc)
-    if uses_polyphase(p, opts.polyphase):
-
-        def rewrite_phase(
-            kernel: ir.Value, q: ConvParams, overrides: dict[str, ir.Attribute], ty: ir.Type
-        ) -> tuple[list[ir.Operation], ir.Value]:
-            return _pad_then_stride(b, conv, kernel, q, ty, overrides, opts, ip, loc, None)
-
-        plans = lhs_dilation_plans(p)
-        if opts.merge_phases == "none":
-            partials, total = explicit_lhs_dilation(b, conv, p, plans, acc, rewrite_phase, ip, loc)
-        else:
-            groups = lhs_groups(p, opts.merge_phases, opts.max_mac_ratio)
-            partials, total = merged_lhs_dilation(
-                b, conv, p, plans, groups, acc, rewrite_phase, ip, loc
-            )
-        stats.bump("rewritten-lhs-dilation")
-    else:
-        rhs = conv.operands[1]
-        partials, total = _pad_then_stride(b, conv, rhs, p, acc_type, {}, opts, ip, loc, stats)
-    if wide:
-        total = b.convert(total, result_type, ip, loc)
-        stats.bump("wide-partials")
-    if record.phases < record.unmerged:
-        stats.bump("merged-phases", record.unmerged - record.phases)
-    return partials, total
-
-
-def _pad_then_stride(
-    b: build.Builder,
-    conv: ir.Operation,
-    rhs: ir.Value,
-    p: ConvParams,
-    result_type: ir.Type,
-    overrides: dict[str, ir.Attribute],
-    opts: ConvOptions,
-    ip: ir.InsertionPoint,
-    loc: ir.Location,
-    stats: PassStats | None,
-) -> tuple[list[ir.Operation], ir.Value]:
-    """Explicit pad, then explicit stride, of the conv `p` describes: `conv`'s lhs with kernel
-    `rhs`, `overrides` on `conv`'s attributes. The partials are clones of `conv` with result type
-    `result_type`. Returns them and their sum."""
-    lhs = conv.operands[0]
-    lhs_element = ir.ShapedType(lhs.type).element_type
-    lhs_shape = p.lhs_shape
-    block = conv.operation.block
-    if opts.merge_phases == "pad-kernel" and p.batch_group_count == 1:
-        extra = kernel_extension(p, opts.max_mac_ratio)
-        if any(extra):
-            rhs = _extend_kernel(b, rhs, p, extra, block, ip, loc)
-            p = extend_kernel(p, extra)
-    rhs_element = ir.ShapedType(rhs.type).element_type
-    padded = any(lo or hi for lo, hi in p.padding)  # the conv's own padding, to be reset
-    merge = opts.merge_phases != "none"
-    zeros = None
-    lhs_layout = None
-    if build.has_zero(lhs_element) and build.has_zero(rhs_element):
-        zeros = (lambda: b.zero(lhs_element, block, loc), lambda: b.zero(rhs_element, block, loc))
-        if merge and mergeable(p) and foldable(p):  # pad straight to the fold's extent
-            p = fold_padding(p)  # (which can be none: a crop of what the fold leaves out)
-            if stride_convs(p, "exact", 1.0) > 1:  # several readers of the fold
-                lhs, p, lhs_layout = lhs_channels_last(b, lhs, lhs_element, p, ip, loc)
-                lhs_shape = p.lhs_shape
-    if p.needs_pad:
-
-        def zero_value() -> ir.Value:
-            return b.zero(lhs_element, block, loc)
-
-        back = None
-        if not p.needs_stride and pad_channels_last(p):
-            lhs, p, back = lhs_channels_last(b, lhs, lhs_element, p, ip, loc)
-        lhs, lhs_shape = explicit_pad(
-            b, lhs, lhs_element, p, opts.negative_padding, zero_value, ip, loc
-        )
-        if back is not None:  # padded channels-last, read back in the conv's own layout
-            lhs, lhs_shape = b.transpose(lhs, lhs_shape, lhs_element, back, ip, loc)
-        overrides = {**overrides, **pad_overrides(b, p, "lhs_dilation" in conv.attributes)}
-        if stats is not None:
-            stats.bump("rewritten-pad")
-    elif "padding" in overrides or padded:  # padding the kernel extension or the fold cancelled
-        overrides = {**overrides, **pad_overrides(b, p, False)}
-    if p.needs_stride:
-        types = (lhs_element, rhs_element, result_type)
-        partials, total = explicit_stride(
-            b, conv, lhs, lhs_shape, rhs, types, p, overrides, ip, loc, merge, zeros, lhs_layout
-        )
-        if stats is not None:
-            stats.bump("rewritten-stride")
-    else:
-        partials = [b.rebuild_conv(conv, lhs, rhs, overrides, ip, result_type)]
-        total = partials[0].results[0]
-    return partials, total
-
-
-def _extend_kernel(
-    b: build.Builder,
-    rhs: ir.Value,
-    p: ConvParams,
-    extra: tuple[int, ...],
-    block: ir.Block,
-    ip: ir.InsertionPoint,
-    loc: ir.Location,
-) -> ir.Value:
-    """`rhs` with `extra` zero taps after its last tap per dim (before its first element when
-    the window is reversed there, since tap k reads element K-1-k)."""
-    element = ir.ShapedType(rhs.type).element_type
-    rank = len(p.rhs_shape)
-    low, high = [0] * rank, [0] * rank
-    for axis, e, reversed_ in zip(p.dims.rhs_spatial, extra, p.reversal, strict=True):
-        low[axis], high[axis] = zero_tap_pads(0, e, reversed_)
-    zero = b.zero(element, block, loc)
-    return b.pad(rhs, p.rhs_shape, element, zero, low, high, [0] * rank, ip, loc)[0]
-
-
-def _emitted_macs(conv: ir.Operation, p: ConvParams) -> int:
-    """Multiply-adds of an emitted conv, from its kernel and result types (dims as in `p`)."""
-    kernel = ir.ShapedType(conv.operands[1].type).shape
-    taps = math.prod(kernel[d] for d in p.dims.rhs_spatial) * kernel[p.dims.rhs_in_feature]
-    shape = ir.ShapedType(conv.results[0].type).shape
-    return math.prod(build.static_extent(d) for d in shape) * taps
 
 
 def canonicalize_conv_stablehlo(hlo_file: HloFile, options: Mapping[str, OptionValue]) -> PassStats:

@@ -34,6 +34,8 @@ from convcanon.hlo.phase_plan import (
     Phase,
     lhs_dilation_plans,
     stride_phase_count,
+    tap_step,
+    uses_polyphase,
 )
 
 MergeMode = Literal["exact", "pad-kernel", "none"]
@@ -58,11 +60,6 @@ def tap_groups(plan: DimPlan) -> tuple[tuple[Phase, ...], ...]:
     for phase in plan.phases:
         groups.setdefault(phase.taps, []).append(phase)
     return tuple(tuple(g) for g in groups.values())
-
-
-def tap_step(dilation: int, stride: int) -> int:
-    """t = s/gcd(d, s): taps k and k+t fall in the same stride phase."""
-    return stride // math.gcd(dilation, stride)
 
 
 def distinct_tap_counts(kernel: int, dilation: int, stride: int) -> int:
@@ -329,7 +326,7 @@ def merge_plan(p: ConvParams, polyphase: bool, mode: MergeMode, max_mac_ratio: f
     phase combos, which can be millions)."""
     if not mergeable(p):
         mode = "none"
-    if polyphase and any(d != 1 for d in p.lhs_dilation):
+    if uses_polyphase(p, polyphase):
         plans = lhs_dilation_plans(p)
         unmerged = math.prod(plan.partial_convs for plan in plans)
         widen = _widening(plans, mode, max_mac_ratio)

@@ -63,9 +63,14 @@ def kernel_start(kernel: int, k0: int, n: int, step: int, reversed_: bool) -> in
     return kernel - 1 - k0 - (n - 1) * step if reversed_ else k0
 
 
+def tap_step(dilation: int, stride: int) -> int:
+    """t = s/gcd(d, s): taps k and k+t fall in the same stride phase."""
+    return stride // math.gcd(dilation, stride)
+
+
 def stride_phase_count(kernel: int, dilation: int, stride: int) -> int:
-    """How many stride phases have taps: the tap offsets d*k fall in min(K, s/gcd(d, s)) classes."""
-    return min(kernel, stride // math.gcd(dilation, stride))
+    """How many stride phases have taps: the tap offsets d*k fall in min(K, t) classes."""
+    return min(kernel, tap_step(dilation, stride))
 
 
 def plan_dim(
@@ -183,14 +188,6 @@ def lattice_pairs(
 # -- whole convs ----------------------------------------------------------------------------------
 
 
-def stride_partials(p: ConvParams) -> int:
-    """Partial convs of the stride rewrite, counted without planning them."""
-    return math.prod(
-        stride_phase_count(k, d, s)
-        for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
-    )
-
-
 @lru_cache(maxsize=4096)  # models repeat a few conv configurations thousands of times
 def lhs_dilation_plans(p: ConvParams) -> tuple[LhsDimPlan, ...]:
     """The output phases of every spatial dim (a dim without lhs dilation has one phase)."""
@@ -212,14 +209,6 @@ def lhs_dilation_plans(p: ConvParams) -> tuple[LhsDimPlan, ...]:
 
 def uses_polyphase(p: ConvParams, polyphase: bool) -> bool:
     return polyphase and any(d != 1 for d in p.lhs_dilation)
-
-
-def partial_convs(p: ConvParams, polyphase: bool) -> int:
-    """How many partial convs the rewrite emits: stride phases, times output phases when lhs
-    dilation is split into phases (each output phase conv has its own stride phases)."""
-    if uses_polyphase(p, polyphase):
-        return math.prod(plan.partial_convs for plan in lhs_dilation_plans(p))
-    return stride_partials(p)
 
 
 def lattice_macs(p: ConvParams) -> int:

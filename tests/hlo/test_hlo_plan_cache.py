@@ -1,5 +1,5 @@
-"""Replayed rewrites (one recorded per conv configuration) emit exactly what rewriting each conv
-afresh does, and convcanon-opt's HLO job runs without the generated op classes."""
+"""Plans cached per conv configuration emit exactly what planning each conv afresh does, and
+convcanon-opt's HLO job runs without the generated op classes."""
 # ruff: noqa: E501  (MLIR fixtures are one op per line, as JAX prints them)
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _mlir
 
-from convcanon.hlo import passes, recipe
+from convcanon.hlo import passes
 from convcanon.hlo.context import generic_op_classes
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.passes import canonicalize
@@ -39,7 +39,7 @@ _HALF = _CONV.format(
 )
 
 # Every configuration repeats: on other operands, on one value as both operands (conv(x, x) must
-# not be replayed as if they were two), in a second function (its own block and zero constant).
+# be emitted on the operands the conv has), in a second function (its own block and zero constant).
 REPEATS = f"""
 func.func public @main(%x: tensor<1x8x8x2xf32>, %w: tensor<3x3x2x2xf32>, %u: tensor<1x4x4x2xf32>, %k: tensor<2x2x2x2xf32>, %h: tensor<1x8x8x2xf16>, %g: tensor<3x3x2x2xf16>) -> (tensor<1x4x4x2xf32>, tensor<1x8x8x2xf32>, tensor<1x4x4x2xf16>) {{
   %0 = stablehlo.convolution(%x, %w) {_STRIDED}
@@ -92,19 +92,33 @@ def _canonical(dialect: Dialect, options: dict[str, bool | int | str]) -> tuple[
 
 @pytest.mark.parametrize("options", OPTIONS)
 @pytest.mark.parametrize("dialect", [STABLEHLO, MHLO], ids=["stablehlo", "mhlo"])
-def test_replayed_rewrites_equal_fresh_ones(
+def test_cached_plans_emit_what_fresh_plans_do(
     dialect: Dialect, options: dict[str, bool | int | str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    replayed = _canonical(dialect, options)
+    planned: list[object] = []
+    real = passes.plan_conv
 
-    class Unrecordable(recipe.Trace):
-        def __init__(self, lhs: ir.Value, rhs: ir.Value) -> None:
-            super().__init__(lhs, rhs)
-            self.valid = False
+    def counting(*args: object) -> object:
+        planned.append(args[0])
+        return real(*args)  # pyright: ignore[reportArgumentType]
 
-    monkeypatch.setattr(passes, "Trace", Unrecordable)
+    monkeypatch.setattr(passes, "plan_conv", counting)
+    cached = _canonical(dialect, options)
+    assert len(planned) == 4  # one plan per distinct configuration: strided, transposed, f16, 2x2/2
+
+    def fresh_plan(*args: object) -> object:
+        planned.append(args[0])
+        return real(*args)  # pyright: ignore[reportArgumentType]
+
+    class NoCache(dict):  # every conv is planned afresh
+        def get(self, key: object, default: object = None) -> object:
+            return default
+
+    monkeypatch.setattr(passes, "_plan_cache", NoCache)
+    planned.clear()
     fresh = _canonical(dialect, options)
-    assert replayed == fresh
+    assert len(planned) == REPEATS.count("stablehlo.convolution(")
+    assert cached == fresh
 
 
 def test_generic_op_classes_restores_the_search_path() -> None:
@@ -136,9 +150,9 @@ def test_an_invalid_created_op_fails_verification_of_a_parsed_module(
     from convcanon.hlo import build
     from convcanon.hlo.io import parse_file_text
 
-    def bad_add(self: build.Builder, lhs: ir.Value, rhs: ir.Value, ip, loc) -> ir.Value:  # noqa: ANN001
+    def bad_add(self: build.Builder, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
         wrong = ir.RankedTensorType.get([7], ir.ShapedType(lhs.type).element_type)
-        return self._create(self._add_name, wrong, [lhs, rhs], {}, ip, loc)
+        return self._create(self._add_name, wrong, [lhs, rhs], {})
 
     monkeypatch.setattr(build.Builder, "add", bad_add)
     hlo = parse_file_text(REPEATS, "in.mlir")

@@ -1,0 +1,59 @@
+"""Engine policies: the cost choices among exact forms, kept out of the algebra.
+
+Every rewrite the planner can build is exact and at the multiply-add floor; which of them runs
+fastest depends on the engine that compiles the result. Where an explicit pad sits and whether
+the data movement in front of a channels-first conv is laid out channels-last are such choices.
+Each policy is a named value passed to the planner, chosen from published measurements (the
+bench's runtime results), as XLA passes take cost callbacks: a new backend adds a policy, never
+a branch inside a rewrite.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from convcanon.hlo.params import ConvParams
+
+
+class EnginePolicy(NamedTuple):
+    """The cost choices of one engine."""
+
+    name: str
+    # A strided conv whose phase groups read one space-to-depth fold folds its lhs channels-last
+    # (`[b, 0.., f]`), each group transposed back: an engine that computes convs channels-last
+    # cancels those transposes against its own, so the fold and the lhs's producer stay in its
+    # layout (XLA CPU: wav2vec2's feature encoder x1.40 -> x0.92, NCHW ResNets 3-5% faster).
+    fold_channels_last: bool
+    # A unit-stride channels-first conv's explicit pad is written channels-last (transpose, pad,
+    # transpose back), so that the pad feeds the engine's own channels-last conv and folds back
+    # into it (XLA CPU's YNNPACK runs a 3x3 conv on a padded copy x1.4-x2.6 slower at 14x14 to
+    # 112x112)...
+    pad_channels_last: bool
+    # ...unless it grows the lhs by more than this ratio (a 3x3 conv on 7x7 and smaller): there
+    # the unpadded conv costs little more (x1.1), and XLA CPU grows a library fusion of a
+    # following reduction (a ResNet's global pool) up through the whole last stage.
+    max_routed_pad_growth: tuple[int, int]
+
+    def routes_pad(self, p: ConvParams) -> bool:
+        """Whether the explicit pad of unit-stride `p` is written channels-last. Always so for a
+        kernel-gradient conv (`batch_inside`): no engine computes a conv in that layout."""
+        if batch_inside(p):
+            return True
+        if not self.pad_channels_last or p.dims.lhs_feature == p.rank - 1:
+            return False
+        num, den = self.max_routed_pad_growth
+        return den * math.prod(p.padded_spatial) <= num * math.prod(p.lhs_spatial)
+
+
+def batch_inside(p: ConvParams) -> bool:
+    """Whether the lhs's batch is not its outermost dim: a kernel-gradient conv (`jax.grad`'s,
+    `[f, 0.., b]`: the activation with batch and feature swapped) is one."""
+    return p.dims.lhs_batch != 0
+
+
+XLA_CPU = EnginePolicy(
+    "xla-cpu", fold_channels_last=True, pad_channels_last=True, max_routed_pad_growth=(3, 2)
+)
+
+POLICIES = {policy.name: policy for policy in (XLA_CPU,)}
