@@ -1,18 +1,19 @@
 """Build HLO ops generically (`ir.Operation.create`) from the dialect table: one code path, two
 dialects.
 
-A `Builder` is MLIR's `ImplicitLocOpBuilder` for one pass run: `at(conv)` points it in front of
-the conv being rewritten, whose location every op it builds carries, and each op's result type
-is read from its operands (`b.pad(x, zero, low, high)`), so no caller threads an insertion
-point, a location or a shape. It memoizes the attributes and types it makes: a model repeats a
-few conv configurations thousands of times, and building an attribute from Python costs more
-than a dictionary lookup.
+A `Builder` turns one conv's rewrite into a `Program`: the ops in order, each with its name,
+result type, attributes and operands (the conv's lhs and kernel, or an earlier op's result).
+Each op's result type is read from its operands (`b.pad(x, low, high)`), so no caller threads a
+shape, an insertion point or a location. `instantiate` then builds a program in front of a conv
+with that conv's location: a model repeats a few conv configurations thousands of times, and a
+program is built once per configuration, its instances costing one `Operation.create` per op.
+The builder memoizes the attributes and types it makes.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from jaxlib.mlir import ir
@@ -50,27 +51,55 @@ def _zero_attr(ty: ir.RankedTensorType) -> ir.Attribute | None:
     return None
 
 
-def shape_of(value: ir.Value) -> tuple[int, ...]:
-    return tuple(ir.RankedTensorType(value.type).shape)
-
-
-def element_of(value: ir.Value) -> ir.Type:
-    return ir.ShapedType(value.type).element_type
-
-
 def _is_whole(windows: Sequence[Window], extents: tuple[int, ...]) -> bool:
     return all(w == (0, 1, e) for w, e in zip(windows, extents, strict=True))
 
 
-# The conv attributes a partial conv can write, and how each is read off its ConvParams.
-WINDOW_ATTRS = (
-    "window_strides",
-    "padding",
-    "lhs_dilation",
-    "rhs_dilation",
-    "window_reversal",
-    "dimension_numbers",
-)
+Ref = int  # a value of a program: 0 the conv's lhs, 1 its kernel, i + 2 the result of step i
+
+# Step kinds. Plain classes, not dataclasses or an Enum: this module is on convcanon-opt's
+# start-up path, where generating a dataclass's methods costs ~0.5 ms each.
+CREATE = 0  # an op created from its name, attributes and result type
+CLONE = 1  # the conv itself on new operands, with a new result type and some attributes
+ZERO = 2  # the block's scalar zero of an element type (one per block, first in it)
+PARSE = 3  # an op parsed from text (a complex zero, which the bindings cannot build)
+
+
+class Step:
+    __slots__ = ("kind", "short", "name", "result", "operands", "attributes", "element")
+
+    def __init__(
+        self,
+        kind: int,
+        short: str,
+        name: str,
+        result: ir.Type,
+        operands: tuple[Ref, ...],
+        attributes: dict[str, ir.Attribute],
+        element: ir.Type | None = None,
+    ) -> None:
+        self.kind = kind
+        self.short = short  # the op's name without its dialect, as `explain` lists it
+        self.name = name  # CREATE: the op's name; PARSE: its text, without a location
+        self.result = result
+        self.operands = operands
+        self.attributes = attributes  # CREATE: all of them; CLONE: those it writes
+        self.element = element  # ZERO
+
+
+class Program:
+    """The ops of one conv configuration's rewrite, and the value that replaces the conv."""
+
+    __slots__ = ("steps", "total")
+
+    def __init__(self, steps: tuple[Step, ...], total: Ref) -> None:
+        self.steps = steps
+        self.total = total
+
+    @property
+    def ops(self) -> list[str]:
+        """The ops it adds, the block's shared zeros left out."""
+        return [step.short for step in self.steps if step.kind != ZERO]
 
 
 class Builder:
@@ -91,54 +120,64 @@ class Builder:
         self._dynamic_slice_name = dialect.op("real_dynamic_slice")
         self._dynamic_reshape_name = dialect.op("dynamic_reshape")
         self._dynamic_broadcast_name = dialect.op("dynamic_broadcast_in_dim")
-        self.emitted: list[str] = []  # short names of the ops built for the current conv
-        self.created: list[AnyOp] = []  # every op built in this pass run
         self._lists: dict[tuple[int, ...], ir.Attribute] = {}
         self._bools: dict[tuple[bool, ...], ir.Attribute] = {}
         self._i64s: dict[int, ir.Attribute] = {}
         self._dims: dict[tuple[object, ...], ir.Attribute] = {}
-        self._index_vectors: dict[tuple[int, ...], ir.Value] = {}
-        self._batch: tuple[ir.Value, int] | None = None  # the conv's lhs and its dynamic dim
-        self._batch_value: ir.Value | None = None  # its size, once built
         self._paddings: dict[tuple[tuple[int, int], ...], ir.Attribute] = {}
         self._types: dict[tuple[tuple[int, ...], ir.Type], ir.Type] = {}
-        self._zeros: dict[tuple[ir.Block, ir.Type], ir.Value] = {}
         self._info: dict[ir.Type, tuple[tuple[int, ...], ir.Type]] = {}  # shape, element
         self._short = {name: name.partition(".")[2] for name in self._names()}
-        self._ip: ir.InsertionPoint | None = None
-        self._loc: ir.Location | None = None
-        self._block: ir.Block | None = None
+        self._steps: list[Step] = []
+        self._values: list[tuple[tuple[int, ...], ir.Type]] = []  # each ref's shape, element
+        self._zero_refs: dict[ir.Type, Ref] = {}
+        self._index_vectors: dict[tuple[int, ...], Ref] = {}
+        self._batch: tuple[Ref, int] | None = None  # the conv's lhs and its dynamic dim
+        self._batch_value: Ref | None = None  # its size, once built
 
     def _names(self) -> list[str]:
         return [v for k, v in vars(self).items() if k.endswith("_name")]
 
-    def info(self, value: ir.Value) -> tuple[tuple[int, ...], ir.Type]:
-        """The shape and element type of `value` (read once per type: types are uniqued)."""
-        ty = value.type
+    def type_info(self, ty: ir.Type) -> tuple[tuple[int, ...], ir.Type]:
+        """The shape and element type of `ty` (read once per type: types are uniqued)."""
         found = self._info.get(ty)
         if found is None:
             ranked = ir.RankedTensorType(ty)
             found = self._info[ty] = (tuple(ranked.shape), ranked.element_type)
         return found
 
-    def shape(self, value: ir.Value) -> tuple[int, ...]:
-        return self.info(value)[0]
+    def info(self, value: Ref) -> tuple[tuple[int, ...], ir.Type]:
+        return self._values[value]
 
-    def at(self, conv: AnyOp) -> None:
-        """Build in front of `conv`, with its location, until the next `at`. Every dynamic
-        extent built is the batch of its lhs (the only dim allowed to be dynamic), read once."""
-        self._ip = ir.InsertionPoint(conv)
-        self._loc = conv.location
-        self._block = conv.operation.block
-        self.emitted = []
+    def shape(self, value: Ref) -> tuple[int, ...]:
+        return self._values[value][0]
+
+    def _type_of(self, value: Ref) -> ir.Type:
+        return self.tensor(*self._values[value])
+
+    def start(self, lhs: ir.Type, rhs: ir.Type) -> tuple[Ref, Ref]:
+        """Begin the program of a conv whose lhs and kernel have these types. Every dynamic
+        extent it builds is the lhs's batch (the only dim allowed to be dynamic), read once."""
+        self._steps = []
+        self._values = [self.type_info(lhs), self.type_info(rhs)]
+        self._zero_refs = {}
         self._index_vectors = {}
         self._batch_value = None
-        self.batch_from(conv.operands[0])
+        self.batch_from(0)
+        return 0, 1
 
-    def batch_from(self, lhs: ir.Value) -> None:
+    def finish(self, total: Ref) -> Program:
+        return Program(tuple(self._steps), total)
+
+    def batch_from(self, lhs: Ref) -> None:
         """Read the dynamic extent from `lhs` (the conv's lhs, or its transposed copy)."""
         dynamic = [axis for axis, d in enumerate(self.shape(lhs)) if d == DYNAMIC]
         self._batch = (lhs, dynamic[0]) if dynamic else None
+
+    def _add(self, step: Step, result: ir.Type) -> Ref:
+        self._steps.append(step)
+        self._values.append(self.type_info(result))
+        return len(self._values) - 1
 
     # -- attributes and types ------------------------------------------------------------------
 
@@ -185,22 +224,35 @@ class Builder:
 
     # -- constants -----------------------------------------------------------------------------
 
-    def zero(self, element: ir.Type) -> ir.Value:
-        """The scalar zero constant of `element` (which `has_zero`) for pads in the current
-        block: one per block and element type, first in the block so that it dominates every
-        use."""
-        assert self._block is not None
-        key = (self._block, element)
-        zero = self._zeros.get(key)
+    def zero(self, element: ir.Type) -> Ref:
+        """The scalar zero constant of `element` (which `has_zero`) for pads: one per block and
+        element type, first in the block so that it dominates every use."""
+        zero = self._zero_refs.get(element)
         if zero is None:
-            ip, self._ip = self._ip, ir.InsertionPoint.at_block_begin(self._block)
-            try:
-                zero = self._zeros[key] = self.zeros((), element)
-            finally:
-                self._ip = ip
+            ty = self.tensor((), element)
+            step = Step(ZERO, "constant", "", ty, (), {}, element)
+            zero = self._zero_refs[element] = self._add(step, ty)
         return zero
 
-    def zeros(self, shape: Sequence[int], element: ir.Type) -> ir.Value:
+    def block_zero(self, element: ir.Type, block: ir.Block, loc: ir.Location) -> ir.Value:
+        """The scalar zero of `element`, built first in `block` so that it dominates every use
+        (a program's ZERO steps resolve to it)."""
+        ip = ir.InsertionPoint.at_block_begin(block)
+        ty = ir.RankedTensorType(self.tensor((), element))
+        value = _zero_attr(ty)
+        if value is not None:
+            op = ir.Operation.create(
+                self._constant_name, results=[ty], attributes={"value": value}, loc=loc, ip=ip
+            )
+        else:
+            op = ir.Operation.parse(f"{self._complex_zero(ty)} {loc}", context=loc.context)
+            ip.insert(op)
+        return op.result
+
+    def _complex_zero(self, ty: ir.Type) -> str:
+        return f'%0 = "{self._constant_name}"() {{value = dense<(0.0, 0.0)> : {ty}}} : () -> {ty}'
+
+    def zeros(self, shape: Sequence[int], element: ir.Type) -> Ref:
         """A zero constant of `shape` and `element` (which `has_zero`); a dynamic extent (the
         batch) by broadcasting the scalar zero."""
         if DYNAMIC in shape:
@@ -213,18 +265,9 @@ class Builder:
         value = _zero_attr(ty)
         if value is not None:
             return self._create(self._constant_name, ty, [], {"value": value})
-        self.emitted.append("constant")
-        text = (
-            f'%0 = "{self._constant_name}"() {{value = dense<(0.0, 0.0)> : {ty}}} : () -> {ty} '
-            f"{self._loc}"
-        )
-        op = ir.Operation.parse(text, context=ty.context)
-        assert self._ip is not None
-        self._ip.insert(op)
-        self.created.append(op)
-        return op.result
+        return self._add(Step(PARSE, "constant", self._complex_zero(ty), ty, (), {}), ty)
 
-    def index_vector(self, values: Sequence[int]) -> ir.Value:
+    def index_vector(self, values: Sequence[int]) -> Ref:
         """A `tensor<Nxi64>` of `values` whose dynamic entries are the conv's batch size
         (`get_dimension_size` of its lhs, as jax.export writes shapes on a symbolic batch);
         built once per conv and values."""
@@ -233,7 +276,7 @@ class Builder:
         if found is not None:
             return found
         i64 = ir.IntegerType.get_signless(64)
-        parts: list[ir.Value] = []
+        parts: list[Ref] = []
         run: list[int] = []
 
         def flush() -> None:
@@ -254,7 +297,7 @@ class Builder:
         vector = self._index_vectors[key] = self.concatenate(parts, 0)
         return vector
 
-    def _batch_size(self) -> ir.Value:
+    def _batch_size(self) -> Ref:
         """The conv's batch size as a `tensor<1xi64>`."""
         assert self._batch is not None, "a dynamic extent outside a dynamic-batch conv"
         if self._batch_value is not None:
@@ -272,11 +315,11 @@ class Builder:
 
     def pad(
         self,
-        value: ir.Value,
+        value: Ref,
         low: Sequence[int],
         high: Sequence[int],
         interior: Sequence[int] | None = None,
-    ) -> ir.Value:
+    ) -> Ref:
         """`value` zero-padded (negative amounts crop); a dynamic extent is never padded."""
         shape, element = self.info(value)
         zero = self.zero(element)
@@ -294,11 +337,11 @@ class Builder:
 
     def slice(
         self,
-        value: ir.Value,
+        value: Ref,
         start: Sequence[int],
         limit: Sequence[int],
         strides: Sequence[int] | None = None,
-    ) -> ir.Value:  # noqa: A003 (MLIR's op name)
+    ) -> Ref:  # noqa: A003 (MLIR's op name)
         """`slice(value)`. A dynamic dim of `value` is taken whole (its start 0 and stride 1),
         by a `real_dynamic_slice` whose limit is its size."""
         strides = strides if strides is not None else [1] * len(start)
@@ -324,15 +367,13 @@ class Builder:
         }
         return self._create(self._slice_name, ty, [value], attrs)
 
-    def slice_windows(
-        self, value: ir.Value, axes: Sequence[int], windows: Sequence[Window]
-    ) -> ir.Value:
+    def slice_windows(self, value: Ref, axes: Sequence[int], windows: Sequence[Window]) -> Ref:
         """`value` sliced by (start, stride, length) `windows` on `axes`, or `value` itself if
         that is all of it."""
         bounds = _window_bounds(self.shape(value), tuple(axes), tuple(windows))
         return value if bounds is None else self.slice(value, *bounds)
 
-    def reshape(self, value: ir.Value, shape: Sequence[int]) -> ir.Value:
+    def reshape(self, value: Ref, shape: Sequence[int]) -> Ref:
         """`value` reshaped to `shape`; a dynamic extent keeps the size of `value`'s (the batch
         dim is never split or merged), through `dynamic_reshape`."""
         ty = self.tensor(shape, self.info(value)[1])
@@ -341,7 +382,7 @@ class Builder:
             return self._create(self._dynamic_reshape_name, ty, [value, dims], {})
         return self._create(self._reshape_name, ty, [value], {})
 
-    def transpose(self, value: ir.Value, permutation: Sequence[int]) -> ir.Value:
+    def transpose(self, value: Ref, permutation: Sequence[int]) -> Ref:
         """`value` with its dims permuted, or `value` if the permutation is none."""
         if list(permutation) == list(range(len(permutation))):
             return value
@@ -352,8 +393,8 @@ class Builder:
         return self._create(self._transpose_name, ty, [value], attrs)
 
     def permute_reshape(
-        self, value: ir.Value, permutation: Sequence[int], result_shape: Sequence[int]
-    ) -> ir.Value:
+        self, value: Ref, permutation: Sequence[int], result_shape: Sequence[int]
+    ) -> Ref:
         """`value` transposed, then reshaped to `result_shape`: one reshape when the
         permutation only moves unit dims."""
         shape = self.shape(value)
@@ -362,11 +403,11 @@ class Builder:
             value = self.transpose(value, permutation)
         return self.reshape(value, result_shape)
 
-    def reverse(self, value: ir.Value, axes: Sequence[int]) -> ir.Value:
+    def reverse(self, value: Ref, axes: Sequence[int]) -> Ref:
         attrs = {"dimensions": self.i64_list(axes)}
-        return self._create(self._reverse_name, value.type, [value], attrs)
+        return self._create(self._reverse_name, self._type_of(value), [value], attrs)
 
-    def concatenate(self, values: Sequence[ir.Value], axis: int) -> ir.Value:
+    def concatenate(self, values: Sequence[Ref], axis: int) -> Ref:
         """`values` joined on `axis`, or the one value itself."""
         if len(values) == 1:
             return values[0]
@@ -377,7 +418,7 @@ class Builder:
         ty = self.tensor(out, self.info(values[0])[1])
         return self._create(self._concat_name, ty, values, attrs)
 
-    def concat_blocks(self, values: Sequence[ir.Value], axis: int, blocks: int) -> ir.Value:
+    def concat_blocks(self, values: Sequence[Ref], axis: int, blocks: int) -> Ref:
         """`values` (of one shape) joined on `axis` block by block: `axis` holds `blocks` equal
         blocks (feature groups) and the result's block g is every value's block g in order, so a
         grouped conv still sees its groups."""
@@ -393,13 +434,13 @@ class Builder:
 
     def join_slices(
         self,
-        value: ir.Value,
+        value: Ref,
         axes: tuple[int, ...],
         windows: Sequence[Sequence[Window]],
         axis: int,
         blocks: int,
         pads: Sequence[Sequence[tuple[int, int]]] | None = None,
-    ) -> ir.Value:
+    ) -> Ref:
         """`value` sliced by each list of (start, stride, length) `windows` on `axes`, each slice
         zero-padded by its (low, high) `pads` on those axes, the slices joined on `axis` block by
         block (`concat_blocks`)."""
@@ -417,37 +458,23 @@ class Builder:
 
     # -- arithmetic and convs ------------------------------------------------------------------
 
-    def add(self, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
-        return self._create(self._add_name, lhs.type, [lhs, rhs], {})
+    def add(self, lhs: Ref, rhs: Ref) -> Ref:
+        return self._create(self._add_name, self._type_of(lhs), [lhs, rhs], {})
 
-    def convert(self, value: ir.Value, element: ir.Type) -> ir.Value:
+    def convert(self, value: Ref, element: ir.Type) -> Ref:
         ty = self.tensor(self.shape(value), element)
         return self._create(self._convert_name, ty, [value], {})
 
     def conv(
-        self,
-        source: AnyOp,
-        lhs: ir.Value,
-        rhs: ir.Value,
-        p: ConvParams,
-        written: frozenset[str],
-        element: ir.Type,
-    ) -> ir.Value:
+        self, lhs: Ref, rhs: Ref, p: ConvParams, written: frozenset[str], element: ir.Type
+    ) -> Ref:
         """A conv of `lhs` and `rhs` that computes `p`, with result element type `element`: a
-        clone of `source`, so every attribute it does not compute (precision config, frontend
-        attributes, group counts) is copied verbatim in C++; the `written` window attributes
-        are read off `p`."""
-        new = source.operation.clone(ip=self._ip)
-        self.emitted.append("convolution")
-        self.created.append(new)
-        new.results[0].set_type(self.tensor(p.result_shape, element))
-        operands = new.operands
-        operands[0] = lhs
-        operands[1] = rhs
-        attributes = new.attributes
-        for name in written:
-            attributes[name] = self._window_attr(name, p)
-        return new.results[0]
+        clone of the conv being rewritten, so every attribute it does not compute (precision
+        config, frontend attributes, group counts) is copied verbatim in C++; the `written`
+        window attributes are read off `p`."""
+        attrs = {name: self._window_attr(name, p) for name in sorted(written)}
+        ty = self.tensor(p.result_shape, element)
+        return self._add(Step(CLONE, "convolution", "", ty, (lhs, rhs), attrs), ty)
 
     def _window_attr(self, name: str, p: ConvParams) -> ir.Attribute:
         if name == "padding":
@@ -467,21 +494,71 @@ class Builder:
         self,
         name: str,
         result: ir.Type,
-        operands: Sequence[ir.Value],
+        operands: Sequence[Ref],
         attributes: dict[str, ir.Attribute],
-    ) -> ir.Value:
-        """Create `name` at the insertion point with the conv's location; returns its result."""
-        self.emitted.append(self._short[name])
-        op = ir.Operation.create(
-            name,
-            results=[result],
-            operands=operands,
-            attributes=attributes,
-            loc=self._loc,
-            ip=self._ip,
-        )
-        self.created.append(op)
-        return op.result
+    ) -> Ref:
+        step = Step(CREATE, self._short[name], name, result, tuple(operands), attributes)
+        return self._add(step, result)
+
+
+def instantiate(
+    program: Program,
+    conv: AnyOp,
+    zero_of: Callable[[ir.Type], tuple[ir.Value, bool]],
+    emitted: list[str],
+    created: list[AnyOp],
+    fresh: bool,
+) -> ir.Value:
+    """Build `program`'s ops in front of `conv`, with its location, appending the short name
+    of each op built to `emitted` and the ops that need verifying to `created`: every op of a
+    `fresh` program, else only the convs (a repeated op of a verified program verifies; a
+    conv also carries its own other attributes). `zero_of(element)` is the block's zero and
+    whether it was made for this call. Returns the value replacing the conv's result."""
+    operands = conv.operands
+    values: list[ir.Value] = [operands[0], operands[1]]
+    ip, loc = ir.InsertionPoint(conv), conv.location
+    create = ir.Operation.create
+    for step in program.steps:
+        kind = step.kind
+        if kind == CREATE:
+            op = create(
+                step.name,
+                results=[step.result],
+                operands=[values[i] for i in step.operands],
+                attributes=step.attributes,
+                loc=loc,
+                ip=ip,
+            )
+            if fresh:
+                created.append(op)
+            emitted.append(step.short)
+            values.append(op.result)
+        elif kind == CLONE:
+            new = conv.operation.clone(ip=ip)
+            created.append(new)
+            emitted.append(step.short)
+            value = new.results[0]
+            value.set_type(step.result)
+            new_operands = new.operands
+            new_operands[0] = values[step.operands[0]]
+            new_operands[1] = values[step.operands[1]]
+            attributes = new.attributes
+            for name, attr in step.attributes.items():
+                attributes[name] = attr
+            values.append(value)
+        elif kind == ZERO:
+            assert step.element is not None
+            zero, made = zero_of(step.element)
+            if made:
+                emitted.append("constant")
+            values.append(zero)
+        else:
+            op = ir.Operation.parse(f"{step.name} {loc}", context=loc.context)
+            ip.insert(op)
+            created.append(op)
+            emitted.append(step.short)
+            values.append(op.result)
+    return values[program.total]
 
 
 @lru_cache(maxsize=4096)

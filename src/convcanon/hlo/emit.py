@@ -1,9 +1,9 @@
-"""Turn a conv's rewrite plan into ops: one call per conv, no decisions.
+"""Turn a conv's rewrite plan into ops: one call per conv configuration, no decisions.
 
-`emit(b, conv, plan)` builds, in front of `conv`, the ops `plan` describes and returns the value
-that replaces the conv's result. What each op reads and how it is shaped comes from the plan
-and from its operands' types; the choices (which partial convs, which layout, which pads) were
-all made by the planner.
+`emit(b, plan, types)` gives the `Program` of the ops `plan` describes for a conv of the given
+operand and result types; `build.instantiate` builds it in front of each such conv. What each op
+reads and how it is shaped comes from the plan and from its operands' types; the choices (which
+partial convs, which layout, which pads) were all made by the planner.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from jaxlib.mlir import ir
 
-from convcanon.hlo.build import AnyOp, Builder
+from convcanon.hlo.build import Builder, Program, Ref
 from convcanon.hlo.params import ConvParams
 from convcanon.hlo.plan import (
     ConvPlan,
@@ -34,16 +34,16 @@ class _Folded:
 
     __slots__ = ("value", "axes")
 
-    def __init__(self, value: ir.Value, axes: dict[int, list[int]]) -> None:
+    def __init__(self, value: Ref, axes: dict[int, list[int]]) -> None:
         self.value = value
         self.axes = axes
 
 
-def emit(b: Builder, conv: AnyOp, plan: ConvPlan) -> ir.Value:
-    """The ops of `plan` in front of `conv` (an accepted conv); returns the value replacing its
-    result. Partials are summed in f32 and converted once when the plan says so."""
-    lhs, rhs = conv.operands[0], conv.operands[1]
-    result_element = b.info(conv.results[0])[1]
+def emit(b: Builder, plan: ConvPlan, types: tuple[ir.Type, ir.Type, ir.Type]) -> Program:
+    """The program of `plan` (an accepted conv's) for a conv of these lhs, kernel and result
+    types. Partials are summed in f32 and converted once when the plan says so."""
+    lhs, rhs = b.start(types[0], types[1])
+    result_element = b.type_info(types[2])[1]
     acc = ir.F32Type.get() if plan.wide else result_element
     layout = plan.channels_last
     if layout is not None:
@@ -52,18 +52,18 @@ def emit(b: Builder, conv: AnyOp, plan: ConvPlan) -> ir.Value:
         b.batch_from(lhs)
     body = plan.body
     if isinstance(body, PhasePlan):
-        total = _phases(b, conv, lhs, rhs, body, acc)
+        total = _phases(b, lhs, rhs, body, acc)
     else:
         assert body is not None, "a rejected conv has nothing to emit"
-        total = _window(b, conv, lhs, rhs, body, acc)
+        total = _window(b, lhs, rhs, body, acc)
     if plan.wide:
         total = b.convert(total, result_element)
     if layout is not None:
         total = b.transpose(total, layout.back)
-    return total
+    return b.finish(total)
 
 
-def _pad(b: Builder, value: ir.Value, pad: Pad) -> ir.Value:
+def _pad(b: Builder, value: Ref, pad: Pad) -> Ref:
     if pad.pads:
         value = b.pad(value, pad.low, pad.high, pad.interior)
     if pad.crop is not None:
@@ -71,9 +71,7 @@ def _pad(b: Builder, value: ir.Value, pad: Pad) -> ir.Value:
     return value
 
 
-def _window(
-    b: Builder, conv: AnyOp, lhs: ir.Value, rhs: ir.Value, plan: WindowPlan, acc: ir.Type
-) -> ir.Value:
+def _window(b: Builder, lhs: Ref, rhs: Ref, plan: WindowPlan, acc: ir.Type) -> Ref:
     """The partial convs of a window plan, each added to the sum as soon as it is built (each
     partial's slices sit right before it)."""
     if plan.kernel_pad is not None:
@@ -88,17 +86,17 @@ def _window(
         rhs = b.reverse(rhs, plan.kernel_flips)
     folded_lhs = _fold(b, lhs, plan.lhs_fold) if plan.lhs_fold is not None else None
     folded_rhs = _fold(b, rhs, plan.kernel_fold) if plan.kernel_fold is not None else None
-    total: ir.Value | None = None
+    total: Ref | None = None
     for partial in plan.partials:
         x = _operand(b, lhs, folded_lhs, partial.lhs)
         w = _operand(b, rhs, folded_rhs, partial.rhs)
-        y = b.conv(conv, x, w, partial.params, plan.written, acc)
+        y = b.conv(x, w, partial.params, plan.written, acc)
         total = y if total is None else b.add(total, y)
     assert total is not None
     return total
 
 
-def _operand(b: Builder, value: ir.Value, folded: _Folded | None, spec: Operand) -> ir.Value:
+def _operand(b: Builder, value: Ref, folded: _Folded | None, spec: Operand) -> Ref:
     if spec is None:
         return value
     if isinstance(spec, Slices):
@@ -107,7 +105,7 @@ def _operand(b: Builder, value: ir.Value, folded: _Folded | None, spec: Operand)
     return _unfold(b, folded, spec)
 
 
-def _fold(b: Builder, value: ir.Value, fold: Fold) -> _Folded:
+def _fold(b: Builder, value: Ref, fold: Fold) -> _Folded:
     """`value` cropped or zero-padded at the end of each folded axis to outer*s, then each such
     axis split into (outer, s)."""
     shape = b.shape(value)
@@ -133,7 +131,7 @@ def _fold(b: Builder, value: ir.Value, fold: Fold) -> _Folded:
     return _Folded(b.reshape(value, split), axes)
 
 
-def _unfold(b: Builder, folded: _Folded, spec: Unfold) -> ir.Value:
+def _unfold(b: Builder, folded: _Folded, spec: Unfold) -> Ref:
     """The phases `spec.windows` of a folded operand, with the phase axes moved into the
     feature axis (after its groups' blocks, in dim order): the same tensor as the phase slices
     concatenated on the features."""
@@ -200,23 +198,21 @@ def _unfold_geometry(
 # -- output phases ------------------------------------------------------------------------------
 
 
-def _phases(
-    b: Builder, conv: AnyOp, lhs: ir.Value, rhs: ir.Value, plan: PhasePlan, acc: ir.Type
-) -> ir.Value:
+def _phases(b: Builder, lhs: Ref, rhs: Ref, plan: PhasePlan, acc: ir.Type) -> Ref:
     """The output phase convs of a lhs-dilated conv, put in place: placed by interior pads and
     summed (merge-phases=none), by one depth-to-space, or by interleaving."""
     p = plan.params
     if plan.assembly == "sum":
-        total: ir.Value | None = None
+        total: Ref | None = None
         for group in plan.groups:
-            value = _group(b, conv, lhs, rhs, group, acc)
+            value = _group(b, lhs, rhs, group, acc)
             if group.placement is not None:
                 value = _pad(b, value, group.placement)
             total = value if total is None else b.add(total, value)
         return total if total is not None else b.zeros(p.result_shape, acc)
-    grid: dict[tuple[int, ...], ir.Value] = {}
+    grid: dict[tuple[int, ...], Ref] = {}
     for group in plan.groups:
-        value = _group(b, conv, lhs, rhs, group, acc)
+        value = _group(b, lhs, rhs, group, acc)
         if plan.assembly == "depth-to-space":
             return _depth_to_space(b, value, plan)
         for index, phase in enumerate(group.phases):
@@ -226,19 +222,17 @@ def _phases(
     return _interleave(b, grid, plan, acc)
 
 
-def _group(
-    b: Builder, conv: AnyOp, lhs: ir.Value, rhs: ir.Value, group: PhaseGroup, acc: ir.Type
-) -> ir.Value:
+def _group(b: Builder, lhs: Ref, rhs: Ref, group: PhaseGroup, acc: ir.Type) -> Ref:
     k = group.kernel
     kernel = b.join_slices(rhs, k.axes, k.windows, k.axis, k.blocks, k.pads)
-    return _window(b, conv, lhs, kernel, group.conv, acc)
+    return _window(b, lhs, kernel, group.conv, acc)
 
 
 def _split(shape: tuple[int, ...], axis: int, parts: list[int]) -> list[int]:
     return [*shape[:axis], *parts, *shape[axis + 1 :]]
 
 
-def _phase_of(b: Builder, value: ir.Value, p: ConvParams, index: int, merged: int) -> ir.Value:
+def _phase_of(b: Builder, value: Ref, p: ConvParams, index: int, merged: int) -> Ref:
     """Phase `index` of a conv result whose feature axis holds (groups, merged, features)."""
     axis, groups = p.dims.out_feature, p.feature_group_count
     if merged == 1:
@@ -259,7 +253,7 @@ def _phase_of(b: Builder, value: ir.Value, p: ConvParams, index: int, merged: in
     return b.reshape(part, out)
 
 
-def _depth_to_space(b: Builder, value: ir.Value, plan: PhasePlan) -> ir.Value:
+def _depth_to_space(b: Builder, value: Ref, plan: PhasePlan) -> Ref:
     """The result of one conv holding every output phase (features (G, P_1, ..., P_n, C) in
     row-major phase order, spatial extents O/P): each P_i moves behind its spatial dim."""
     p = plan.params
@@ -290,8 +284,8 @@ def _depth_to_space(b: Builder, value: ir.Value, plan: PhasePlan) -> ir.Value:
 
 
 def _interleave(
-    b: Builder, grid: dict[tuple[int, ...], ir.Value], plan: PhasePlan, element: ir.Type
-) -> ir.Value:
+    b: Builder, grid: dict[tuple[int, ...], Ref], plan: PhasePlan, element: ir.Type
+) -> Ref:
     """Put the output phases (keyed by their q per dim) in place, one dim at a time from the
     last: phase q's outputs m go to q + P*m. Shorter phases are padded with zeros at the end
     and phases without taps are zeros; the interleave is a concat on a new unit axis and a
@@ -302,7 +296,7 @@ def _interleave(
         period, extent, axis = plan.dims[i].period, p.out_spatial[i], dims.out_spatial[i]
         if period == 1:
             continue
-        rows: dict[tuple[int, ...], dict[int, ir.Value]] = {}
+        rows: dict[tuple[int, ...], dict[int, Ref]] = {}
         for key, placed in grid.items():
             rows.setdefault(key[:i] + (0,) + key[i + 1 :], {})[key[i]] = placed
         each = -(-extent // period)

@@ -169,7 +169,7 @@ def canonicalize(
     plans: dict[ConvKey, tuple[ConvPlan, bool]] = _plan_cache()  # + whether pads have zeros
     module = hlo_file.module
     with module.context, ir.Location.unknown():
-        todo: list[tuple[ir.Operation, ConvPlan, ConvRecord]] = []
+        todo: list[tuple[ir.Operation, ConvKey, ConvPlan, ConvRecord]] = []
         for conv in _convs_in_functions(module, dialect):
             operands = conv.operands
             types = (operands[0].type, operands[1].type, conv.results[0].type)
@@ -204,19 +204,36 @@ def canonicalize(
             overflow = int64_overflow(p)
             if overflow is not None:
                 raise ConvcanonError(overflow, record.loc)
-            todo.append((conv, plan, record))
+            todo.append((conv, key, plan, record))
         builder = build.Builder(dialect)
-        for conv, plan, record in todo:
-            builder.at(conv)
-            total = emit(builder, conv, plan)
+        programs: dict[ConvKey, build.Program] = {}
+        block_zeros: dict[tuple[ir.Block, ir.Type], ir.Value] = {}
+        created: list[build.AnyOp] = []
+        for conv, key, plan, record in todo:
+            program = programs.get(key)
+            fresh = program is None
+            if program is None:
+                types = (conv.operands[0].type, conv.operands[1].type, conv.results[0].type)
+                program = programs[key] = emit(builder, plan, types)
+            block, loc = conv.operation.block, conv.location
+
+            def zero_of(
+                element: ir.Type, block: ir.Block = block, loc: ir.Location = loc
+            ) -> tuple[ir.Value, bool]:
+                found = block_zeros.get((block, element))
+                if found is not None:
+                    return found, False
+                zero = block_zeros[(block, element)] = builder.block_zero(element, block, loc)
+                return zero, True
+
+            total = build.instantiate(program, conv, zero_of, record.ops_added, created, fresh)
             for name, n in plan.counters:
                 stats.bump(name, n)
             conv.results[0].replace_all_uses_with(total)
             conv.erase()
-            record.ops_added = builder.emitted
         if not records:
             check_conv_dialect(hlo_file, dialect)
-        _verify(hlo_file, builder.created)
+        _verify(hlo_file, created)
     return stats, records
 
 
