@@ -150,8 +150,8 @@ def test_an_invalid_created_op_fails_verification_of_a_parsed_module(
     from convcanon.hlo import build
     from convcanon.hlo.io import parse_file_text
 
-    def bad_add(self: build.Builder, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
-        wrong = ir.RankedTensorType.get([7], ir.ShapedType(lhs.type).element_type)
+    def bad_add(self: build.Builder, lhs: build.Ref, rhs: build.Ref) -> build.Ref:
+        wrong = ir.RankedTensorType.get([7], self.info(lhs)[1])
         return self._create(self._add_name, wrong, [lhs, rhs], {})
 
     monkeypatch.setattr(build.Builder, "add", bad_add)
