@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from convcanon.hlo.options import ConvOptions, NegativePadding
+from convcanon.hlo.options import ConvOptions
 from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_merge import MAX_PHASE_SLICES
 
-__all__ = ["ConvOptions", "Decision", "NegativePadding", "decide"]
+__all__ = ["ConvOptions", "Decision", "decide"]
 
 
 class Decision(NamedTuple):
