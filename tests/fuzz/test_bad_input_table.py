@@ -914,6 +914,14 @@ CASES += [
 ]  # fmt: skip
 
 
+# -- hostile input, round 3: refinement, resources, API-free commands, literals, HLO
+from .test_hlo_conv_window import WINDOW_HLO  # noqa: E402
+
+CASES += [
+    Case("--input-hlo: conv window={size=5x5} on a 3x3 kernel", ["--input-hlo", "{m.hlo}"], {"m.hlo": _f(WINDOW_HLO.replace("WINDOW", "size=5x5"))}, 1, "m.hlo:6:8: error: convolution %c: window={size=5x5} does not match its kernel's spatial dims (3x3)", "convcanon-opt"),
+]  # fmt: skip
+
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}
