@@ -922,6 +922,17 @@ CASES += [
 ]  # fmt: skip
 
 
+_FP4_LITERAL = (
+    "func.func @main() -> !migraphx.shaped<1xf4E2M1FN, 1> {\n"
+    "  %0 = migraphx.literal(dense<[HEX]> : tensor<1xf4E2M1FN>) : <1xf4E2M1FN, 1>\n"
+    "  return %0 : !migraphx.shaped<1xf4E2M1FN, 1>\n}\n"
+)
+CASES += [
+    Case("fp4 literal dense<[0xFF]> (wider than 4 bits)", ["run", "{m.mlir}"], {"m.mlir": _f(_FP4_LITERAL.replace("HEX", "0xFF"))}, 1, "m.mlir:2:32: error: hexadecimal float constant out of range for type"),
+    Case("fp4 literal dense<[-0x1]> (a signed bit pattern)", ["run", "{m.mlir}"], {"m.mlir": _f(_FP4_LITERAL.replace("HEX", "-0x1"))}, 1, "m.mlir:2:33: error: hexadecimal float literal should not have a leading minus"),
+]  # fmt: skip
+
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}
