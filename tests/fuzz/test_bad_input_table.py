@@ -933,6 +933,16 @@ CASES += [
 ]  # fmt: skip
 
 
+_ALIGNED = (
+    _RESOURCE_CONV.replace('"0x04000000', '"0xALIGN') + '0000803F00000040"\n    }\n  }\n#-}\n'
+)
+CASES += [
+    Case("dense_resource blob alignment 0 (MLIR's parser throws bad_alloc)", ["{m.mlir}"], {"m.mlir": _f(_ALIGNED.replace("ALIGN", "00000000"))}, 1, "m.mlir:9:16: error: dialect_resources section: blob 'weights' starts with alignment 0, which is not a power of two", "convcanon-opt"),
+    Case("dense_resource blob alignment 2^31 (run)", ["run", "{m.mlir}"], {"m.mlir": _f(_ALIGNED.replace("ALIGN", "00000080"))}, 1, "m.mlir:9:16: error: dialect_resources section: blob 'weights' starts with alignment 2147483648, which is over the limit of 65536"),
+    Case("dense_resource blob alignment 3 (verify)", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_ALIGNED.replace("ALIGN", "03000000"))}, 1, "m.mlir:9:16: error: dialect_resources section: blob 'weights' starts with alignment 3, which is not a power of two"),
+]  # fmt: skip
+
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}
