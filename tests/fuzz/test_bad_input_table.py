@@ -943,6 +943,15 @@ CASES += [
 ]  # fmt: skip
 
 
+_DYNAMIC_ADD = "func.func @main(%a: tensor<?xf32>) -> tensor<?xf32> {\n  %0 = stablehlo.add %a, %a : tensor<?xf32>\n  return %0 : tensor<?xf32>\n}\n"
+_READS_DIM = "func.func @main(%a: tensor<?xf32>) -> tensor<i32> {\n  %0 = stablehlo.get_dimension_size %a, dim = 0 : (tensor<?xf32>) -> tensor<i32>\n  return %0 : tensor<i32>\n}\n"
+CASES += [
+    Case("verify --batch-sizes 2^63 (over int64)", ["verify", "{m.mlir}", "{m.mlir}", "--batch-sizes", "1,9223372036854775808"], {"m.mlir": _f(_DYNAMIC_ADD)}, 1, "m.mlir:1:1: error: batch size 9223372036854775808: dim 9223372036854775808 does not fit a tensor type (dims are int64: 0 to 9223372036854775807)"),
+    Case("verify --batch-sizes 10^23", ["verify", "{m.mlir}", "{m.mlir}", "--batch-sizes", "100000000000000000000000"], {"m.mlir": _f(_DYNAMIC_ADD)}, 1, "does not fit a tensor type"),
+    Case("verify --batch-sizes 2^32+1 on a module reading its dims as i32 (would wrap to 1)", ["verify", "{m.mlir}", "{m.mlir}", "--batch-sizes", "4294967297"], {"m.mlir": _f(_READS_DIM)}, 1, "m.mlir:2:8: error: batch size 4294967297: dim 4294967297 does not fit the i32 this module reads dims as"),
+]  # fmt: skip
+
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}

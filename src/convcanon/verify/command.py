@@ -268,7 +268,7 @@ def verify_command(
         plan = _half_b_plan(*files, entry, engine)
         print(_compare(plan, *files, engine, trials, seed))
         return 0
-    from convcanon.refine import dynamic_arguments, refine_at_batch
+    from convcanon.refine import check_batch_sizes, dynamic_arguments, refine_at_batch
 
     dynamic = [
         dynamic_arguments(t, n, entry)
@@ -277,17 +277,20 @@ def verify_command(
     if not any(dynamic):
         print(_compare(_hlo_plan(*files, entry, engine), *files, engine, trials, seed))
         return 0
+    batch_sizes = list(dict.fromkeys(batch_sizes))  # each size once, in the order given
+    for text, name in ((before_text, before_name), (after_text, after_name)):
+        check_batch_sizes(text, name, batch_sizes)
     shown = " vs ".join(dict.fromkeys(f"({', '.join(d)})" for d in dynamic if d))
     sizes = ", ".join(map(str, batch_sizes))
     print(f"shape-polymorphic: @main takes {shown}; both refined at batch size {sizes}")
     for batch in batch_sizes:
-        refined = (
-            refine_at_batch(before_text, before_name, batch, entry),
-            before_name,
-            refine_at_batch(after_text, after_name, batch, entry),
-            after_name,
-        )
         try:
+            refined = (
+                refine_at_batch(before_text, before_name, batch, entry),
+                before_name,
+                refine_at_batch(after_text, after_name, batch, entry),
+                after_name,
+            )
             summary = _compare(_hlo_plan(*refined, entry, engine), *refined, engine, trials, seed)
         except ConvcanonError as err:
             err.message = f"batch size {batch}: {err.message}"
