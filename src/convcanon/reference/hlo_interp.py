@@ -800,12 +800,28 @@ def _constant(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: lis
     return [value]
 
 
+_IOTA_CHUNK = 1 << 16  # indices made in int64 at a time, then cast into the result's row
+
+
 def _iota(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    """One row of the result's type, made a chunk at a time (an int64 `arange` of the whole row
+    would be 8 bytes an element outside the plan), broadcast to the result's shape."""
     dim = _int_attr(op, "iota_dimension", 0)
-    shape = rt[0].shape
+    tt = rt[0]
+    shape = tt.shape
+    length = shape[dim]
+    chunk = min(length, _IOTA_CHUNK)
+    kernels.plan(op.name, length * tt.dtype.itemsize, 3 * chunk * 8)
+    row = np.empty(length, tt.dtype)
+    for start in range(0, length, _IOTA_CHUNK):
+        indices = np.arange(start, min(length, start + _IOTA_CHUNK))
+        if tt.element in _NARROW:
+            indices = kernels.wrap_integer(indices, *_NARROW[tt.element])
+        with np.errstate(all="ignore"):
+            row[start : start + len(indices)] = indices.astype(tt.dtype)
     view = [1] * len(shape)
-    view[dim] = shape[dim]
-    return [np.broadcast_to(np.arange(shape[dim]).reshape(view), shape)]
+    view[dim] = length
+    return [np.broadcast_to(row.reshape(view), shape)]
 
 
 def _reshape(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
