@@ -948,6 +948,7 @@ _READS_DIM = "func.func @main(%a: tensor<?xf32>) -> tensor<i32> {\n  %0 = stable
 CASES += [
     Case("verify --batch-sizes 2^63 (over int64)", ["verify", "{m.mlir}", "{m.mlir}", "--batch-sizes", "1,9223372036854775808"], {"m.mlir": _f(_DYNAMIC_ADD)}, 1, "m.mlir:1:1: error: batch size 9223372036854775808: dim 9223372036854775808 does not fit a tensor type (dims are int64: 0 to 9223372036854775807)"),
     Case("verify --batch-sizes 10^23", ["verify", "{m.mlir}", "{m.mlir}", "--batch-sizes", "100000000000000000000000"], {"m.mlir": _f(_DYNAMIC_ADD)}, 1, "does not fit a tensor type"),
+    Case("verify tensor<?xf32> at --batch-sizes 2e8 (refused before its inputs are made)", ["verify", "{m.mlir}", "{m.mlir}", "--batch-sizes", "200000000"], {"m.mlir": _f(_DYNAMIC_ADD)}, 1, "m.mlir:2:8: error: batch size 200000000: out of memory: stablehlo.add: stablehlo.add needs 4800000000 bytes, over the memory limit of 4294967296"),
     Case("verify --batch-sizes 2^32+1 on a module reading its dims as i32 (would wrap to 1)", ["verify", "{m.mlir}", "{m.mlir}", "--batch-sizes", "4294967297"], {"m.mlir": _f(_READS_DIM)}, 1, "m.mlir:2:8: error: batch size 4294967297: dim 4294967297 does not fit the i32 this module reads dims as"),
 ]  # fmt: skip
 

@@ -441,6 +441,13 @@ def _hlo_plan(
     sig_after = module_signature(after_text, after_name, sig_before.entry)
     _same_args(sig_before.entry, sig_before.args, sig_after.args, after_name)
     run = ENGINES[engine]
+    truth = _hlo_truth(before_text, before_name, after_text, after_name, engine)
+    on_reference: list[tuple[str | None, str]] = []
+    if engine == "reference":
+        on_reference += [(before_text, before_name), (after_text, after_name)]
+    if truth.run is not ENGINES.get("xla"):
+        on_reference += [(truth.before_text, before_name), (truth.after_text, after_name)]
+    _check_planned_peaks(on_reference)
     return Plan(
         sig_before.entry,
         sig_before.args,
@@ -448,8 +455,19 @@ def _hlo_plan(
         max(sig_before.reduction, sig_after.reduction),
         run,
         run,
-        _hlo_truth(before_text, before_name, after_text, after_name, engine),
+        truth,
     )
+
+
+def _check_planned_peaks(texts: Sequence[tuple[str | None, str]]) -> None:
+    """Refuse what the reference interpreter would refuse at an op (its f64 copies too: twice
+    the bytes) before the inputs, and their f64 copies, are made (`check_planned_peaks`)."""
+    from convcanon.hlo.context import parse_module
+    from convcanon.reference import hlo_interp
+
+    for text, filename in texts:
+        if text is not None:
+            hlo_interp.check_planned_peaks(parse_module(text, filename), filename)
 
 
 def _hlo_truth(
