@@ -12,7 +12,7 @@ from typing import Any, Literal, overload
 
 from jaxlib.mlir import ir
 
-from convcanon.diagnostics import UsageError
+from convcanon.diagnostics import UsageError, check_argument
 from convcanon.options import keyword_options
 from convcanon.pipeline import PASSES, OptionValue, PassStats
 
@@ -69,6 +69,14 @@ def canonicalize_conv(
     """
     from convcanon.hlo.io import HloFile, parse_file_text, print_file
 
+    check_argument(
+        "canonicalize_conv",
+        "module_or_text",
+        module_or_text,
+        (str, ir.Module),
+        "str or jaxlib.mlir.ir.Module",
+    )
+    check_argument("canonicalize_conv", "dialect", dialect, str)
     pass_name, resolved = _options(dialect, options)
     run_pass: Callable[[HloFile, Mapping[str, OptionValue]], PassStats] = PASSES[pass_name].load()
     if isinstance(module_or_text, ir.Module):
@@ -89,6 +97,8 @@ def from_jax(
     `AssertionError` with the largest difference. JAX's configuration is left as it was found.
     Needs JAX: `pip install 'convcanon[xla]'`.
     """
+    if not callable(fn):
+        raise TypeError(f"from_jax: fn must be callable, not {type(fn).__qualname__}")
     try:
         import jax
     except ModuleNotFoundError:
@@ -126,8 +136,9 @@ def canonicalize_exported(exported: Any, **options: Any) -> Any:
         ) from None
     import dataclasses
 
-    if not isinstance(exported, export.Exported):
-        raise TypeError(f"expected a jax.export.Exported, got {type(exported).__name__}")
+    check_argument(
+        "canonicalize_exported", "exported", exported, export.Exported, "jax.export.Exported"
+    )
     result = canonicalize_conv(exported.mlir_module(), "stablehlo", **options)
     serialized = _portable_artifact(result.text)
     return dataclasses.replace(exported, mlir_module_serialized=serialized)

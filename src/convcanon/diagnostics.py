@@ -74,6 +74,27 @@ class UsageError(Exception):
     exit_code = 2
 
 
+def check_argument(
+    function: str,
+    name: str,
+    value: object,
+    expected: type | tuple[type, ...],
+    spelled: str | None = None,
+) -> None:
+    """A Python API call given the wrong kind of argument is the caller's bug, not bad input: a
+    `TypeError` naming what was expected (`spelled`, or the types' import names), before the value
+    reaches code that would fail on it deep inside (an `AttributeError` from xDSL, a regex on
+    `None`)."""
+    kinds = expected if isinstance(expected, tuple) else (expected,)
+    if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
+        return
+    names = spelled or " or ".join(
+        "None" if kind is type(None) else f"{kind.__module__}.{kind.__qualname__}" for kind in kinds
+    )
+    names = names.replace("builtins.", "")
+    raise TypeError(f"{function}: {name} must be {names}, not {type(value).__qualname__}")
+
+
 MAX_NESTING = 256
 MAX_CALL_DEPTH = 64  # interpreters: calls nested deeper are recursion in practice
 

@@ -1,8 +1,9 @@
 """Python API of half B: import a MIGraphX program, lower it to TOSA, print either module.
 
 The same code paths as `convcanon import-migraphx` and `convcanon-opt -p migraphx-to-tosa`, for
-callers who already hold the program text: errors are `ConvcanonError`s carrying
-`file:line:col`, never tracebacks from inside xDSL.
+callers who already hold the program text: bad input is a `ConvcanonError` carrying
+`file:line:col`, an argument of the wrong type a `TypeError` naming the expected one, never a
+traceback from inside xDSL.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
+from convcanon.diagnostics import check_argument
 from convcanon.options import keyword_options
 from convcanon.pipeline import PASSES, PassStats
 
@@ -23,6 +25,8 @@ def import_program(text: str, *, filename: str = "<program>", name: str = "main"
     """
     from convcanon.migraphx.importer import import_program as translate
 
+    for argument, value in (("text", text), ("filename", filename), ("name", name)):
+        check_argument("import_program", argument, value, str)
     return translate(text, filename, name)
 
 
@@ -36,6 +40,8 @@ def lower_to_tosa(module: ModuleOp, *, stats: PassStats | None = None, **options
     """
     from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 
+    check_argument("lower_to_tosa", "module", module, ModuleOp)
+    check_argument("lower_to_tosa", "stats", stats, (PassStats, type(None)))
     info = PASSES["migraphx-to-tosa"]
     resolved = keyword_options(info.name, info.options, options)
     lowered = module.clone()
@@ -51,6 +57,7 @@ def print_module(module: ModuleOp) -> str:
     TOSA output is accepted by iree-opt and IREE's compiler)."""
     from convcanon.migraphx.io import print_file
 
+    check_argument("print_module", "module", module, ModuleOp)
     return print_file(module)
 
 
@@ -58,4 +65,6 @@ def parse_module(text: str, *, filename: str = "<module>") -> ModuleOp:
     """Parse and verify migraphx/TOSA MLIR text (ConvcanonError at `file:line:col` if bad)."""
     from convcanon.xdsl_io import parse_file_text
 
+    check_argument("parse_module", "text", text, str)
+    check_argument("parse_module", "filename", filename, str)
     return parse_file_text(text, filename)

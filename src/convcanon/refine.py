@@ -1,14 +1,21 @@
 """Shape refinement: a shape-polymorphic module (`tensor<?x...>` arguments, as `jax.export` writes
 with a symbolic batch) made static for concrete argument shapes, with StableHLO's own passes.
 
-This is what jax.export does before compiling: the entry's argument types are refined
-(`stablehlo-refine-arguments`), shapes are propagated through every op and call
+This is what jax does before compiling an exported module (`refine_polymorphic_shapes`): the
+entry's argument types are refined (`stablehlo-refine-arguments`), every call is inlined, so a
+helper jax calls with different constant arguments (`divmod` of a SAME pad over a symbolic
+spatial dim) is refined once per call site, shapes are propagated through every op
 (`stablehlo-refine-shapes`, which also resolves `jax.global_constant` dimension arguments), and the
 dynamic ops whose shape operands became constants fold to static ones
 (`stablehlo-canonicalize-dynamism`: `real_dynamic_slice` to `slice`, `dynamic_reshape` to
 `reshape`, ...). The `shape_assertion` custom calls jax.export puts in `@main` are then constant:
 a false one is the user's error (its own message), a true one is removed. A shape left dynamic
 after all that is an error, so what runs next is static.
+
+Each dim must fit what the module computes dims in, checked before any type is built: int64 for
+a type, int32 where the module reads a dim as a value (`get_dimension_size` gives `tensor<i32>`,
+jax's dimension variables are i32): a larger dim would wrap there, and refinement would blame the
+module for the wrapped value.
 """
 
 from __future__ import annotations
@@ -19,7 +26,10 @@ from functools import cache
 
 from jaxlib.mlir import ir
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.diagnostics import MAX_CALL_DEPTH, ConvcanonError, SourceLoc
+
+INT64_MAX = (1 << 63) - 1
+INT32_MAX = (1 << 31) - 1
 
 _DYNAMIC_TYPE = re.compile(r"tensor<(?:[\d?]+x)*\?")
 
@@ -80,6 +90,7 @@ def refine_text(
             f"@main takes {len(arguments)} argument(s); {len(shapes)} shape(s) given to refine it",
             SourceLoc(filename),
         )
+    check_dims_fit(module, filename, shapes, function)
     with module.context, ir.Location.unknown():
         types = [
             _refined_type(a.type, s, i, filename)
@@ -89,10 +100,35 @@ def refine_text(
             from convcanon.hlo.legalize import to_stablehlo
 
             to_stablehlo(module)
+        _inline_calls(module, filename)
         _run_refinement(module, filename, types)
         _resolve_shape_assertions(module, filename)
         _check_static(module, filename)
     return print_module(module, debug_info=True)
+
+
+def check_batch_sizes(text: str, filename: str, batches: Sequence[int]) -> None:
+    """Refuse, before any is run, a batch size the module's dims cannot hold (`check_dims_fit`)."""
+    from convcanon.hlo.context import parse_module
+
+    module = parse_module(text, filename)
+    function = _entry(module, "main")
+    if function is not None and function.regions[0].blocks and batches:
+        try:
+            check_dims_fit(module, filename, [_batch_shapes(function, max(batches))], function)
+        except ConvcanonError as err:
+            err.message = f"batch size {max(batches)}: {err.message}"
+            raise
+
+
+def _batch_shapes(function: ir.Operation, batch: int) -> list[int]:
+    """Every dynamic dim of @main's arguments set to `batch`, flattened (for the fit check)."""
+    dims: list[int] = []
+    for argument in function.regions[0].blocks[0].arguments:
+        if _is_dynamic(argument.type):
+            tensor = ir.RankedTensorType(argument.type)
+            dims += [batch if tensor.is_dynamic_dim(d) else 0 for d in range(tensor.rank)]
+    return dims
 
 
 def refine_at_batch(text: str, filename: str, batch: int, entry: str | None = None) -> str:
@@ -116,6 +152,100 @@ def refine_at_batch(text: str, filename: str, batch: int, entry: str | None = No
             ]
         )
     return refine_text(text, filename, shapes, entry)
+
+
+def _dimension_reader(module: ir.Module) -> ir.Operation | None:
+    """The first op that reads a dim as an i32 value (`get_dimension_size`), if any."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("stablehlo.get_dimension_size", "mhlo.get_dimension_size"):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found[0] if found else None
+
+
+def check_dims_fit(
+    module: ir.Module, filename: str, shapes: Sequence[Sequence[int] | None], entry: ir.Operation
+) -> None:
+    """Refuse a dim the module cannot hold, before a type is built from it: over int64 no type
+    holds it; over int32 a module that reads dims as i32 values would compute with it wrapped."""
+    from convcanon.hlo.context import source_loc
+
+    dims = [d for shape in shapes if shape is not None for d in shape]
+    if not dims:
+        return
+    largest = max(dims)
+    if largest > INT64_MAX or min(dims) < 0:
+        bad = largest if largest > INT64_MAX else min(dims)
+        raise ConvcanonError(
+            f"dim {bad} does not fit a tensor type (dims are int64: 0 to {INT64_MAX})",
+            source_loc(entry.location, filename),
+        )
+    if largest > INT32_MAX:
+        reader = _dimension_reader(module)
+        if reader is not None:
+            raise ConvcanonError(
+                f"dim {largest} does not fit the i32 this module reads dims as "
+                f"({reader.name} gives tensor<i32>, as jax's dimension variables are; at most "
+                f"{INT32_MAX})",
+                source_loc(reader.location, filename),
+            )
+
+
+def _inline_calls(module: ir.Module, filename: str) -> None:
+    """Inline every `func.call` of a one-block function, as jax's refinement does first, then
+    drop the private functions no call is left to: refinement then sees each call site's own
+    constants. A call chain deeper than the interpreters' bound is recursion, refused at it."""
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+
+    from convcanon.hlo.context import source_loc
+
+    functions: dict[str, ir.Operation] = {}
+    for op in module.body.operations:
+        if op.operation.name == "func.func":
+            name = ir.StringAttr(op.operation.attributes["sym_name"]).value
+            functions[name] = op.operation
+    inlinable = {
+        name
+        for name, function in functions.items()
+        if len(function.regions[0].blocks) == 1
+        and function.regions[0].blocks[0].operations[-1].operation.name in ("func.return", "return")
+    }
+    calls: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if (
+            op.name == "func.call"
+            and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in inlinable
+        ):
+            calls.append(op)
+        return ir.WalkResult.ADVANCE
+
+    for _ in range(MAX_CALL_DEPTH + 1):
+        calls.clear()
+        module.operation.walk(visit)
+        if not calls:
+            return
+        for call in calls:
+            callee = functions[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+            with ir.InsertionPoint(call):
+                results = _jax_mlir_ext.inlined_func_call(
+                    callee, list(call.operands), call.location
+                )
+            for old, new in zip(call.results, results, strict=True):
+                old.replace_all_uses_with(new)
+            call.erase()
+    calls.clear()
+    module.operation.walk(visit)
+    callee = ir.FlatSymbolRefAttr(calls[0].attributes["callee"]).value
+    raise ConvcanonError(
+        f"calls nest deeper than {MAX_CALL_DEPTH} at @{callee} (recursion?)",
+        source_loc(calls[0].location, filename),
+    )
 
 
 def _refined_type(ty: ir.Type, shape: Sequence[int] | None, index: int, filename: str) -> ir.Type:
@@ -145,8 +275,8 @@ def _run_refinement(module: ir.Module, filename: str, types: list[ir.Type]) -> N
     _register_passes()
     listed = ",".join(str(t) for t in types)
     pipeline = (
-        f"builtin.module(stablehlo-refine-arguments{{types='{listed}'}},stablehlo-refine-shapes,"
-        "func.func(stablehlo-canonicalize-dynamism))"
+        f"builtin.module(symbol-dce,stablehlo-refine-arguments{{types='{listed}'}},cse,"
+        "stablehlo-refine-shapes,func.func(stablehlo-canonicalize-dynamism))"
     )
     try:
         passmanager.PassManager.parse(pipeline).run(module.operation)
@@ -155,10 +285,20 @@ def _run_refinement(module: ir.Module, filename: str, types: list[ir.Type]) -> N
 
 
 def _refinement_error(err: ir.MLIRError, filename: str) -> ConvcanonError:
-    from convcanon.hlo.context import error_from_mlir
+    """The whole first diagnostic on one line (a refinement message goes on past its first line:
+    `refined with incompatible refinement keys:` then the keys), its notes but the op dumps."""
+    from convcanon.hlo.context import source_loc
 
-    error = error_from_mlir(err, filename, "failed")
-    return ConvcanonError(f"shape refinement failed: {error.message}", error.loc)
+    diagnostics = list(err.error_diagnostics)
+    if not diagnostics:
+        return ConvcanonError(f"shape refinement failed: {err}", SourceLoc(filename))
+    first = diagnostics[0]
+    parts = [first.message.split(" (see current operation:", 1)[0]]
+    parts += [str(n.message) for n in first.notes if "see current operation" not in n.message]
+    message = "; ".join(" ".join(part.split()) for part in parts if part.strip())
+    return ConvcanonError(
+        f"shape refinement failed: {message}", source_loc(first.location, filename)
+    )
 
 
 def _constant_values(value: ir.Value) -> list[int] | None:

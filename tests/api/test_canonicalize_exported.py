@@ -119,7 +119,7 @@ def test_pass_options_are_checked(exported: dict[str, Any]):
 
 
 def test_only_an_exported_is_taken():
-    with pytest.raises(TypeError, match="expected a jax.export.Exported, got str"):
+    with pytest.raises(TypeError, match="exported must be jax.export.Exported, not str"):
         convcanon.canonicalize_exported("module {}")
 
 

@@ -925,6 +925,45 @@ CASES += [
 ]  # fmt: skip
 
 
+# -- hostile input, round 3: refinement, resources, API-free commands, literals, HLO
+from .test_hlo_conv_window import WINDOW_HLO  # noqa: E402
+
+CASES += [
+    Case("--input-hlo: conv window={size=5x5} on a 3x3 kernel", ["--input-hlo", "{m.hlo}"], {"m.hlo": _f(WINDOW_HLO.replace("WINDOW", "size=5x5"))}, 1, "m.hlo:6:8: error: convolution %c: window={size=5x5} does not match its kernel's spatial dims (3x3)", "convcanon-opt"),
+]  # fmt: skip
+
+
+_FP4_LITERAL = (
+    "func.func @main() -> !migraphx.shaped<1xf4E2M1FN, 1> {\n"
+    "  %0 = migraphx.literal(dense<[HEX]> : tensor<1xf4E2M1FN>) : <1xf4E2M1FN, 1>\n"
+    "  return %0 : !migraphx.shaped<1xf4E2M1FN, 1>\n}\n"
+)
+CASES += [
+    Case("fp4 literal dense<[0xFF]> (wider than 4 bits)", ["run", "{m.mlir}"], {"m.mlir": _f(_FP4_LITERAL.replace("HEX", "0xFF"))}, 1, "m.mlir:2:32: error: hexadecimal float constant out of range for type"),
+    Case("fp4 literal dense<[-0x1]> (a signed bit pattern)", ["run", "{m.mlir}"], {"m.mlir": _f(_FP4_LITERAL.replace("HEX", "-0x1"))}, 1, "m.mlir:2:33: error: hexadecimal float literal should not have a leading minus"),
+]  # fmt: skip
+
+
+_ALIGNED = (
+    _RESOURCE_CONV.replace('"0x04000000', '"0xALIGN') + '0000803F00000040"\n    }\n  }\n#-}\n'
+)
+CASES += [
+    Case("dense_resource blob alignment 0 (MLIR's parser throws bad_alloc)", ["{m.mlir}"], {"m.mlir": _f(_ALIGNED.replace("ALIGN", "00000000"))}, 1, "m.mlir:9:16: error: dialect_resources section: blob 'weights' starts with alignment 0, which is not a power of two", "convcanon-opt"),
+    Case("dense_resource blob alignment 2^31 (run)", ["run", "{m.mlir}"], {"m.mlir": _f(_ALIGNED.replace("ALIGN", "00000080"))}, 1, "m.mlir:9:16: error: dialect_resources section: blob 'weights' starts with alignment 2147483648, which is over the limit of 65536"),
+    Case("dense_resource blob alignment 3 (verify)", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_ALIGNED.replace("ALIGN", "03000000"))}, 1, "m.mlir:9:16: error: dialect_resources section: blob 'weights' starts with alignment 3, which is not a power of two"),
+]  # fmt: skip
+
+
+_DYNAMIC_ADD = "func.func @main(%a: tensor<?xf32>) -> tensor<?xf32> {\n  %0 = stablehlo.add %a, %a : tensor<?xf32>\n  return %0 : tensor<?xf32>\n}\n"
+_READS_DIM = "func.func @main(%a: tensor<?xf32>) -> tensor<i32> {\n  %0 = stablehlo.get_dimension_size %a, dim = 0 : (tensor<?xf32>) -> tensor<i32>\n  return %0 : tensor<i32>\n}\n"
+CASES += [
+    Case("verify --batch-sizes 2^63 (over int64)", ["verify", "{m.mlir}", "{m.mlir}", "--batch-sizes", "1,9223372036854775808"], {"m.mlir": _f(_DYNAMIC_ADD)}, 1, "m.mlir:1:1: error: batch size 9223372036854775808: dim 9223372036854775808 does not fit a tensor type (dims are int64: 0 to 9223372036854775807)"),
+    Case("verify --batch-sizes 10^23", ["verify", "{m.mlir}", "{m.mlir}", "--batch-sizes", "100000000000000000000000"], {"m.mlir": _f(_DYNAMIC_ADD)}, 1, "does not fit a tensor type"),
+    Case("verify tensor<?xf32> at --batch-sizes 2e8 (refused before its inputs are made)", ["verify", "{m.mlir}", "{m.mlir}", "--batch-sizes", "200000000"], {"m.mlir": _f(_DYNAMIC_ADD)}, 1, "m.mlir:2:8: error: batch size 200000000: out of memory: stablehlo.add: stablehlo.add needs 4800000000 bytes, over the memory limit of 4294967296"),
+    Case("verify --batch-sizes 2^32+1 on a module reading its dims as i32 (would wrap to 1)", ["verify", "{m.mlir}", "{m.mlir}", "--batch-sizes", "4294967297"], {"m.mlir": _f(_READS_DIM)}, 1, "m.mlir:2:8: error: batch size 4294967297: dim 4294967297 does not fit the i32 this module reads dims as"),
+]  # fmt: skip
+
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}

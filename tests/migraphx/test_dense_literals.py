@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+import re
 
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from convcanon.diagnostics import ConvcanonError
 from convcanon.reference.migraphx_interp import run_module_text
 
 MODULE = """func.func @main() -> tensor<2x{t}> {{
@@ -58,3 +63,39 @@ def test_hex_rewrite_is_linear_in_the_literal_size():
         rewritten = rewrite_hex_float_elements(text)
         assert time.process_time() - start < 3.0  # quadratic backtracking took 27 s at 20k
         assert (rewritten == text) == (element == "i32")
+
+
+_HEX_FLOAT_TYPES = ["f4E2M1FN", "f8E4M3FN", "f8E5M2", "f16", "bf16", "f32"]
+
+
+def _mlir_refusal(value: str, element: str) -> str | None:
+    """MLIR's own diagnostic for `dense<[value]> : tensor<1xelement>`, None when it reads it."""
+    from jaxlib.mlir import ir
+
+    with ir.Context():
+        try:
+            ir.Attribute.parse(f"dense<[{value}]> : tensor<1x{element}>")
+        except ir.MLIRError as err:
+            found = re.search(r":1:\d+: (.*)", str(err))
+            assert found is not None, str(err)
+            return found[1]
+    return None
+
+
+@given(
+    element=st.sampled_from(_HEX_FLOAT_TYPES), value=st.integers(0, 1 << 33), minus=st.booleans()
+)
+@settings(max_examples=150, deadline=None)
+def test_hex_float_elements_are_refused_or_read_as_mlir_does(element: str, value: int, minus: bool):
+    literal = f"{'-' if minus else ''}{value:#x}"
+    text = MODULE.format(value=f"dense<[1.0, {literal}]>", t=element)
+    refusal = _mlir_refusal(literal, element)
+    try:
+        (ours,) = run_module_text(text, "c.mlir", None, {})
+    except ConvcanonError as err:
+        assert err.message == refusal, err.render()
+        assert err.loc is not None and err.loc.line == 2  # at the literal, as MLIR points
+        assert text.splitlines()[1][err.loc.col - 1 :].startswith(f"{value:#x}")
+        return
+    assert refusal is None
+    assert int(ours[1:].view(f"u{ours.dtype.itemsize}")[0]) == value

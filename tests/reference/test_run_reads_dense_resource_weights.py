@@ -76,11 +76,22 @@ HOSTILE = {
         add_constant_pair(np.array([1, 2], np.int8), "i8")[0].replace("i8>", "i4>"),
         "2:27: error: dense_resource<weight>: blobs of i4 are not supported",
     ),
-    "text after the section": (
-        RESOURCE + "func.func @g() {\n  return\n}\n",
-        "14:1: error: dialect_resources section: expected the end of the file after '#-}'",
+    **{
+        f"alignment {alignment}": (
+            RESOURCE.replace(blob_hex(WEIGHTS), "0x" + alignment.to_bytes(4, "little").hex()
+                             + WEIGHTS.tobytes().hex()),
+            f"10:15: error: dialect_resources section: blob 'weight' starts with alignment "
+            f"{alignment}, which {why}",
+        )
+        for alignment, why in [(0, "is not a power of two"), (3, "is not a power of two"),
+                               (1 << 31, "is over the limit of 65536")]
+    },
+    "a section's string cut by a newline": (
+        RESOURCE.replace(blob_hex(WEIGHTS), blob_hex(WEIGHTS)[:6] + "\n" + blob_hex(WEIGHTS)[6:]),
+        "10:15: error: dialect_resources section: a string is not closed before the end of its "
+        "line",
     ),
-}
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
@@ -119,3 +130,49 @@ def test_quoted_names_and_other_resources() -> None:
     assert f'dense<"0x{WEIGHTS.tobytes().hex().upper()}">' in inlined
     assert inlined.endswith(section)
     assert resource_blobs(text + section, "m.mlir") == {"w 1": WEIGHTS.tobytes()}
+
+
+_HEX = WEIGHTS.tobytes().hex().upper()
+# valid modules whose strings and comments hold what a raw-text scan would take for resources
+LOOKALIKES = {
+    "`{-#` in a string, no resources": (
+        DENSE.replace("{\n", ' attributes {note = "a {-# b"} {\n', 1),
+        'note = "a {-# b"',
+    ),
+    "`{-#` in a comment after the section": (RESOURCE + "// a comment {-# after\n", None),
+    "`dense_resource<gone>` only in a comment": (
+        DENSE.replace("{\n", "{\n  // was dense_resource<gone> : tensor<2xf32>\n", 1),
+        "// was dense_resource<gone> : tensor<2xf32>",
+    ),
+    "`dense_resource<weight>` in a string attribute": (
+        RESOURCE.replace(
+            "{\n", ' attributes {note = "dense_resource<weight> : tensor<2xf32>"} {\n', 1
+        ),
+        'note = "dense_resource<weight> : tensor<2xf32>"',
+    ),
+    "`#-}`, a quote and `{-#` in a comment inside the section": (
+        RESOURCE.replace(
+            "    builtin: {\n", '    builtin: {\n      // "#-} {-# dense_resource<x>\n'
+        ),
+        None,
+    ),
+    "the section before the function": (
+        RESOURCE[SECTION:] + RESOURCE[:SECTION],
+        None,
+    ),
+    "a function after the section": (RESOURCE + "func.func @g() {\n  return\n}\n", "func.func @g"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOKALIKES))
+def test_strings_and_comments_are_not_resources(case: str, tmp_path: Path, capsys) -> None:
+    text, kept = LOOKALIKES[case]
+    code, err, outputs = _run(text, tmp_path, capsys)
+    assert code == 0, err
+    with np.load(outputs) as results:
+        (result,) = results.values()
+    np.testing.assert_array_equal(result, np.array([11.0, 22.0], np.float32))
+    inlined = inline_dense_resources(text, "m.mlir")
+    if kept is not None:
+        assert kept in inlined  # a string or comment is never rewritten
+    assert ("dense_resource<weight> :" in text) == (f'dense<"0x{_HEX}">' in inlined)

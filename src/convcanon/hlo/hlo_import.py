@@ -44,12 +44,62 @@ def _hlo_text_to_proto(text: str) -> bytes:
         raise ConvcanonError(f"cannot parse HLO text: {_first_line(err)}") from None
 
 
+_WINDOW_SIZE = re.compile(r"\bwindow=\{(?:[^}]*\s)?size=(\d+(?:x\d+)*)")
+_DIM_LABELS = re.compile(r"\bdim_labels=\w+_(\w+)->")
+_SHAPE_DIMS = re.compile(r"=\s*\w+\[([\d,]*)\]")
+
+
+def _instruction_loc(text: str | None, name: str) -> SourceLoc | None:
+    """Where HLO text defines instruction `name` (None for a proto, or when not found)."""
+    if text is None:
+        return None
+    pattern = rf"^[ \t]*(?:ROOT[ \t]+)?%?({re.escape(name)})[ \t]*="
+    match = re.search(pattern, text, re.MULTILINE)
+    if match is None:
+        return None
+    line = text.count("\n", 0, match.start(1)) + 1
+    return SourceLoc("", line, match.start(1) - (text.rfind("\n", 0, match.start(1)) + 1) + 1)
+
+
+def check_convolution_windows(module: object, text: str | None) -> None:
+    """Refuse a convolution whose `window={size=...}` is not its kernel's spatial shape.
+
+    XLA's shape inference refuses such HLO, but its text parser and the StableHLO converter do
+    not run it, and StableHLO has no window size: the converter would silently drop it.
+    """
+    for computation in module.computations():  # pyright: ignore[reportAttributeAccessIssue]
+        for instruction in computation.instructions():
+            if instruction.opcode.name != "kConvolution":
+                continue
+            printed = instruction.to_string()
+            name = instruction.name
+            labels = _DIM_LABELS.search(printed)
+            kernel = _SHAPE_DIMS.search(instruction.operands()[1].to_string())
+            if labels is None or kernel is None:
+                continue  # the converter refuses these itself
+            dims = [int(d) for d in kernel[1].split(",") if d]
+            spatial = sorted((c, i) for i, c in enumerate(labels[1]) if c.isdigit())
+            expected = [dims[i] for _, i in spatial if i < len(dims)]
+            window = _WINDOW_SIZE.search(printed)
+            size = [int(d) for d in window[1].split("x")] if window else []
+            if size != expected:
+                written = f"window={{size={window[1]}}}" if window else "no window size"
+                shape = "x".join(map(str, expected)) or "none"
+                raise ConvcanonError(
+                    f"convolution %{name}: {written} does not match its kernel's spatial "
+                    f"dims ({shape}); XLA's shape check refuses it",
+                    _instruction_loc(text, name),
+                )
+
+
 def hlo_to_bytecode(data: bytes) -> bytes:
     """HloModuleProto (or HLO text) -> StableHLO bytecode. May abort: run it in a child."""
     try:
+        from jax._src.lib import hlo  # pyright: ignore
         from jax.extend.mlir import hlo_to_stablehlo
     except ImportError:
         raise ConvcanonError("--input-hlo needs JAX (pip install 'convcanon[xla]')") from None
+    text: str | None = None
     if data.lstrip().startswith(b"HloModule"):
         try:
             text = data.decode()
@@ -57,9 +107,17 @@ def hlo_to_bytecode(data: bytes) -> bytes:
             raise ConvcanonError("HLO text is not UTF-8") from None
         data = _hlo_text_to_proto(text)
     try:
+        module = hlo.HloModule.from_serialized_hlo_module_proto(data)
+    except Exception as err:  # XLA reports malformed protos as generic errors
+        raise ConvcanonError(f"not a valid serialized HloModuleProto: {_first_line(err)}") from None
+    check_convolution_windows(module, text)
+    try:
         return hlo_to_stablehlo(data)
     except Exception as err:  # the converter reports malformed protos as generic errors
         raise ConvcanonError(f"not a valid serialized HloModuleProto: {_first_line(err)}") from None
+
+
+_CHILD_LOC = "@at "  # the child's error line: `@at LINE:COL message` when it has a position
 
 
 def child_main() -> None:
@@ -68,7 +126,8 @@ def child_main() -> None:
     try:
         bytecode = hlo_to_bytecode(data)
     except ConvcanonError as err:
-        sys.stderr.write(err.message + "\n")
+        where = f"{_CHILD_LOC}{err.loc.line}:{err.loc.col} " if err.loc and err.loc.line else ""
+        sys.stderr.write(where + err.message + "\n")
         sys.exit(1)
     sys.stdout.buffer.write(bytecode)
     sys.stdout.flush()
@@ -125,7 +184,12 @@ def hlo_bytes_to_bytecode_isolated(data: bytes, filename: str) -> bytes:
         return child.stdout
     if child.returncode == 1:
         lines = [line for line in stderr.splitlines() if line.strip()]
-        raise ConvcanonError(lines[-1] if lines else "cannot convert the HLO", SourceLoc(filename))
+        message = lines[-1] if lines else "cannot convert the HLO"
+        located = re.fullmatch(rf"{_CHILD_LOC}(\d+):(\d+) (.*)", message)
+        if located is None:
+            raise ConvcanonError(message, SourceLoc(filename))
+        line, col = int(located[1]), int(located[2])
+        raise ConvcanonError(located[3], SourceLoc(filename, line, col))
     how = (
         f"was killed by {_signal_name(child.returncode)}"
         if child.returncode < 0

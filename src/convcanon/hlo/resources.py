@@ -6,9 +6,13 @@ StableHLO import refuses them, the Python bindings do not expose a blob's bytes,
 cannot re-encode one, so every consumer gets the same module with each blob written back as the
 equivalent hex `dense<"0x...">` (same little-endian element bytes, one byte per i1).
 
-The scan is linear: the section is found from the end of the text, its blobs are sliced, not
-copied through a regex, and each reference is read at its own position. Lines are kept, so
-diagnostics on the rewritten text point at the user's file.
+The text is read as MLIR's lexer reads it: a `{-#` or a `dense_resource<` inside a string literal
+or a `//` comment is not one. The scan is linear: strings and comments are skipped with one regex
+match each, blobs are sliced, not copied through a regex, and each reference is read at its own
+position. Every command (convcanon-opt, run, verify) reads sections with this one reader, which
+also refuses what MLIR's parser would throw on or crash at (an alignment word that is not a power
+of two, a section cut inside a string), with a location. Lines are kept, so diagnostics on the
+rewritten text point at the user's file.
 """
 
 from __future__ import annotations
@@ -20,8 +24,13 @@ from convcanon.diagnostics import ConvcanonError, offset_loc
 
 _REFERENCE = "dense_resource<"
 _ALIGNMENT_HEX_DIGITS = 8  # a blob starts with its alignment, a little-endian uint32
+MAX_BLOB_ALIGNMENT = 1 << 16  # MLIR allocates blobs at their alignment: 2^31 is out of memory
 _MAX_SECTION_NESTING = 8  # `dialect_resources: { builtin: { name: "..." } }` nests 3 deep
 _SPACE = re.compile(r"(?:\s++|//[^\n]*+)*+")
+# what the scan stops at in code: a string, a comment, a section or a reference
+_LANDMARK = re.compile(r'"|//|\{-#|dense_resource<')
+# a string's characters up to a quote, an escape or a newline
+_STRING_RUN = re.compile(r'[^"\\\n\v\f]*+')
 _BARE_NAME = re.compile(r"[\w.$-]+")
 _TENSOR_TYPE = re.compile(r"\s*:\s*tensor<((?:\d+x)*+)([A-Za-z]\w*+(?:<\w++>)?)>")
 _INT_TYPE = re.compile(r"(?:i|si|ui)(\d+)")
@@ -58,6 +67,29 @@ class _Section(NamedTuple):
     only_builtin: bool  # nothing but builtin blobs: the section can be dropped
 
 
+class _Scan(NamedTuple):
+    """What the text holds outside strings and comments: its sections and `dense_resource<`s."""
+
+    sections: list[_Section]
+    references: list[int]  # offsets of `dense_resource<` in code
+
+    def blobs(self) -> dict[str, _Blob]:
+        return {name: blob for section in self.sections for name, blob in section.blobs.items()}
+
+
+def string_end(text: str, quote: int) -> int | None:
+    """The offset after the string literal opening at `quote`, as MLIR's lexer ends it; None when
+    a newline or the end of the file comes first (MLIR's `expected '"' in string literal`)."""
+    pos = quote + 1
+    while True:
+        pos = _STRING_RUN.match(text, pos).end()  # pyright: ignore[reportOptionalMemberAccess]
+        if pos >= len(text) or text[pos] in "\n\v\f":
+            return None
+        if text[pos] == '"':
+            return pos + 1
+        pos += 2  # a backslash and the character it escapes (`\"`, `\\`, a hex pair's first)
+
+
 class _SectionReader:
     """A recursive-descent reader of `{-# key: value, ... #-}` (values: strings, words, `{...}`)."""
 
@@ -87,13 +119,13 @@ class _SectionReader:
     def string(self) -> tuple[int, int]:
         """The span of a string literal's contents (the reader is on its opening quote)."""
         start = self.pos + 1
-        close = self.text.find('"', start)
-        while close > 0 and _escaped(self.text, start, close):
-            close = self.text.find('"', close + 1)
-        if close < 0:
-            raise self.fail("a string is not closed before the end of the file")
-        self.pos = close + 1
-        return start, close
+        end = string_end(self.text, self.pos)
+        if end is None:
+            cut = self.text.find("\n", start)
+            where = "its line" if cut >= 0 else "the file"
+            raise self.fail(f"a string is not closed before the end of {where}")
+        self.pos = end
+        return start, end - 1
 
     def name(self) -> str:
         self.skip_space()
@@ -136,25 +168,10 @@ class _SectionReader:
             out.append((key, at, value))
 
 
-def _escaped(text: str, start: int, quote: int) -> bool:
-    """An odd run of backslashes before `quote` escapes it."""
-    run = quote
-    while run > start and text[run - 1] == "\\":
-        run -= 1
-    return (quote - run) % 2 == 1
-
-
-def _read_section(text: str, filename: str) -> _Section | None:
-    """The `{-# ... #-}` section at the end of the text, or None when there is none."""
-    start = text.rfind("{-#")
-    if start < 0:
-        return None
+def _read_section(text: str, filename: str, start: int) -> _Section:
+    """The `{-# ... #-}` section opening at `start` (a `{-#` in code)."""
     reader = _SectionReader(text, filename, start + 3)
     top = reader.entries("#-}", 1)
-    end = reader.pos
-    reader.skip_space()
-    if reader.pos != len(text):
-        raise reader.fail("expected the end of the file after '#-}'")
     blobs: dict[str, _Blob] = {}
     only_builtin = True
     for key, _, value in top:
@@ -169,7 +186,29 @@ def _read_section(text: str, filename: str) -> _Section | None:
                 if not isinstance(blob, tuple):
                     raise reader.fail(f"blob '{name}' is not a string", name_at)
                 blobs[name] = _blob(text, filename, name, name_at, blob)
-    return _Section(start, end, blobs, only_builtin)
+    return _Section(start, reader.pos, blobs, only_builtin)
+
+
+def _scan(text: str, filename: str) -> _Scan:
+    """Every section and `dense_resource<` outside strings and comments, in one pass."""
+    sections: list[_Section] = []
+    references: list[int] = []
+    pos = 0
+    while (landmark := _LANDMARK.search(text, pos)) is not None:
+        found, at = landmark[0], landmark.start()
+        if found == '"':
+            end = string_end(text, at)
+            pos = end if end is not None else at + 1  # MLIR's lexer reports it; scan on
+        elif found == "//":
+            newline = text.find("\n", at)
+            pos = len(text) if newline < 0 else newline
+        elif found == "{-#":
+            sections.append(_read_section(text, filename, at))
+            pos = sections[-1].end
+        else:
+            references.append(at)
+            pos = landmark.end()
+    return _Scan(sections, references)
 
 
 def _blob(text: str, filename: str, name: str, at: int, span: tuple[int, int]) -> _Blob:
@@ -186,24 +225,36 @@ def _blob(text: str, filename: str, name: str, at: int, span: tuple[int, int]) -
         raise ConvcanonError(
             f"blob '{name}' has a character that is not a hex digit", offset_loc(text, at, filename)
         ) from None
+    word = bytes.fromhex(text[start + 2 : start + 2 + _ALIGNMENT_HEX_DIGITS])
+    alignment = int.from_bytes(word, "little")
+    if alignment & (alignment - 1) or not 0 < alignment <= MAX_BLOB_ALIGNMENT:
+        why = (
+            "is not a power of two"
+            if alignment & (alignment - 1) or not alignment
+            else (f"is over the limit of {MAX_BLOB_ALIGNMENT}")
+        )
+        raise ConvcanonError(
+            f"dialect_resources section: blob '{name}' starts with alignment {alignment}, which "
+            f"{why} (the first 4 bytes are the blob's alignment, little-endian)",
+            offset_loc(text, start - 1, filename),
+        )
     return _Blob(start + 2 + _ALIGNMENT_HEX_DIGITS, end, at)
 
 
 def check_resource_section(text: str, filename: str) -> None:
-    """Refuse a malformed trailing `{-# ... #-}` section before MLIR's parser sees it: its parser
-    crashes (SIGSEGV) on a file that ends inside a string of that section."""
+    """Refuse a malformed `{-# ... #-}` section before MLIR's parser sees it: its parser crashes
+    (SIGSEGV) on a file that ends inside a string of that section, and throws (no location) on
+    an alignment word of 0 or 2^31."""
     if "{-#" in text:
-        _read_section(text, filename)
+        _scan(text, filename)
 
 
 def resource_blobs(text: str, filename: str) -> dict[str, bytes]:
-    """The `builtin` blobs of the text's resource section, name -> element bytes."""
-    section = _read_section(text, filename)
-    if section is None:
+    """The `builtin` blobs of the text's resource sections, name -> element bytes."""
+    if "{-#" not in text:
         return {}
-    return {
-        name: bytes.fromhex(text[blob.start : blob.end]) for name, blob in section.blobs.items()
-    }
+    blobs = _scan(text, filename).blobs()
+    return {name: bytes.fromhex(text[blob.start : blob.end]) for name, blob in blobs.items()}
 
 
 def _element_bytes(element: str) -> int | None:
@@ -220,45 +271,49 @@ def _element_bytes(element: str) -> int | None:
 
 
 def inline_dense_resources(text: str, filename: str = "<stdin>") -> str:
-    """Every `dense_resource<name>` written back as `dense<"0x...">`, the section dropped.
+    """Every `dense_resource<name>` written back as `dense<"0x...">`, the sections dropped.
 
     Each referenced blob must exist and hold exactly the tensor's bytes. A text without
-    `dense_resource` is returned as is. The section is kept when it holds other resources.
+    `dense_resource` is returned as is. A section is kept when it holds other resources; a dropped
+    one leaves its newlines, so the lines after it keep their numbers.
     """
     if _REFERENCE not in text:
         return text
-    section = _read_section(text, filename)
-    body_end = len(text) if section is None else section.start
-    pieces: list[str] = []
-    done = 0
-    at = text.find(_REFERENCE, 0, body_end)
-    while at >= 0:
+    scan = _scan(text, filename)
+    blobs = scan.blobs()
+    cuts: list[tuple[int, int, str]] = []  # (start, end, replacement), in text order
+    for at in scan.references:
         name, after = _reference_name(text, filename, at + len(_REFERENCE))
-        blob = None if section is None else section.blobs.get(name)
+        blob = blobs.get(name)
         if blob is None:
-            missing = "no dialect_resources section" if section is None else "no such blob"
+            missing = "no such blob" if scan.sections else "no dialect_resources section"
             raise ConvcanonError(
                 f"dense_resource<{name}>: the file has {missing}", offset_loc(text, at, filename)
             )
         why = _size_error(text, after, name, blob)
         if why is not None:
             raise ConvcanonError(why, offset_loc(text, at, filename))
-        pieces += [text[done:at], 'dense<"0x', text[blob.start : blob.end], '">']
-        done = after
-        at = text.find(_REFERENCE, after, body_end)
-    if section is None:
-        return "".join([*pieces, text[done:]])
-    pieces.append(text[done : section.start])
-    if section.only_builtin:
-        return "".join(pieces).rstrip() + "\n"
-    return "".join([*pieces, text[section.start :]])
+        cuts.append((at, after, f'dense<"0x{text[blob.start : blob.end]}">'))
+    dropped = [section for section in scan.sections if section.only_builtin]
+    for section in dropped:
+        cuts.append(
+            (section.start, section.end, "\n" * text.count("\n", section.start, section.end))
+        )
+    pieces: list[str] = []
+    done = 0
+    for start, end, replacement in sorted(cuts):
+        pieces += [text[done:start], replacement]
+        done = end
+    pieces.append(text[done:])
+    inlined = "".join(pieces)
+    return inlined.rstrip() + "\n" if dropped else inlined
 
 
 def _reference_name(text: str, filename: str, pos: int) -> tuple[str, int]:
     """The blob name of `dense_resource<name>` starting at `pos`, and the offset after its `>`."""
     if text.startswith('"', pos):
-        close = text.find('"', pos + 1)
-        name, end = (text[pos + 1 : close], close + 1) if close >= 0 else ("", -1)
+        close = string_end(text, pos)
+        name, end = (text[pos + 1 : close - 1], close) if close is not None else ("", -1)
     else:
         match = _BARE_NAME.match(text, pos)
         name, end = (match[0], match.end()) if match else ("", -1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import struct
+from collections.abc import Callable
 
 import numpy as np
 from xdsl.context import Context
@@ -52,12 +53,13 @@ def _op_lines(text: str, op_name: str) -> list[int]:
 # (-inf); xDSL 0.75 reads the integer 64512 and converts it (64500.0). xDSL reads the string form
 # `dense<"0x...">` (little-endian bytes) as MLIR does, so per-element hex floats are rewritten to
 # it before parsing. xDSL prints inf/nan as per-element hex, which this makes readable again.
+# MLIR refuses a hex float wider than the type's bits (`0xFF` for f4E2M1FN) or with a minus sign.
 _DENSE_ELEMENTS = re.compile(
     r"dense<(?P<body>[^\"<>]*)>(?P<colon>\s*:\s*)tensor<(?P<shape>(?:\d+x)*)(?P<element>\w+)>"
 )
 _HEX = re.compile(r"\b0[xX][0-9A-Fa-f]")
 _DENSE_TOKEN = re.compile(
-    r"\s*(?:(?P<hex>0[xX][0-9A-Fa-f]+)|(?P<number>[-+]?[0-9.][0-9.eE+-]*)|[\[\],])"
+    r"\s*(?:(?P<sign>[-+]?)(?P<hex>0[xX][0-9A-Fa-f]+)|(?P<number>[-+]?[0-9.][0-9.eE+-]*)|[\[\],])"
 )
 
 
@@ -71,20 +73,27 @@ def _element_dtype(name: str) -> np.dtype | None:
         return None
 
 
-def _hex_string(body: str, dtype: np.dtype) -> str | None:
-    """The `"0x..."` bytes of dense elements written as hex bit patterns and/or decimals."""
+def _hex_string(body: str, dtype: np.dtype, where: Callable[[int], SourceLoc]) -> str | None:
+    """The `"0x..."` bytes of dense elements written as hex bit patterns and/or decimals; a hex
+    element MLIR refuses is an error at `where(offset in body)`."""
+    import ml_dtypes
+
     bits: list[int] = []
     pos = 0
-    width = dtype.itemsize * 8
+    width = int(ml_dtypes.finfo(dtype).bits)  # f4E2M1FN: 4, though numpy stores it in a byte
     while pos < len(body):
         token = _DENSE_TOKEN.match(body, pos)
         if token is None:
             return None if body[pos:].strip() else "0x" + _pack(bits, dtype)
         pos = token.end()
         if token.group("hex") is not None:
+            if token.group("sign") == "-":
+                message = "hexadecimal float literal should not have a leading minus"
+                raise ConvcanonError(message, where(token.start("hex")))
             value = int(token.group("hex"), 16)
             if value >> width:
-                return None  # too wide for the type: leave it to the parser's message
+                message = "hexadecimal float constant out of range for type"
+                raise ConvcanonError(message, where(token.start("hex")))
             bits.append(value)
         elif token.group("number") is not None:
             try:
@@ -99,7 +108,7 @@ def _pack(bits: list[int], dtype: np.dtype) -> str:
     return np.asarray(bits, dtype=f"<u{dtype.itemsize}").tobytes().hex().upper()
 
 
-def rewrite_hex_float_elements(text: str) -> str:
+def rewrite_hex_float_elements(text: str, filename: str = "<stdin>") -> str:
     """Per-element hex floats in `dense<...>` -> the equivalent `dense<"0x...">` string form."""
     if "0x" not in text and "0X" not in text:
         return text
@@ -110,7 +119,14 @@ def rewrite_hex_float_elements(text: str) -> str:
         ):
             return match.group(0)
         dtype = _element_dtype(match.group("element"))
-        packed = _hex_string(match.group("body"), dtype) if dtype is not None else None
+        body_at = match.start("body")
+        packed = (
+            _hex_string(
+                match.group("body"), dtype, lambda at: offset_loc(text, body_at + at, filename)
+            )
+            if dtype is not None
+            else None
+        )
         if packed is None:
             return match.group(0)
         tail = match.group(0)[match.end("body") - match.start(0) + 1 :]
@@ -124,7 +140,7 @@ def parse_in_context(context: Context, text: str, filename: str) -> ModuleOp:
     ConvcanonError at its location."""
     check_nesting(text, filename)  # xDSL's recursive descent would hit RecursionError
     check_splats(text, filename)
-    text = rewrite_hex_float_elements(text)
+    text = rewrite_hex_float_elements(text, filename)
     parser: Parser | None = None
     try:
         parser = Parser(context, text, filename)  # lexes the first token: may raise

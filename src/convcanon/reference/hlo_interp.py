@@ -390,8 +390,7 @@ class Interpreter:
             if name in _TERMINATORS:
                 steps.append(_Step(op, name, None, list(op.operands), [], []))
                 break
-            handler = OPS.get(name.split(".", 1)[-1]) if name.split(".")[0] in _HLO else None
-            handler = handler or OPS.get(name)
+            handler = _handler(name)
             types = [tensor_type(r.type, self.loc(op)) for r in op.results]
             steps.append(_Step(op, name, handler, list(op.operands), list(op.results), types))
         _mark_last_uses(block, steps)
@@ -412,11 +411,7 @@ class Interpreter:
             operands = [values[v] for v in step.operands]
             for tt in result_types:
                 if tt.nbytes > limit:
-                    raise ConvcanonError(
-                        f"{name} result {tt.element} tensor of shape {list(tt.shape)} needs "
-                        f"{tt.nbytes} bytes, over the memory limit of {limit}",
-                        self.loc(op),
-                    )
+                    raise ConvcanonError(_result_over(name, tt, limit), self.loc(op))
             if handler is None:
                 raise ConvcanonError(f"the interpreter does not support op '{name}'", self.loc(op))
             try:
@@ -698,12 +693,18 @@ def _plan_elementwise(
     kernels.plan(name, widened + temporaries * size * width)
 
 
+# handler -> its `_plan_elementwise` (temporaries, width): a plan read from types alone, so
+# `check_planned_peaks` can refuse a module before its inputs are made
+_TYPE_PLANS: dict[Handler, tuple[int, int]] = {}
+
+
 def _unary_handler(fn: Callable[[np.ndarray], np.ndarray]) -> Handler:
     def handle(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
         _plan_elementwise(op.name, args)
         with np.errstate(all="ignore"):
             return [fn(_compute_dtype(args[0]))]
 
+    _TYPE_PLANS[handle] = (2, 4)
     return handle
 
 
@@ -713,6 +714,7 @@ def _binary_handler(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Handl
         with np.errstate(all="ignore"):
             return [fn(_compute_dtype(args[0]), _compute_dtype(args[1]))]
 
+    _TYPE_PLANS[handle] = (3, 4)
     return handle
 
 
@@ -800,12 +802,28 @@ def _constant(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: lis
     return [value]
 
 
+_IOTA_CHUNK = 1 << 16  # indices made in int64 at a time, then cast into the result's row
+
+
 def _iota(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    """One row of the result's type, made a chunk at a time (an int64 `arange` of the whole row
+    would be 8 bytes an element outside the plan), broadcast to the result's shape."""
     dim = _int_attr(op, "iota_dimension", 0)
-    shape = rt[0].shape
+    tt = rt[0]
+    shape = tt.shape
+    length = shape[dim]
+    chunk = min(length, _IOTA_CHUNK)
+    kernels.plan(op.name, length * tt.dtype.itemsize, 3 * chunk * 8)
+    row = np.empty(length, tt.dtype)
+    for start in range(0, length, _IOTA_CHUNK):
+        indices = np.arange(start, min(length, start + _IOTA_CHUNK))
+        if tt.element in _NARROW:
+            indices = kernels.wrap_integer(indices, *_NARROW[tt.element])
+        with np.errstate(all="ignore"):
+            row[start : start + len(indices)] = indices.astype(tt.dtype)
     view = [1] * len(shape)
-    view[dim] = shape[dim]
-    return [np.broadcast_to(np.arange(shape[dim]).reshape(view), shape)]
+    view[dim] = length
+    return [np.broadcast_to(row.reshape(view), shape)]
 
 
 def _reshape(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
@@ -1233,6 +1251,63 @@ def _if(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
 
 def _map(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
     return it.region_fn_multi(op.regions[0])(*args)
+
+
+_TYPE_PLANS[_compare] = (3, 4)
+_TYPE_PLANS[_convert] = (4, 8)
+
+
+def _result_over(name: str, tt: TensorType, limit: int) -> str:
+    return (
+        f"{name} result {tt.element} tensor of shape {list(tt.shape)} needs {tt.nbytes} bytes, "
+        f"over the memory limit of {limit}"
+    )
+
+
+def _handler(name: str) -> Handler | None:
+    handler = OPS.get(name.split(".", 1)[-1]) if name.split(".")[0] in _HLO else None
+    return handler or OPS.get(name)
+
+
+def check_planned_peaks(
+    module: ir.Module, filename: str, limit: int = DEFAULT_MEMORY_LIMIT
+) -> None:
+    """Refuse, before any input is made, a module the interpreter would refuse at an op: a result
+    over `limit`, or an elementwise op whose plan (read from its types) is. Both are lower bounds
+    of what the run checks, so nothing it would run is refused; a caller about to allocate
+    inputs (verify's random ones, their f64 copies) learns it without allocating them."""
+    found: list[tuple[ir.Operation, str]] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        types = [r.type for r in op.results] + [v.type for v in op.operands]
+        if not all(
+            isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).has_static_shape
+            for t in types
+        ):
+            return ir.WalkResult.ADVANCE
+        for result in op.results:
+            tt = tensor_type(result.type)
+            if tt.nbytes > limit:
+                found.append((op, _result_over(op.name, tt, limit)))
+                return ir.WalkResult.INTERRUPT
+        params = _TYPE_PLANS.get(_handler(op.name))  # pyright: ignore[reportArgumentType]
+        if params is not None and op.operands:
+            fakes = [
+                np.broadcast_to(np.zeros((), tt.dtype), tt.shape)
+                for tt in (tensor_type(v.type) for v in op.operands)
+            ]
+            try:
+                with kernels.memory_limit(limit):
+                    _plan_elementwise(op.name, fakes, *params)
+            except kernels.OverBudget as err:
+                found.append((op, f"out of memory: {op.name}: {err}"))
+                return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if found:
+        op, message = found[0]
+        raise ConvcanonError(message, source_loc(op.location, filename))
 
 
 OPS: dict[str, Handler] = {

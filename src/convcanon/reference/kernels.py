@@ -873,13 +873,22 @@ def reduce_precision(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> n
     return np.where(np.isnan(x), x, out)  # XLA keeps NaN, even with no mantissa bits left
 
 
+_WRAP_CHUNK = 1 << 16  # elements widened to int64 at a time
+
+
 def wrap_integer(x: np.ndarray, bits: int, signed: bool) -> np.ndarray:
-    """Wrap values held in a wider container to a `bits`-wide integer (i2/i4/ui2/ui4)."""
+    """Wrap values held in a wider container to a `bits`-wide integer (i2/i4/ui2/ui4), a chunk
+    at a time: every narrow result passes here, outside any kernel's plan, so its int64
+    temporaries are bounded, not 8 bytes an element."""
     modulus = 1 << bits
-    wide = x.astype(np.int64) % modulus
-    if signed:
-        wide = np.where(wide >= modulus // 2, wide - modulus, wide)
-    return wide.astype(x.dtype)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty(flat.size, x.dtype)
+    for start in range(0, flat.size, _WRAP_CHUNK):
+        wide = flat[start : start + _WRAP_CHUNK].astype(np.int64) % modulus
+        if signed:
+            wide = np.where(wide >= modulus // 2, wide - modulus, wide)
+        out[start : start + wide.size] = wide.astype(x.dtype)
+    return out.reshape(x.shape)
 
 
 # -- BLAS threads --------------------------------------------------------------------------------

@@ -268,7 +268,7 @@ def verify_command(
         plan = _half_b_plan(*files, entry, engine)
         print(_compare(plan, *files, engine, trials, seed))
         return 0
-    from convcanon.refine import dynamic_arguments, refine_at_batch
+    from convcanon.refine import check_batch_sizes, dynamic_arguments, refine_at_batch
 
     dynamic = [
         dynamic_arguments(t, n, entry)
@@ -277,17 +277,20 @@ def verify_command(
     if not any(dynamic):
         print(_compare(_hlo_plan(*files, entry, engine), *files, engine, trials, seed))
         return 0
+    batch_sizes = list(dict.fromkeys(batch_sizes))  # each size once, in the order given
+    for text, name in ((before_text, before_name), (after_text, after_name)):
+        check_batch_sizes(text, name, batch_sizes)
     shown = " vs ".join(dict.fromkeys(f"({', '.join(d)})" for d in dynamic if d))
     sizes = ", ".join(map(str, batch_sizes))
     print(f"shape-polymorphic: @main takes {shown}; both refined at batch size {sizes}")
     for batch in batch_sizes:
-        refined = (
-            refine_at_batch(before_text, before_name, batch, entry),
-            before_name,
-            refine_at_batch(after_text, after_name, batch, entry),
-            after_name,
-        )
         try:
+            refined = (
+                refine_at_batch(before_text, before_name, batch, entry),
+                before_name,
+                refine_at_batch(after_text, after_name, batch, entry),
+                after_name,
+            )
             summary = _compare(_hlo_plan(*refined, entry, engine), *refined, engine, trials, seed)
         except ConvcanonError as err:
             err.message = f"batch size {batch}: {err.message}"
@@ -438,6 +441,13 @@ def _hlo_plan(
     sig_after = module_signature(after_text, after_name, sig_before.entry)
     _same_args(sig_before.entry, sig_before.args, sig_after.args, after_name)
     run = ENGINES[engine]
+    truth = _hlo_truth(before_text, before_name, after_text, after_name, engine)
+    on_reference: list[tuple[str | None, str]] = []
+    if engine == "reference":
+        on_reference += [(before_text, before_name), (after_text, after_name)]
+    if truth.run is not ENGINES.get("xla"):
+        on_reference += [(truth.before_text, before_name), (truth.after_text, after_name)]
+    _check_planned_peaks(on_reference)
     return Plan(
         sig_before.entry,
         sig_before.args,
@@ -445,8 +455,19 @@ def _hlo_plan(
         max(sig_before.reduction, sig_after.reduction),
         run,
         run,
-        _hlo_truth(before_text, before_name, after_text, after_name, engine),
+        truth,
     )
+
+
+def _check_planned_peaks(texts: Sequence[tuple[str | None, str]]) -> None:
+    """Refuse what the reference interpreter would refuse at an op (its f64 copies too: twice
+    the bytes) before the inputs, and their f64 copies, are made (`check_planned_peaks`)."""
+    from convcanon.hlo.context import parse_module
+    from convcanon.reference import hlo_interp
+
+    for text, filename in texts:
+        if text is not None:
+            hlo_interp.check_planned_peaks(parse_module(text, filename), filename)
 
 
 def _hlo_truth(
