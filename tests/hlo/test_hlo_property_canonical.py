@@ -47,6 +47,31 @@ def test_general_gate_is_canonical_exact_and_costs_the_lattice_macs(
     assert_same_results(expected, got, case.element)
 
 
+@pytest.mark.parametrize("engine", ["iree-cpu", "generic"])
+@pytest.mark.parametrize("merge", ["exact", "pad-kernel"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=conv_cases(stride_range=(1, 4)))
+def test_every_engine_policy_is_canonical_exact_and_at_the_floor(
+    case: ConvCase, engine: str, merge: str
+) -> None:
+    """The policies choose among exact forms (layout, fold or slices): each stays exact, and at
+    the lattice floor unless it zero-extends kernels (pad-kernel, within max-mac-ratio)."""
+    before = parse(case.text)
+    floor = sum(lattice_macs(p) for p in all_conv_params(before, STABLEHLO))
+    options = {"gate": "general", "engine": engine, "merge_phases": merge}
+    after, stats, _ = run_pass(case.text, STABLEHLO, **options)
+    params = all_conv_params(after, STABLEHLO)
+    assert_canonical(params)
+    macs = total_macs(params)
+    assert macs == floor if merge == "exact" else floor <= macs <= 2.0 * floor
+    assert stats.counters["convs-seen"] == 1
+    inputs = case.inputs()
+    run = judge(all_conv_params(before, STABLEHLO) + params)
+    assert_same_results(
+        run(case.text, inputs), run(as_stablehlo_text(after, STABLEHLO), inputs), case.element
+    )
+
+
 _REVERSED_1D = """func.func public @main(%arg0: tensor<1x1x{n}xf32>, %arg1: tensor<1x1x4xf32>)
     -> tensor<1x1x{o}xf32> {{
   %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, f, 0]x[i, o, 0]->[b, f, 0],

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 Preset = Literal["neuron", "general"]
 NegativePadding = Literal["pad", "slice"]
 LhsDilation = Literal["polyphase", "interior-pad"]
-ConvLayout = Literal["keep", "channels-last"]
+ConvLayout = Literal["auto", "keep", "channels-last"]
+Engine = Literal["xla-cpu", "iree-cpu", "generic"]
 MergePhases = Literal["exact", "pad-kernel", "none"]
 
 
@@ -87,14 +88,22 @@ class ConvOptions(NamedTuple):
     conv_layout: Annotated[
         ConvLayout,
         Doc(
-            "keep: rewritten convs keep their dimension numbers (a channels-first strided conv's"
-            " fold, a kernel-gradient conv's pad and a unit-stride conv's pad, unless it grows"
-            " the lhs by more than half, are laid out channels-last in front of them);"
-            " channels-last: move each rewritten conv to [b, 0.., f]x[0.., i, o] between"
-            " transposes, for engines that compute channels-last (XLA CPU folds the explicit"
-            " pad and keeps the phase slices in place)"
+            "auto: as the engine policy chooses; keep: rewritten convs keep their dimension"
+            " numbers (under engine=xla-cpu a channels-first strided conv's fold, a"
+            " kernel-gradient conv's pad and a unit-stride conv's pad, unless it grows the lhs by"
+            " more than half, are laid out channels-last in front of them); channels-last: move"
+            " each rewritten conv to [b, 0.., f]x[0.., i, o] between transposes, for engines that"
+            " compute channels-last"
         ),
-    ] = "keep"
+    ] = "auto"
+    engine: Annotated[
+        Engine,
+        Doc(
+            "the engine whose cost choices the planner makes among exact forms (layout, fold"
+            " vs slices, where a pad sits): xla-cpu (XLA CPU), iree-cpu (IREE llvm-cpu), generic"
+            " (a choice that serves both, for engines not measured)"
+        ),
+    ] = "xla-cpu"
 
     @property
     def polyphase(self) -> bool:

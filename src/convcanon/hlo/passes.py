@@ -24,7 +24,7 @@ from convcanon.hlo.gate import ConvOptions, Decision
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.params import ConvKey, ConvParams, conv_key, int64_overflow, read_conv_params
 from convcanon.hlo.plan import ConvPlan, plan_conv, zeros_available
-from convcanon.hlo.policy import XLA_CPU
+from convcanon.hlo.policy import POLICIES
 from convcanon.pipeline import OptionValue, PassStats
 
 
@@ -163,7 +163,7 @@ def canonicalize(
     Every conv is planned (params, decision, EUET001) before any is rewritten. Plans are
     memoized by the conv's uniqued attributes and types: models repeat a few configurations."""
     opts = ConvOptions.from_mapping(options)
-    policy = XLA_CPU
+    policy = POLICIES[opts.engine]
     stats = PassStats()
     records: list[ConvRecord] = []
     plans: dict[ConvKey, tuple[ConvPlan, bool]] = _plan_cache()  # + whether pads have zeros

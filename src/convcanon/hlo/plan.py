@@ -21,6 +21,7 @@ from convcanon.hlo.gate import ConvOptions, Decision, decide
 from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_merge import (
     LhsGroup,
+    distinct_tap_counts,
     extend_kernel,
     fold_padding,
     foldable,
@@ -41,6 +42,7 @@ from convcanon.hlo.phase_plan import (
     lattice_macs,
     lhs_dilation_plans,
     plan_dim,
+    stride_phase_count,
     uses_polyphase,
 )
 from convcanon.hlo.policy import EnginePolicy
@@ -203,7 +205,9 @@ def plan_conv(p: ConvParams, options: ConvOptions, policy: EnginePolicy) -> Conv
     channels_last = None
     conv = p
     writes: frozenset[str] = frozenset()
-    if options.conv_layout == "channels-last" and not is_channels_last(p):
+    layout = options.conv_layout
+    moves = layout == "channels-last" or (layout == "auto" and policy.channels_last)
+    if moves and not is_channels_last(p):
         channels_last = to_channels_last(p)
         conv = channels_last.params
         writes = frozenset({"dimension_numbers"})
@@ -308,9 +312,10 @@ def _plan_window(
             p = extend_kernel(p, extra)
     if any(lo or hi for lo, hi in p.padding):  # the conv's own padding, reset to zero
         written.add("padding")
-    zeros = p.lhs_zero and p.rhs_zero
+    fold = p.lhs_zero and p.rhs_zero and merge and mergeable(p) and foldable(p)
+    fold = fold and (policy.fold_single_phases or merges_phases(p))
     lhs_layout = fold_back = None
-    if zeros and merge and mergeable(p) and foldable(p):  # pad straight to the fold's extent
+    if fold:  # pad straight to the fold's extent
         p = fold_padding(p)  # (which can be none: a crop of what the fold leaves out)
         if policy.fold_channels_last and stride_convs(p, "exact", 1.0) > 1:
             lhs_layout, p, fold_back = lhs_channels_last(p)
@@ -332,7 +337,7 @@ def _plan_window(
     else:
         written |= {"window_strides", "rhs_dilation"}
         plans = plan_stride(p)
-        if merge and mergeable(p) and zeros and foldable(p):
+        if fold:
             flips, lhs_fold, kernel_fold, partials = _folded(p, plans, fold_back, conv_dims)
             if flips:
                 written.add("window_reversal")
@@ -356,6 +361,16 @@ def _plan_window(
 # An output phase's conv resets its whole window: the phase sets its own stride, padding and
 # dilations.
 _PHASE_WRITES = frozenset(("window_strides", "padding", "lhs_dilation", "rhs_dilation"))
+
+
+def merges_phases(p: ConvParams) -> bool:
+    """Whether some strided dim has a tap-count group of two or more phases (a 4x4/2 or 16/16
+    conv: its phases join on the features; a 3x3/2 conv's do not)."""
+    return any(
+        distinct_tap_counts(k, d, s) < stride_phase_count(k, d, s)
+        for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
+        if s > 1
+    )
 
 
 def _kernel_extension_pad(p: ConvParams, extra: tuple[int, ...]) -> Pad:

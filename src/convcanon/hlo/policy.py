@@ -20,6 +20,13 @@ class EnginePolicy(NamedTuple):
     """The cost choices of one engine."""
 
     name: str
+    # Every rewritten conv is computed channels-last (`[b, 0.., f]x[0.., i, o]`) between
+    # transposes, unless the conv-layout option says otherwise.
+    channels_last: bool
+    # Merged stride phases are read from a space-to-depth fold even when no group merges two
+    # phases (a 3x3/2 conv): one copy of the lhs in front of every partial; otherwise each
+    # partial reads strided slices, half the ops.
+    fold_single_phases: bool
     # A strided conv whose phase groups read one space-to-depth fold folds its lhs channels-last
     # (`[b, 0.., f]`), each group transposed back: an engine that computes convs channels-last
     # cancels those transposes against its own, so the fold and the lhs's producer stay in its
@@ -53,7 +60,21 @@ def batch_inside(p: ConvParams) -> bool:
 
 
 XLA_CPU = EnginePolicy(
-    "xla-cpu", fold_channels_last=True, pad_channels_last=True, max_routed_pad_growth=(3, 2)
+    "xla-cpu",
+    channels_last=False,
+    fold_single_phases=True,
+    fold_channels_last=True,
+    pad_channels_last=True,
+    max_routed_pad_growth=(3, 2),
 )
+IREE_CPU = EnginePolicy(
+    "iree-cpu",
+    channels_last=True,
+    fold_single_phases=False,
+    fold_channels_last=False,
+    pad_channels_last=False,
+    max_routed_pad_growth=(3, 2),
+)
+GENERIC = IREE_CPU._replace(name="generic")
 
-POLICIES = {policy.name: policy for policy in (XLA_CPU,)}
+POLICIES = {policy.name: policy for policy in (XLA_CPU, IREE_CPU, GENERIC)}
