@@ -241,6 +241,9 @@ def test_explain_shows_phases_dense_and_lattice_macs_and_max_phases() -> None:
     pipeline = "stablehlo-canonicalize-conv{gate=general max-phases=9}"
     (row,) = explain_rows(TRANSPOSED, "t.mlir", pipeline)
     assert (row["phases"], row["lhs_phases"], row["max_phases"]) == (4, 4, 9)
+    assert row["policy"] == "xla-cpu" and "engine policy: xla-cpu" in render([row], "table")
+    (iree,) = explain_rows(TRANSPOSED, "t.mlir", pipeline[:-1] + " engine=iree-cpu}")
+    assert iree["policy"] == "iree-cpu" and iree["macs_after"] == row["macs_after"]
     assert row["macs_after"] == row["lattice_macs_before"] == row["macs_before"] // 4
     _, _, printed = run_pass(TRANSPOSED, STABLEHLO, gate="general", max_phases=9)
     emitted = re.findall(r"= stablehlo\.(\w+)", printed)  # counted in the output, not the pass

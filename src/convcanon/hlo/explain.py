@@ -54,6 +54,7 @@ def _row(record: Any) -> dict[str, Any]:
         "lattice_macs_before": record.lattice_macs_before,  # products of real or padding elements
         "lhs_phases": record.lhs_phases,  # output phases of the lhs-dilation rewrite
         "max_phases": record.max_phases,
+        "policy": record.policy,  # the engine policy it was planned under
     }
 
 
@@ -125,7 +126,9 @@ def _lattice_lines(rows: list[dict[str, Any]]) -> list[str]:
     ratio = f" (rewritten: after / lattice x{after / lattice_done:.3f})" if lattice_done else ""
     limit = max((r["max_phases"] for r in rows), default=0)
     unmerged = sum(max(r["phases_unmerged"], r["phases"]) for r in rows)
+    policies = sorted({r["policy"] for r in rows})
     return [
+        f"engine policy: {', '.join(policies) or '-'}",
         f"lattice multiply-adds: {lattice} before{ratio}",
         f"partial convs: {sum(r['phases'] for r in rows)}, {unmerged} before merging"
         f" (max-phases {limit} per conv)",
