@@ -3,10 +3,15 @@
 Channels-last programs (NHWC/HWIO) take their weights as arguments, as a flax `apply` lowered with
 its params does. Channels-first programs (NCHW/OIHW, NCW/OIW) close over numpy weights, which JAX
 lowers to dense constants; `export` turns those into `dense_resource` blobs, the form torch-mlir's
-`export_and_import(..., output_type="stablehlo")` writes. Inputs are no smaller than 128x128
-for a ResNet: at 64x64 its last stage is 2x2, where XLA CPU takes ~65 ms for one 3x3 512->512
-conv (vs ~4 ms at 4x4), which then dominates both sides. Weights are He-initialised so activations
-stay finite through ResNet-50 (no inf/NaN to compare, no denormals to slow one side down).
+`export_and_import(..., output_type="stablehlo")` writes. `export` can also lower either layout
+the other way (weights as arguments or as constants): at batch 1 on small inputs a kernel that is
+an argument is rearranged on every call, one that is a constant is folded at compile time.
+
+Three sizes: `full` (the bench's programs as sized since issue 19), `quick` (no ResNet below
+128x128: at 64x64 its last stage is 2x2, where XLA CPU once took ~65 ms for one 3x3 512->512 conv)
+and `small` (batch 1, 32-64 px images, 0.25 s of audio: where each op's fixed cost counts).
+Weights are He-initialised so activations stay finite through ResNet-50 (no inf/NaN to compare,
+no denormals to slow one side down).
 """
 
 from __future__ import annotations
@@ -283,20 +288,104 @@ def strided_cnn_loss(P: Params, images: Any, labels: Any) -> Any:
     return -jnp.mean(jnp.sum(labels * jax.nn.log_softmax(logits), axis=-1))
 
 
+def vgg_stride2_stack(P: Params, x: Any) -> Any:
+    """A VGG-style NHWC stack of 3x3/2 convs (flax's SAME padding: (0, 1) on an even side),
+    3 -> 32 -> 64 -> 128 -> 256, bias and relu, then a mean and 10 logits."""
+    for features in (32, 64, 128, 256):
+        x = relu(conv(P, x, features, 3, 2, [(0, 1), (0, 1)], bias=True))
+    return dense(P, spatial_mean(P, x), 10)
+
+
+# EfficientNet-B0: (expansion, kernel, stride, features, repeats) per stage.
+EFFICIENTNET_B0 = (
+    (1, 3, 1, 16, 1),
+    (6, 3, 2, 24, 2),
+    (6, 5, 2, 40, 2),
+    (6, 3, 2, 80, 3),
+    (6, 5, 1, 112, 3),
+    (6, 5, 2, 192, 4),
+    (6, 3, 1, 320, 1),
+)
+
+
+def efficientnet_b0(P: Params, x: Any) -> Any:
+    """EfficientNet-B0's MBConv stack (NHWC): 1x1 expansion, k x k depthwise (strided in four
+    stages), squeeze-and-excitation, 1x1 projection, inference BatchNorm, swish."""
+    import jax
+
+    x = jax.nn.swish(batch_norm(P, conv(P, x, 32, 3, 2, 1)))
+    cin = 32
+    for expansion, kernel, stride, features, repeats in EFFICIENTNET_B0:
+        for block in range(repeats):
+            s = stride if block == 0 else 1
+            y = x
+            if expansion != 1:
+                y = jax.nn.swish(batch_norm(P, conv(P, y, cin * expansion, 1)))
+            c = y.shape[-1]
+            y = jax.nn.swish(batch_norm(P, conv(P, y, c, kernel, s, kernel // 2, groups=c)))
+            squeeze = jax.nn.swish(dense(P, spatial_mean(P, y), max(1, cin // 4)))
+            y = y * jax.nn.sigmoid(dense(P, squeeze, c))[:, None, None, :]
+            y = batch_norm(P, conv(P, y, features, 1))
+            x = x + y if s == 1 and cin == features else y
+            cin = features
+    x = jax.nn.swish(batch_norm(P, conv(P, x, 1280, 1)))
+    return dense(P, spatial_mean(P, x), 1000)
+
+
+def unet(P: Params, x: Any) -> Any:
+    """A small U-Net in the layout of `P`: double 3x3 convs with 2x2 max-pool downsampling,
+    ConvTranspose 2x2/2, 4x4/2 pad 1, 2x2/2 upsampling, each concatenated with its skip."""
+    import jax.numpy as jnp
+
+    def double(v: Any, features: int) -> Any:
+        v = relu(conv(P, v, features, 3, 1, 1, bias=True))
+        return relu(conv(P, v, features, 3, 1, 1, bias=True))
+
+    axis = P.channel_axis(x.ndim)
+    skips = []
+    for i, features in enumerate((32, 64, 128, 256)):
+        x = double(x if i == 0 else max_pool(P, x, 2, 2, 0), features)
+        skips.append(x)
+    for (kernel, pad), skip in zip([(2, 0), (4, 1), (2, 0)], reversed(skips[:-1]), strict=True):
+        features = skip.shape[axis]
+        up = conv_transpose(P, x, features, kernel, 2, pad)
+        x = double(jnp.concatenate([up, skip], axis=axis), features)
+    return conv(P, x, 2, 1, bias=True)
+
+
+def unet_loss(P: Params, images: Any, targets: Any) -> Any:
+    """Mean squared error of the U-Net's two output channels against `targets`."""
+    import jax.numpy as jnp
+
+    return jnp.mean(jnp.square(unet(P, images) - targets))
+
+
 @dataclass(frozen=True)
 class Program:
-    """One bench program: its forward function, layout, example inputs (full and --quick)."""
+    """One bench program: its forward function, layout, example inputs at each size."""
 
     name: str
     what: str
     forward: Callable[..., Any]  # forward(P, *inputs)
     channels_first: bool
-    inputs: Callable[[bool], list[np.ndarray]]  # quick -> example inputs
+    inputs: Callable[[str], list[np.ndarray]]  # size (one of SIZES) -> example inputs
     train: bool = False  # lower one SGD step of `forward` (a loss) instead of the forward pass
 
     @property
     def weights(self) -> str:
-        return "dense_resource" if self.channels_first else "arguments"
+        """How its users' exporter binds the weights: torch-mlir's constants, flax's arguments."""
+        return "constants" if self.channels_first else "arguments"
+
+    def weight_kinds(self) -> tuple[str, ...]:
+        """The bindings it can be lowered with: a training step's weights are its arguments."""
+        return ("arguments",) if self.train else ("arguments", "constants")
+
+
+SIZES = ("full", "quick", "small")
+
+
+def _by_size(full: Any, quick: Any, small: Any) -> Callable[[str], Any]:
+    return lambda size: {"full": full, "quick": quick, "small": small}[size]
 
 
 def _normal(*shape: int, scale: float = 1.0) -> np.ndarray:
@@ -304,8 +393,16 @@ def _normal(*shape: int, scale: float = 1.0) -> np.ndarray:
     return (rng.standard_normal(shape) * scale).astype(np.float32)
 
 
-def _image(channels_first: bool, side: int, batch: int = 1) -> np.ndarray:
-    return _normal(batch, 3, side, side) if channels_first else _normal(batch, side, side, 3)
+def _image(channels_first: bool, side: int, batch: int = 1, channels: int = 3) -> np.ndarray:
+    if channels_first:
+        return _normal(batch, channels, side, side)
+    return _normal(batch, side, side, channels)
+
+
+def _images(channels_first: bool, full: int, quick: int, small: int) -> Callable[[str], Any]:
+    """Batch-1 images of side `full`, `quick` or `small` by size."""
+    side = _by_size(full, quick, small)
+    return lambda size: [_image(channels_first, side(size))]
 
 
 def _resnet(
@@ -313,10 +410,10 @@ def _resnet(
 ) -> Program:
     return Program(
         name,
-        f"{name.split('-')[0]} {layout}, 224x224 (quick 128x128), batch 1",
+        f"{name.split('-')[0]} {layout}, 224x224 (quick 128x128, small 64x64), batch 1",
         lambda P, x: resnet(P, x, stages, bottleneck),
         channels_first,
-        lambda quick: [_image(channels_first, 128 if quick else 224)],
+        _images(channels_first, 224, 128, 64),
     )
 
 
@@ -333,90 +430,146 @@ PROGRAMS: dict[str, Program] = {
         _resnet("resnet50-nchw", (3, 4, 6, 3), True, True, "NCHW/OIHW"),
         Program(
             "vit-b16-patch",
-            "ViT-B/16 patch embedding NHWC: 16x16/16 conv 3->768 on 224x224, tokens, pos, LN",
+            "ViT-B/16 patch embedding NHWC: 16x16/16 conv 3->768, tokens, pos, LN; 4x224x224"
+            " (quick 1x224x224, small 1x64x64)",
             lambda P, x: vit_patch_embedding(P, x, 16, 768),
             False,
-            lambda quick: [_image(False, 224, 1 if quick else 4)],
+            lambda size: [
+                _image(False, 64 if size == "small" else 224, 4 if size == "full" else 1)
+            ],
         ),
         Program(
             "vit-l14-patch",
-            "ViT-L/14 patch embedding NCHW: 14x14/14 conv 3->1024 on 224x224, tokens, pos, LN",
+            "ViT-L/14 patch embedding NCHW: 14x14/14 conv 3->1024, tokens, pos, LN; 4x224x224"
+            " (quick 1x224x224, small 1x56x56)",
             lambda P, x: vit_patch_embedding(P, x, 14, 1024),
             True,
-            lambda quick: [_image(True, 224, 1 if quick else 4)],
+            lambda size: [_image(True, 56 if size == "small" else 224, 4 if size == "full" else 1)],
         ),
         Program(
             "convnext-t-stem",
-            "ConvNeXt-T NCHW: 4x4/4 stem + LN, block (7x7 depthwise), 2x2/2 downsampling, block",
+            "ConvNeXt-T NCHW: 4x4/4 stem + LN, block (7x7 depthwise), 2x2/2 downsampling, block;"
+            " 224x224 (quick 112, small 64)",
             convnext_stem_stage,
             True,
-            lambda quick: [_image(True, 112 if quick else 224)],
+            _images(True, 224, 112, 64),
         ),
         Program(
             "wav2vec2-fe",
             "wav2vec2 feature encoder NCW: 512 ch, 10/5, 3/2 x4, 2/2 x2 on 1 s of 16 kHz"
-            " (quick 0.25 s)",
+            " (quick and small 0.25 s)",
             wav2vec2_feature_encoder,
             True,
-            lambda quick: [_normal(1, 1, 4000 if quick else 16000, scale=0.1)],
+            lambda size: [_normal(1, 1, 16000 if size == "full" else 4000, scale=0.1)],
         ),
         Program(
             "unet-decoder",
             "U-Net decoder NHWC: ConvTranspose 2x2/2, 4x4/2 pad 1, 2x2/2 from 16x16x256"
-            " (quick 8x8), 3x3 convs on the skips",
+            " (quick and small 8x8: 64 px out), 3x3 convs on the skips",
             unet_decoder,
             False,
-            lambda quick: [
+            lambda size: [
                 _normal(1, side, side, c)
                 for side, c in zip(
-                    [(8 if quick else 16) * 2**i for i in range(4)], (256, 128, 64, 32), strict=True
+                    [(16 if size == "full" else 8) * 2**i for i in range(4)],
+                    (256, 128, 64, 32),
+                    strict=True,
                 )
             ],
         ),
         Program(
             "hifigan-gen",
             "HiFi-GAN generator NCW: ConvTranspose1d 16/8, 16/8, 4/2, 4/2 from 80x32 mel"
-            " (quick 80x8), 512 ch",
+            " (quick and small 80x8), 512 ch",
             hifigan_generator,
             True,
-            lambda quick: [_normal(1, 80, 8 if quick else 32)],
+            lambda size: [_normal(1, 80, 32 if size == "full" else 8)],
         ),
         Program(
             "train-step",
             "SGD step (jax.grad) of a strided CNN NHWC: 3x3/2, 3x3/2, 3x3, 4x4/2; batch 32 of"
-            " 32x32 (quick 8)",
+            " 32x32 (quick 8, small 1)",
             strided_cnn_loss,
             False,
-            lambda quick: [_image(False, 32, 8 if quick else 32), _labels(8 if quick else 32)],
+            lambda size: [
+                _image(False, 32, _by_size(32, 8, 1)(size)),
+                _labels(_by_size(32, 8, 1)(size)),
+            ],
+            train=True,
+        ),
+        Program(
+            "vgg-s2",
+            "VGG-style NHWC stack of 3x3/2 convs (SAME), 3->32->64->128->256, mean, 10 logits;"
+            " 224x224 (quick 128, small 64)",
+            vgg_stride2_stack,
+            False,
+            _images(False, 224, 128, 64),
+        ),
+        Program(
+            "efficientnet-b0",
+            "EfficientNet-B0 NHWC: MBConv with 3x3/5x5 depthwise (4 strided), SE, swish;"
+            " 224x224 (quick 128, small 64)",
+            efficientnet_b0,
+            False,
+            _images(False, 224, 128, 64),
+        ),
+        Program(
+            "unet-nchw",
+            "U-Net NCHW/OIHW, PyTorch-shaped (Conv2d, MaxPool2d, ConvTranspose2d 2x2/2, 4x4/2"
+            " pad 1, 2x2/2); 112x112 (quick 32, small 64)",
+            unet,
+            True,
+            _images(True, 112, 32, 64),
+        ),
+        Program(
+            "unet-train-step",
+            "SGD step (jax.grad) of the U-Net NHWC (MSE loss); batch 4 of 64x64 (quick and"
+            " small: batch 1 of 32x32)",
+            unet_loss,
+            False,
+            lambda size: [
+                _image(False, 32 if size != "full" else 64, 4 if size == "full" else 1),
+                _image(False, 32 if size != "full" else 64, 4 if size == "full" else 1, 2),
+            ],
             train=True,
         ),
     )
 }
 
 
-def export(program: Program, quick: bool) -> tuple[str, list[np.ndarray]]:
-    """StableHLO text of `program` (`jax.jit(...).lower(...).as_text()`) and @main's inputs."""
+def export(
+    program: Program, size: str = "full", weights: str | None = None
+) -> tuple[str, list[np.ndarray]]:
+    """StableHLO text of `program` (`jax.jit(...).lower(...).as_text()`) and @main's inputs.
+
+    `weights` "arguments" makes every weight a function argument (flax's `apply`), "constants"
+    closes over them: `dense_resource` blobs for a channels-first program (torch-mlir's form),
+    JAX's hex `dense` constants otherwise. Default: `program.weights`."""
     import jax
 
-    inputs = program.inputs(quick)
+    weights = weights or program.weights
+    if weights not in program.weight_kinds():
+        raise ValueError(f"{program.name} takes no weights as {weights}")
+    inputs = program.inputs(size)
     specs = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in inputs]
     P = Params(program.channels_first)
     jax.eval_shape(lambda *xs: program.forward(P.bind(None), *xs), *specs)  # makes the weights
-    if program.channels_first:
+    if weights == "constants":
         lowered = jax.jit(lambda *xs: program.forward(P.bind(None), *xs)).lower(*specs)
-        return to_dense_resource(lowered.as_text()), inputs
-    weights = dict(P.values)
+        text = lowered.as_text()
+        return (to_dense_resource(text) if program.channels_first else text), inputs
+    values = dict(P.values)
     if program.train:
 
         def step(w: dict[str, Any], *xs: Any) -> dict[str, Any]:
             grads = jax.grad(lambda v: program.forward(P.bind(v), *xs))(w)
             return jax.tree_util.tree_map(lambda a, g: a - 0.01 * g, w, grads)
 
-        lowered = jax.jit(step).lower(weights, *specs)
+        lowered = jax.jit(step).lower(values, *specs)
     else:
 
         def apply(w: dict[str, Any], *xs: Any) -> Any:
             return program.forward(P.bind(w), *xs)
 
-        lowered = jax.jit(apply).lower(weights, *specs)
-    return lowered.as_text(), jax.tree_util.tree_leaves((weights, inputs))
+        lowered = jax.jit(apply).lower(values, *specs)
+    return lowered.as_text(), jax.tree_util.tree_leaves((values, inputs))
