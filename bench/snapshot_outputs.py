@@ -130,7 +130,7 @@ def _bench_inputs() -> Iterator[tuple[str, str]]:
     from bench.runtime import models
 
     for name, program in models.PROGRAMS.items():
-        yield f"bench-{name}-quick", _small_blobs(models.export(program, quick=True)[0])
+        yield f"bench-{name}-quick", _small_blobs(models.export(program, "quick")[0])
     yield "bench-resnet50", (REPO / "bench/models/resnet50.stablehlo.mlir").read_text()
     yield "synthetic-conv-dense-2000", synthetic.synthetic_module(2000, seed=0)
     resnet_ops = 2400  # the smallest size above one ResNet-50 main (resnet_mix needs one copy)
