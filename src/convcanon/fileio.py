@@ -48,13 +48,18 @@ _UNITS |= {"gib": 1 << 30, "tib": 1 << 40, "k": 1 << 10, "m": 1 << 20, "g": 1 <<
 
 
 def parse_byte_size(text: str | int, what: str) -> int:
-    """`4GiB`, `512MiB`, `1000000` (bytes) -> bytes; anything else is a usage error."""
+    """`4GiB`, `512MiB`, `1000000` (bytes) -> bytes; anything else, or under one byte (a limit
+    of 0 would silently mean the default, or nothing could run), is a usage error."""
     if isinstance(text, int):
-        return text
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
-    if match is None or match[2].lower() not in _UNITS:
-        raise UsageError(f"bad {what} {text!r} (use e.g. 4GiB, 512MiB or a byte count)")
-    return int(float(match[1]) * _UNITS[match[2].lower()])
+        size = text
+    else:
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+        if match is None or match[2].lower() not in _UNITS:
+            raise UsageError(f"bad {what} {text!r} (use e.g. 4GiB, 512MiB or a byte count)")
+        size = int(float(match[1]) * _UNITS[match[2].lower()])
+    if size < 1:
+        raise UsageError(f"bad {what} {text!r}: it must be at least one byte")
+    return size
 
 
 _input_limit: ContextVar[int] = ContextVar("max_input_size", default=DEFAULT_MAX_INPUT_SIZE)

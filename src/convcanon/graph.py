@@ -262,9 +262,7 @@ def graph_command(
         raise UsageError(f"--max-nodes must be at least 1, not {max_nodes}")
     if not math.isfinite(timeout) or timeout <= 0:  # nan or inf would leave dot unbounded
         raise UsageError(f"--timeout must be a finite number of seconds > 0, not {timeout:g}")
-    limit = parse_byte_size(memory_limit, "memory limit")
-    if limit < 1:  # 0 would leave dot's memory unbounded
-        raise UsageError(f"--memory-limit must be at least 1 byte, not {memory_limit!r}")
+    limit = parse_byte_size(memory_limit, "memory limit")  # at least one byte: 0 is no bound
     passes = parse_pipeline(pipeline)
     check_output_path(input_path, output)
     filename, text = read_mlir_input(input_path)

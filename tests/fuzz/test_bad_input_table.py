@@ -790,7 +790,8 @@ CASES += [
     Case("merge-phases=pad-kernel max-mac-ratio=-1", ["{m.mlir}", "-p", "stablehlo-canonicalize-conv{merge-phases=pad-kernel max-mac-ratio=-1}"], _STRIDED, 2, "option 'max-mac-ratio' must be a finite number >= 1; got '-1'", "convcanon-opt"),
     Case("max-mac-ratio=inf", ["{m.mlir}", "-p", "stablehlo-canonicalize-conv{merge-phases=pad-kernel max-mac-ratio=inf}"], _STRIDED, 2, "option 'max-mac-ratio' must be a finite number >= 1; got 'inf'", "convcanon-opt"),
     Case("graph --timeout nan (Graphviz unbounded)", ["graph", "{m.mlir}", "--timeout", "nan", "-o", "{g.svg}"], _CHAIN, 2, "error: --timeout must be a finite number of seconds > 0, not nan"),
-    Case("graph --memory-limit 0 (Graphviz unbounded)", ["graph", "{m.mlir}", "--memory-limit", "0", "-o", "{g.svg}"], _CHAIN, 2, "error: --memory-limit must be at least 1 byte, not '0'"),
+    Case("graph --memory-limit 0 (Graphviz unbounded)", ["graph", "{m.mlir}", "--memory-limit", "0", "-o", "{g.svg}"], _CHAIN, 2, "error: bad memory limit '0': it must be at least one byte"),
+    Case("run --memory-limit 0 (was: the 4 GiB default)", ["run", "{m.mlir}", "--memory-limit", "0"], _CHAIN, 2, "error: bad memory limit '0': it must be at least one byte"),
 ]  # fmt: skip
 
 # -- declarations and odd entries (run, verify)
