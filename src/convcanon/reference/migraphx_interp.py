@@ -23,6 +23,7 @@ from convcanon.diagnostics import MAX_CALL_DEPTH, ConvcanonError, SourceLoc
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.declared_strides import reconcile_strides
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 from convcanon.reference.kernels import im2col_chunk_bytes, memory_limit
 from convcanon.reference.migraphx_conv import migraphx_conv
@@ -574,6 +575,7 @@ def run_module_text(
     from convcanon.xdsl_io import parse_file_text
 
     module = parse_file_text(text, filename)
+    reconcile_strides(module, filename)
     interp = Interpreter(module, filename, _op_lines(module, text), memory_limit)
     names = list(interp.functions)
     if entry is None:

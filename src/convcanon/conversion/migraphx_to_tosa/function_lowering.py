@@ -27,6 +27,7 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     result_type,
     write_flat,
 )
+from convcanon.migraphx import declared_strides
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx.shaped_type import ShapedType
 from convcanon.pipeline import OptionValue, PassStats
@@ -303,7 +304,11 @@ def migraphx_to_tosa(parsed: object, options: Mapping[str, OptionValue] | None =
     by_name = {f.sym_name.data: f for f in functions}
     # bodies first: a call of a declaration is reported where it is called
     order = sorted(functions, key=lambda f: not f.body.blocks)
-    types = MigraphxToTosaOptions.from_mapping(options or {}).types
+    chosen = MigraphxToTosaOptions.from_mapping(options or {})
+    types = chosen.types
+    # an unset strict-strides follows the command's policy (verify's --strict-strides)
+    strict = chosen.strict_strides if declared_strides.STRICT_OPTION in (options or {}) else None
+    declared_strides.reconcile_strides(module, "<input>", strict)
     done = {id(f): FunctionLowering(f, stats, by_name, types).run() for f in order}
     lowered = [done[id(f)] for f in functions]
     for old, new in zip(functions, lowered, strict=True):
