@@ -89,6 +89,11 @@ def _shaped_arg(lens: str, strides: str) -> str:
     return f"func.func @main(%x: {t}) -> {t} {{\n  func.return %x : {t}\n}}\n"
 
 
+_MX_CONVERT_TO_UI4 = (
+    "func.func @main(%x: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xui4, 1> {\n"
+    "  %0 = migraphx.convert %x : <2xf32, 1> to <2xui4, 1>\n"
+    "  return %0 : !migraphx.shaped<2xui4, 1>\n}\n"
+)
 _MX_TRANSPOSE_KEEPS_STRIDES = (
     "func.func @main(%a: !migraphx.shaped<2x3xf32, 3x1>) -> !migraphx.shaped<3x2xf32, 2x1> {\n"
     "  %0 = migraphx.transpose %a {permutation = [1, 0]} : <2x3xf32, 3x1> -> <3x2xf32, 3x1>\n"
@@ -664,6 +669,13 @@ CASES: list[Case] = [
         {"p.txt": _f("x = @param:x -> float_type, {2, 2}, {1, 1}\n@1 = @return(x)\n")},
         1,
         "p.txt:1:43: error: shape [2, 2], [1, 1] is not representable: dims 0 and 1 overlap in memory",
+    ),  # fmt: skip
+    Case(
+        "float-to-integer convert of a value outside the range (undefined in MIGraphX)",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {"m.mlir": _f(_MX_CONVERT_TO_UI4), "in.npz": _f(_npz(arg0=np.array([3.0, -3.0], np.float32)))},
+        1,
+        "m.mlir:2:3: error: 'migraphx.convert' cannot be evaluated: a value converts outside uint4's range [0, 15] (undefined in MIGraphX, a C++ conversion of an out-of-range float): -3.0",
     ),  # fmt: skip
     Case(
         "transpose declared with its input's strides, --strict-strides",

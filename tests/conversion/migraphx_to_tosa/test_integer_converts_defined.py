@@ -28,6 +28,9 @@ from convcanon.verify.iree_tosa import compile_tosa_text, run_vmfb
 
 from .harness import as_signless, iree_opt_verify, lower, reference
 
+# the reference and the lowering print no numpy warning, whatever the values
+pytestmark = pytest.mark.filterwarnings("error")
+
 INTEGERS = [f"{sign}i{width}" for sign in ("s", "u") for width in (4, 8, 16, 32, 64)]
 FLOATS = ["f32", "f16", "bf16"]
 N = 12

@@ -31,6 +31,9 @@ from convcanon.migraphx.io import parse_file_text
 from .harness import check_with_iree
 from .test_conformant_kernels import check
 
+# the reference and the lowering print no numpy warning, whatever the values
+pytestmark = pytest.mark.filterwarnings("error")
+
 
 def _attention(lse: bool) -> str:
     """4 query heads over 2 KV heads (GQA); with `lse` also the log-sum-exp of each row."""
