@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 from convcanon.diagnostics import ConvcanonError
-from convcanon.migraphx.io import parse_file_text
+from convcanon.xdsl_io import parse_file_text
 
 from .harness import check_with_iree
 from .test_conformant_kernels import check
