@@ -673,7 +673,10 @@ CASES: list[Case] = [
     Case(
         "float-to-integer convert of a value outside the range (undefined in MIGraphX)",
         ["run", "{m.mlir}", "--inputs", "{in.npz}"],
-        {"m.mlir": _f(_MX_CONVERT_TO_UI4), "in.npz": _f(_npz(arg0=np.array([3.0, -3.0], np.float32)))},
+        {
+            "m.mlir": _f(_MX_CONVERT_TO_UI4),
+            "in.npz": _f(_npz(arg0=np.array([3.0, -3.0], np.float32))),
+        },
         1,
         "m.mlir:2:3: error: 'migraphx.convert' cannot be evaluated: a value converts outside uint4's range [0, 15] (undefined in MIGraphX, a C++ conversion of an out-of-range float): -3.0",
     ),  # fmt: skip
