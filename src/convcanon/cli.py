@@ -443,6 +443,15 @@ def _main_parser() -> argparse.ArgumentParser:
     imp.add_argument("--name", default="main", help="name of the emitted func.func")
     for command in (explain, run, verify, graph, imp):
         _add_max_input_size(command)
+    for command in (run, verify, imp):
+        command.add_argument(
+            "--strict-strides",
+            action="store_true",
+            help="migraphx layouts held to the strict rule: every declared layout must tile"
+            " memory and an intermediate's declared strides must be its op's (errors; default:"
+            " any layout that is only read is accepted, a contradicted intermediate takes its"
+            " op's strides with a warning)",
+        )
     for choice in sub._choices_actions:  # `convcanon CMD --help` opens with what CMD is for
         sub.choices[choice.dest].description = choice.help
     return parser
@@ -452,6 +461,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     def body() -> int:
         args = _main_parser().parse_args(argv)
         set_max_input_size(args.max_input_size)
+        if getattr(args, "strict_strides", None) is None:
+            return command(args)
+        from convcanon.migraphx.declared_strides import stride_policy
+
+        with stride_policy(args.strict_strides):
+            return command(args)
+
+    def command(args: argparse.Namespace) -> int:
         if args.command == "explain":
             from convcanon.hlo.explain import explain_file
 

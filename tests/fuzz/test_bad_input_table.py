@@ -89,6 +89,19 @@ def _shaped_arg(lens: str, strides: str) -> str:
     return f"func.func @main(%x: {t}) -> {t} {{\n  func.return %x : {t}\n}}\n"
 
 
+_MX_CONVERT_TO_UI4 = (
+    "func.func @main(%x: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xui4, 1> {\n"
+    "  %0 = migraphx.convert %x : <2xf32, 1> to <2xui4, 1>\n"
+    "  return %0 : !migraphx.shaped<2xui4, 1>\n}\n"
+)
+_MX_TRANSPOSE_KEEPS_STRIDES = (
+    "func.func @main(%a: !migraphx.shaped<2x3xf32, 3x1>) -> !migraphx.shaped<3x2xf32, 2x1> {\n"
+    "  %0 = migraphx.transpose %a {permutation = [1, 0]} : <2x3xf32, 3x1> -> <3x2xf32, 3x1>\n"
+    "  %1 = migraphx.neg %0 : <3x2xf32, 3x1> -> <3x2xf32, 2x1>\n"
+    "  return %1 : !migraphx.shaped<3x2xf32, 2x1>\n}\n"
+)
+
+
 def _program_conv(fields: str) -> str:
     return (
         "x = @param:x -> float_type, {1, 4, 6, 6}, {144, 36, 6, 1}\n"
@@ -629,26 +642,50 @@ CASES: list[Case] = [
         "convolution with group=3",
     ),  # fmt: skip
     Case(
-        "shaped strides overlap <2x2xf32, 1x1>",
+        "a result whose elements overlap <2x2xf32, 1x1> (an ambiguous write)",
         ["{m.mlir}", "-p", "migraphx-to-tosa"],
         {"m.mlir": _f(_shaped_arg("2x2", "1x1"))},
         1,
-        "dims 0 and 1 overlap in memory",
+        "m.mlir:2:3: error: 'func.return' writes a result of overlapping layout",
         "convcanon-opt",
     ),  # fmt: skip
     Case(
-        "shaped strides cannot be laid out <2x3xf32, 4x3>",
-        ["run", "{m.mlir}"],
-        {"m.mlir": _f(_shaped_arg("2x3", "4x3"))},
+        "a result whose elements overlap (run)",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {"m.mlir": _f(_shaped_arg("2x2", "1x1")), "in.npz": _f(_npz(arg0=np.zeros(3, np.float32)))},
         1,
-        "smallest non-zero stride is 3",
+        "cannot write to an overlapping layout (elements [0, 1] and [1, 0] share position 1)",
     ),  # fmt: skip
     Case(
-        "program shape strides overlap",
-        ["import-migraphx", "{p.txt}"],
+        "layout that does not tile memory <2x3xf32, 4x3>, --strict-strides",
+        ["run", "{m.mlir}", "--strict-strides"],
+        {"m.mlir": _f(_shaped_arg("2x3", "4x3"))},
+        1,
+        "m.mlir:1:1: error: !migraphx.shaped layout is not representable: the smallest non-zero stride is 3",
+    ),  # fmt: skip
+    Case(
+        "program shape strides overlap, --strict-strides",
+        ["import-migraphx", "{p.txt}", "--strict-strides"],
         {"p.txt": _f("x = @param:x -> float_type, {2, 2}, {1, 1}\n@1 = @return(x)\n")},
         1,
-        "dims 0 and 1 overlap in memory",
+        "p.txt:1:43: error: shape [2, 2], [1, 1] is not representable: dims 0 and 1 overlap in memory",
+    ),  # fmt: skip
+    Case(
+        "float-to-integer convert of a value outside the range (undefined in MIGraphX)",
+        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
+        {
+            "m.mlir": _f(_MX_CONVERT_TO_UI4),
+            "in.npz": _f(_npz(arg0=np.array([3.0, -3.0], np.float32))),
+        },
+        1,
+        "m.mlir:2:3: error: 'migraphx.convert' cannot be evaluated: a value converts outside uint4's range [0, 15] (undefined in MIGraphX, a C++ conversion of an out-of-range float): -3.0",
+    ),  # fmt: skip
+    Case(
+        "transpose declared with its input's strides, --strict-strides",
+        ["run", "{m.mlir}", "--strict-strides"],
+        {"m.mlir": _f(_MX_TRANSPOSE_KEEPS_STRIDES)},
+        1,
+        "m.mlir:2:3: error: %0 is declared with strides 3x1, but migraphx.transpose computes 1x3 (strict-strides)",
     ),  # fmt: skip
     # -- inconsistent TOSA (a hand-edited lowering): the op verifiers reject it at parse time
     *[
@@ -916,8 +953,8 @@ _RESOURCE_CONV = (
 CASES += [
     Case("conv padding that wraps int64 (declared result as wrapped)", ["{m.mlir}", "-p", CANON], {"m.mlir": _f(_WRAPPED_PADDING)}, 1, "m.mlir:2:8: error: spatial dim 0 pads to 18446744073709551622 elements, a window of 3 gives 18446744073709551620 outputs, not the declared 4: its padding overflows int64", "convcanon-opt"),
     Case("conv padding that wraps int64 (explain)", ["explain", "{m.mlir}", "-p", CANON], {"m.mlir": _f(_WRAPPED_PADDING)}, 1, "its padding overflows int64"),
-    Case("a bad shaped type ending its line", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_TYPE_ENDS_LINE)}, 1, "m.mlir:2:46: error: !migraphx.shaped layout is not representable: dims 0 and 1 overlap in memory", "convcanon-opt"),
-    Case("a bad shaped type ending its line (run)", ["run", "{m.mlir}"], {"m.mlir": _f(_MX_TYPE_ENDS_LINE)}, 1, "m.mlir:2:46: error: !migraphx.shaped layout is not representable: dims 0 and 1 overlap in memory"),
+    Case("an overlapping intermediate, strict-strides", ["{m.mlir}", "-p", "migraphx-to-tosa{strict-strides=true}"], {"m.mlir": _f(_MX_TYPE_ENDS_LINE)}, 1, "m.mlir:2:3: error: !migraphx.shaped layout is not representable: dims 0 and 1 overlap in memory", "convcanon-opt"),
+    Case("an overlapping intermediate, strict-strides (run)", ["run", "{m.mlir}", "--strict-strides"], {"m.mlir": _f(_MX_TYPE_ENDS_LINE)}, 1, "m.mlir:2:3: error: !migraphx.shaped layout is not representable: dims 0 and 1 overlap in memory"),
     Case("a bad shaped type at the end of the file", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f("func.func private @g() -> !migraphx.shaped<2x3xi7, 3x1>")}, 1, "m.mlir:1:44: error: !migraphx.shaped element type i7 is not a known MIGraphX type", "convcanon-opt"),
     Case("multibroadcast that neither MIGraphX's rule nor the result layout places", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_UNPLACED_BROADCAST)}, 1, "multibroadcast cannot broadcast [1, 32] to [1, 32, 1, 1024]", "convcanon-opt"),
     Case("dense_resource blob shorter than its tensor", ["run", "{m.mlir}"], {"m.mlir": _f(_RESOURCE_CONV + '0000803F"\n    }\n  }\n#-}\n')}, 1, "m.mlir:2:27: error: dense_resource<weights>: the blob holds 4 bytes, tensor<2xf32> needs 8"),

@@ -152,7 +152,6 @@ def test_params_in_order_of_appearance_and_fp8_types() -> None:
         (P + "@1 = dot(x,x) -> float_type, {4, 4}, {4, 1}\n", ":2:6", "contracting dims"),
         (P + "@1 = exp(x) -> float_type, {4, 3}, {3, 1}, target=0\n", ":2:", "target_id"),
         (P + "@1 = softmax[axes=1](x) -> float_type, {4, 3}, {3, 1}\n", ":2:", "unknown field"),
-        (P + "@1 = exp(x) -> float_type, {4, 3}, {3, 2}\n", ":2:", "not representable"),
         (P, "prog.txt", "no @return"),
     ],
 )
@@ -198,7 +197,7 @@ def test_single_regex_line_import_equals_the_general_scanner(
 BAD_PLAIN_LINES = [
     P + "@1 = exp(y) -> float_type, {4, 3}, {3, 1}\n@2 = @return(@1)\n",  # unknown operand
     P + "@1 = exp(x) -> float_type, {4, 4}, {3, 1}\n@2 = @return(@1)\n",  # wrong lens
-    P + "@1 = exp(x) -> float_type, {4, 3}, {3, 2}\n@2 = @return(@1)\n",  # bad layout
+    P + "@1 = exp(x) -> float_type, {4, 0}, {3, 1}\n@2 = @return(@1)\n",  # a zero length
     P + "@1 = exp(x) -> float_type, {4, 3}, {3}\n@2 = @return(@1)\n",  # stride count
     P + "@1 = add(x) -> float_type, {4, 3}, {3, 1}\n@2 = @return(@1)\n",  # operand count
     P + "@1 = exq(x) -> float_type, {4, 3}, {3, 1}\n@2 = @return(@1)\n",  # unknown op

@@ -20,6 +20,9 @@ from convcanon.migraphx import layout
 from convcanon.reference.migraphx_interp import Interpreter
 from convcanon.xdsl_io import parse_file_text
 
+# numpy warns of nothing in the reference, whatever the values (no RuntimeWarning of a cast)
+pytestmark = pytest.mark.filterwarnings("error")
+
 _SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 
 

@@ -15,6 +15,9 @@ from convcanon.migraphx.importer import import_program
 from convcanon.migraphx.io import print_file
 from convcanon.reference.migraphx_interp import run_module_text
 
+# numpy warns of nothing in the reference, whatever the values (no RuntimeWarning of a cast)
+pytestmark = pytest.mark.filterwarnings("error")
+
 
 @pytest.fixture(autouse=True)
 def _x64_for_this_test():

@@ -53,6 +53,7 @@ from convcanon.diagnostics import MAX_SPLAT_ELEMENTS, ConvcanonError, SourceLoc
 from convcanon.fileio import check_output_path, read_input, write_output
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
+from convcanon.migraphx.declared_strides import reconcile_strides, strict_by_default
 from convcanon.migraphx.quant_ops import PROGRAM_FIELDS as QUANT_PROGRAM_FIELDS
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 
@@ -322,6 +323,10 @@ _SHAPED_CACHE: dict[tuple[str, tuple[int, ...], tuple[int, ...]], ShapedType] = 
 
 def _shaped(cur: _Cursor, shape: _Shape) -> ShapedType:
     key = (shape.type_name, tuple(shape.lens), tuple(shape.strides))
+    if strict_by_default() and len(shape.lens) == len(shape.strides):
+        reason = layout.check_layout(shape.lens, shape.strides)
+        if reason is not None:
+            raise cur.error(f"shape {shape.lens}, {shape.strides} is not representable: {reason}")
     cached = _SHAPED_CACHE.get(key)
     if cached is not None:
         return cached
@@ -332,9 +337,8 @@ def _shaped(cur: _Cursor, shape: _Shape) -> ShapedType:
         )
     if any(n < 0 for n in shape.lens) or any(s < 0 for s in shape.strides):
         raise cur.error(f"lens {shape.lens} and strides {shape.strides} must be non-negative")
-    reason = layout.check_layout(shape.lens, shape.strides)
-    if reason is not None:
-        raise cur.error(f"shape {shape.lens}, {shape.strides} is not representable: {reason}")
+    if any(n < 1 for n in shape.lens):
+        raise cur.error(f"lens {shape.lens} must be >= 1")
     if layout.flat_size(shape.lens, shape.strides) >= INT64_LIMIT:
         raise cur.error(f"shape {shape.lens}, {shape.strides} spans more than 2^63 elements")
     ty = ShapedType(shape.lens, shape.strides, element_type)
@@ -587,6 +591,7 @@ def import_program(text: str, filename: str, name: str = "main") -> ModuleOp:
         returned.verify()
     except VerifyException as err:
         raise ConvcanonError(str(err).strip().splitlines()[0], SourceLoc(filename)) from None
+    reconcile_strides(module, filename)
     return module
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import struct
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -167,6 +168,20 @@ def attach_locations(module: ModuleOp, text: str, filename: str) -> None:
             row = rows[line - 1]
             col = len(row) - len(row.lstrip()) + 1
             op.location = FileLineColLoc(StringAttr(filename), IntAttr(line), IntAttr(col))
+            name = _RESULT_NAME.match(row)
+            if name and op.results:
+                _SOURCE_NAMES[op] = name[1]
+
+
+# The name each op's first result has in the source (`%4`; xDSL keeps no numeric names), for
+# messages that name a value.
+_SOURCE_NAMES: weakref.WeakKeyDictionary[Operation, str] = weakref.WeakKeyDictionary()
+_RESULT_NAME = re.compile(r"\s*(%[\w$.-]+)(?::\d+)?\s*(?:,|=)")
+
+
+def source_name(op: Operation) -> str | None:
+    """The source name of the op's first result (`%4`), when the op was parsed from text."""
+    return _SOURCE_NAMES.get(op)
 
 
 def op_location(op: Operation) -> SourceLoc | None:

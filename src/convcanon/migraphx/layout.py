@@ -12,6 +12,11 @@ the TOSA lowering agree on one rule:
 
 The memory layout is the sorted, enlarged shape; reading a buffer is reshape, transpose, slice,
 broadcast; writing is the inverse (and refused for broadcast layouts: the write is ambiguous).
+
+Every other layout MIGraphX can describe (dims that overlap, such as a broadcast reshaped to
+heads, or a smallest stride above 1) is a *gathered* view: element `i` sits at `sum(i * strides)`
+of a buffer of MIGraphX's element space, `1 + sum((lens - 1) * strides)`. Reading one is a gather;
+writing one is a scatter, refused when two elements share a position (the write is ambiguous).
 """
 
 from __future__ import annotations
@@ -128,8 +133,70 @@ def inverse_permutation(perm: Sequence[int]) -> tuple[int, ...]:
 
 
 def stride_permutation(lens: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
-    """Logical dims in memory order (outermost first); identity for standard layouts."""
-    return memory_layout(lens, strides).perm
+    """Logical dims in memory order (outermost first); identity for standard layouts. Defined
+    for every layout (real dims sorted by stride, the others where they are), tiled or not."""
+    real = real_dims(lens, strides)
+    order = iter(sorted(real, key=lambda d: (-strides[d], d)))
+    real_set = set(real)
+    return tuple(next(order) if d in real_set else d for d in range(len(lens)))
+
+
+def tiles_memory(lens: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether reshape, transpose, slice and broadcast read this layout (else: a gather)."""
+    return check_layout(lens, strides) is None
+
+
+def element_space(lens: Sequence[int], strides: Sequence[int]) -> int:
+    """MIGraphX's element space: one past the furthest element (0 for no element)."""
+    if any(n == 0 for n in lens):
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(lens, strides, strict=True))
+
+
+def element_offsets(lens: Sequence[int], strides: Sequence[int]) -> np.ndarray:
+    """The buffer position of every element, an int64 array of shape `lens`."""
+    offsets = np.zeros(tuple(lens), dtype=np.int64)
+    for d, (n, s) in enumerate(zip(lens, strides, strict=True)):
+        shape = [1] * len(lens)
+        shape[d] = n
+        offsets = offsets + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+    return offsets
+
+
+MAX_OVERLAP_CHECK = 1 << 24  # elements whose positions are compared one by one
+
+
+def overlap_reason(lens: Sequence[int], strides: Sequence[int]) -> str | None:
+    """Why two elements of this layout share a buffer position, or None when none do.
+
+    A tiled layout overlaps only where it broadcasts. Otherwise the dims, sorted by stride, are
+    disjoint when each stride passes the span of the smaller ones; failing that (the strides
+    may still interleave without touching), up to MAX_OVERLAP_CHECK positions are compared."""
+    bcast = broadcast_dims(lens, strides)
+    if bcast:
+        return f"stride 0 on dims {list(bcast)}"
+    if tiles_memory(lens, strides):
+        return None
+    order = sorted(real_dims(lens, strides), key=lambda d: (strides[d], d))
+    span = 0
+    for d in order:
+        if strides[d] <= span:
+            if math.prod(lens) > MAX_OVERLAP_CHECK:
+                return f"dim {d}'s stride {strides[d]} is within the span {span} of smaller ones"
+            return _shared_position(element_offsets(lens, strides).reshape(-1), lens)
+        span += (lens[d] - 1) * strides[d]
+    return None
+
+
+def _shared_position(offsets: np.ndarray, lens: Sequence[int]) -> str | None:
+    """The first two elements (in row-major order) that share a position, if any do."""
+    order = np.argsort(offsets, kind="stable")
+    same = np.flatnonzero(offsets[order][1:] == offsets[order][:-1])
+    if not same.size:
+        return None
+    a, b = sorted((int(order[same[0]]), int(order[same[0] + 1])))
+    first, second = ([int(i) for i in np.unravel_index(k, tuple(lens))] for k in (a, b))
+    return f"elements {first} and {second} share position {int(offsets[a])}"
 
 
 def gap_dims(lens: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
@@ -139,12 +206,17 @@ def gap_dims(lens: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
 
 
 def flat_size(lens: Sequence[int], strides: Sequence[int]) -> int:
-    """Number of elements of the flat buffer that holds a value of this layout."""
+    """Number of elements of the flat buffer that holds a value of this layout: the tiled
+    memory shape's, else MIGraphX's element space."""
+    if not tiles_memory(lens, strides):
+        return element_space(lens, strides)
     return math.prod(memory_layout(lens, strides).mem_shape)
 
 
 def is_standard(lens: Sequence[int], strides: Sequence[int]) -> bool:
     """Packed row-major up to size-1 dims: reading is a plain reshape."""
+    if not tiles_memory(lens, strides):
+        return False
     layout = memory_layout(lens, strides)
     return (
         not broadcast_dims(lens, strides)
@@ -159,18 +231,22 @@ def _logical_slices(lens: Sequence[int], layout: MemoryLayout) -> tuple[slice, .
 
 
 def read_buffer(flat: np.ndarray, lens: Sequence[int], strides: Sequence[int]) -> np.ndarray:
-    """The logical value a flat buffer holds: reshape, transpose, slice off gaps, broadcast."""
-    layout = memory_layout(lens, strides)
-    size = math.prod(layout.mem_shape)
+    """The logical value a flat buffer holds: reshape, transpose, slice off gaps, broadcast
+    (a gather for a layout that does not tile memory)."""
+    size = flat_size(lens, strides)
     if flat.ndim != 1 or flat.size != size:
         raise LayoutError(f"expected a flat buffer of {size} elements, got shape {flat.shape}")
+    if not tiles_memory(lens, strides):
+        return flat[element_offsets(lens, strides)]
+    layout = memory_layout(lens, strides)
     memory = flat.reshape(layout.mem_shape)
     logical = memory.transpose(inverse_permutation(layout.perm))[_logical_slices(lens, layout)]
     return c_order(np.broadcast_to(logical, tuple(lens)))
 
 
 def write_buffer(value: np.ndarray, lens: Sequence[int], strides: Sequence[int]) -> np.ndarray:
-    """The flat buffer holding `value`: transpose to memory order, zero-fill gaps, reshape."""
+    """The flat buffer holding `value`: transpose to memory order, zero-fill gaps, reshape (a
+    scatter into zeros for a layout that does not tile memory)."""
     if tuple(value.shape) != tuple(lens):
         raise LayoutError(f"value of shape {list(value.shape)} written as lens {list(lens)}")
     bcast = broadcast_dims(lens, strides)
@@ -179,6 +255,15 @@ def write_buffer(value: np.ndarray, lens: Sequence[int], strides: Sequence[int])
             f"cannot write to a broadcast layout (stride 0 on dims {list(bcast)}): "
             "the write is ambiguous"
         )
+    if not tiles_memory(lens, strides):
+        overlap = overlap_reason(lens, strides)
+        if overlap is not None:
+            raise LayoutError(
+                f"cannot write to an overlapping layout ({overlap}): the write is ambiguous"
+            )
+        flat = np.zeros(element_space(lens, strides), dtype=value.dtype)
+        flat[element_offsets(lens, strides)] = value
+        return flat
     layout = memory_layout(lens, strides)
     memory = np.zeros(layout.mem_shape, dtype=value.dtype)
     view = memory.transpose(inverse_permutation(layout.perm))

@@ -23,6 +23,7 @@ from convcanon.diagnostics import MAX_CALL_DEPTH, ConvcanonError, SourceLoc
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.declared_strides import reconcile_strides
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 from convcanon.reference.kernels import im2col_chunk_bytes, memory_limit
 from convcanon.reference.migraphx_conv import migraphx_conv
@@ -116,10 +117,29 @@ def _scatter_none(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
 
 def _convert(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-    """MIGraphX's float conversions where ml_dtypes' differ: to fp8 FNUZ it saturates finite
-    values at the largest one (inf and NaN are NaN), to e8m0 it keeps the f32 exponent field
-    (truncation; inf/NaN 0xFF), to fp4 a NaN is +0."""
+    """MIGraphX's convert. To an integer see `convert_to_integer` (a float outside the range is
+    undefined, refused here as an out-of-range gather index is). Between floats where
+    ml_dtypes' rules differ from MIGraphX's: to fp8 FNUZ it saturates finite values at the
+    largest one (inf and NaN are NaN), to e8m0 it keeps the f32 exponent field (truncation;
+    inf/NaN 0xFF), to fp4 a NaN is +0. Overflow to inf is the rounding the type defines."""
     x, dtype = args[0], result_dtype(op)
+    if is_integer_dtype(dtype):
+        values, undefined = convert_to_integer(x, dtype)
+        if undefined.any():
+            low, high = integer_bounds(dtype)
+            bad = x.reshape(-1)[int(np.flatnonzero(undefined.reshape(-1))[0])]
+            raise ValueError(
+                f"a value converts outside {dtype}'s range [{low}, {high}] (undefined in "
+                f"MIGraphX, a C++ conversion of an out-of-range float): {bad}"
+            )
+        return values
+    with np.errstate(all="ignore"):
+        return _convert_to_float(x, dtype)
+
+
+def _convert_to_float(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    if is_integer_dtype(x.dtype):
+        x = integer_values(x)
     is_float = x.dtype.kind == "f" or (x.dtype.kind == "V" and "float" in x.dtype.name)
     if dtype.name not in _MIGRAPHX_CASTS or not is_float:
         return x.astype(dtype)
@@ -132,6 +152,64 @@ def _convert(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
     top = float(ml_dtypes.finfo(dtype).max)
     return np.where(np.isfinite(wide), np.clip(wide, -top, top), np.nan).astype(dtype)
+
+
+_NIBBLE_BOUNDS = {"int4": (-8, 7), "uint4": (0, 15)}
+
+
+def is_integer_dtype(dtype: np.dtype) -> bool:
+    """Integers of any width (ml_dtypes' 4-bit ones included); bool is not one."""
+    return dtype.kind in "iu" or dtype.name in _NIBBLE_BOUNDS
+
+
+def integer_bounds(dtype: np.dtype) -> tuple[int, int]:
+    if dtype.name in _NIBBLE_BOUNDS:
+        return _NIBBLE_BOUNDS[dtype.name]
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def integer_values(x: np.ndarray) -> np.ndarray:
+    """Integers (4-bit ones included) as int64 or uint64 arrays of the same values."""
+    if x.dtype.name in _NIBBLE_BOUNDS:
+        return x.astype(np.int8).astype(np.int64)
+    return x.astype(np.uint64 if x.dtype == np.uint64 else np.int64)
+
+
+def convert_to_integer(x: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """MIGraphX's convert of `x` to the integer `dtype`: (values, where they are undefined).
+
+    From an integer (or bool) it keeps the low bits (two's complement, as C++'s conversion and
+    MIGraphX's kernels do): always defined. From a float it truncates toward zero; a NaN, an
+    infinity or a value whose truncation is outside the range is undefined (MIGraphX's GPU
+    kernels convert with a C++ cast there; its reference target clamps, NaN to 0). The values
+    returned there are that clamp, the lowering's too."""
+    low, high = integer_bounds(dtype)
+    bits = 4 if dtype.name in _NIBBLE_BOUNDS else dtype.itemsize * 8
+    if x.dtype == np.bool_ or is_integer_dtype(x.dtype):
+        wide = integer_values(x.astype(np.int8) if x.dtype == np.bool_ else x)
+        low_bits = wide.astype(np.uint64) & np.uint64((1 << bits) - 1)
+        if low < 0:  # the top bit is the sign
+            signed = low_bits.view(np.int64)
+            if bits < 64:
+                signed = np.where(signed >= 1 << (bits - 1), signed - (1 << bits), signed)
+            return _as_integer(signed, dtype), np.zeros(x.shape, dtype=bool)
+        return _as_integer(low_bits, dtype), np.zeros(x.shape, dtype=bool)
+    wide = x.astype(np.float64)  # exact for every float type MIGraphX has
+    nan = np.isnan(wide)
+    whole = np.trunc(np.where(nan, 0.0, wide))
+    below, above = whole < float(low), whole >= 2.0 ** (bits - (1 if low < 0 else 0))
+    inside = np.where(below | above, 0.0, whole)
+    values = inside.astype(np.uint64 if dtype == np.uint64 else np.int64)
+    values = np.where(below, low, np.where(above, high, values))
+    return _as_integer(values, dtype), nan | below | above
+
+
+def _as_integer(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """In-range integer values as `dtype` (4-bit types through int8, which holds them)."""
+    if dtype.name in _NIBBLE_BOUNDS:
+        return values.astype(np.int8).astype(dtype)
+    return values.astype(dtype)
 
 
 _MIGRAPHX_CASTS = ("float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn")
@@ -574,6 +652,7 @@ def run_module_text(
     from convcanon.xdsl_io import parse_file_text
 
     module = parse_file_text(text, filename)
+    reconcile_strides(module, filename)
     interp = Interpreter(module, filename, _op_lines(module, text), memory_limit)
     names = list(interp.functions)
     if entry is None:

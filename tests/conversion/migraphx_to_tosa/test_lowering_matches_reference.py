@@ -4,10 +4,14 @@ test_lowering_matches_iree)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from .harness import check_with_interpreter
 from .programs import conv_programs, dot_programs, elementwise_programs, reduction_programs
+
+# numpy warns of nothing in the reference, whatever the values (no RuntimeWarning of a cast)
+pytestmark = pytest.mark.filterwarnings("error")
 
 _MANY = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -43,7 +43,7 @@ def _lower(options: dict[str, object] | None) -> str:
 
 def test_conformant_is_the_default() -> None:
     ((_, options),) = parse_pipeline("migraphx-to-tosa")
-    assert options == {"types": "conformant"}
+    assert options == {"types": "conformant", "strict-strides": False}
     assert _lower(None) == _lower({"types": "conformant"}) == lowered(KERNEL)
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType, i8
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from convcanon.conversion.migraphx_to_tosa import storage_types as st
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View
-from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS
+from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS, float_to_integer
 from convcanon.conversion.migraphx_to_tosa.op_lowering import Lowering
 from convcanon.conversion.migraphx_to_tosa.options import MigraphxToTosaOptions, Types
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
@@ -27,8 +27,9 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     result_type,
     write_flat,
 )
+from convcanon.migraphx import declared_strides
 from convcanon.migraphx import ops as mx
-from convcanon.migraphx.shaped_type import ShapedType
+from convcanon.migraphx.shaped_type import ShapedType, is_float_type
 from convcanon.pipeline import OptionValue, PassStats
 from convcanon.tosa import ops as tosa
 from convcanon.tosa.storage import is_foreign, is_int4
@@ -165,6 +166,14 @@ class FunctionLowering:
         if isinstance(op, mx.LiteralOp):
             return self.storage_literal(op)
         int4_aware = op.name in QUANT_LOWERINGS
+        target = st.element_of(op.results[0].type)
+        source = st.element_of(op.operands[0].type) if op.operands else None
+        if isinstance(op, mx.ConvertOp) and target is not None and is_int4(target):
+            if source is not None and is_float_type(source):
+                # clamped to int4's own range in i8, then stored (a carrier-typed convert
+                # would clamp to i8's)
+                wide = st.decode(self.em, args[0], source)
+                return st.encode(self.em, float_to_integer(self, wide, target, i8), target)
 
         def computed(element: Attribute) -> Attribute:
             if not is_foreign(element) or (is_int4(element) and int4_aware):
@@ -303,7 +312,11 @@ def migraphx_to_tosa(parsed: object, options: Mapping[str, OptionValue] | None =
     by_name = {f.sym_name.data: f for f in functions}
     # bodies first: a call of a declaration is reported where it is called
     order = sorted(functions, key=lambda f: not f.body.blocks)
-    types = MigraphxToTosaOptions.from_mapping(options or {}).types
+    chosen = MigraphxToTosaOptions.from_mapping(options or {})
+    types = chosen.types
+    # an unset strict-strides follows the command's policy (verify's --strict-strides)
+    strict = chosen.strict_strides if declared_strides.STRICT_OPTION in (options or {}) else None
+    declared_strides.reconcile_strides(module, "<input>", strict)
     done = {id(f): FunctionLowering(f, stats, by_name, types).run() for f in order}
     lowered = [done[id(f)] for f in functions]
     for old, new in zip(functions, lowered, strict=True):

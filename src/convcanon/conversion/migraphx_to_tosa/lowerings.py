@@ -289,13 +289,59 @@ def _convert(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     elif (integer_width(dst) or 0) > 32:  # TOSA casts to i64 only from i32: extend in two steps
         x = widen(em, x, src_mx)
     if is_float(x.element_type) and not is_float(dst) and dst != i1:
-        x = _trunc(lw, x)
-        width = integer_width(dst_mx) or 0
-        if is_unsigned(dst_mx) and width < 32:
-            x = unary_view(em, tosa.CastOp, x, i32)
+        return float_to_integer(lw, x, dst_mx)
     if x.element_type == dst:
         return x
     return unary_view(em, tosa.CastOp, x, dst)
+
+
+def float_to_integer(
+    lw: LoweringContext, x: View, target: Attribute, out: Attribute | None = None
+) -> View:
+    """Truncation toward zero where the value fits `target`; elsewhere (undefined in MIGraphX)
+    MIGraphX's reference target's values: out-of-range values clamp to the bounds, NaN is 0.
+
+    In f32 (exact for f16 and bf16): NaN to 0, truncate, clamp into the largest range of f32
+    values inside the bounds, cast (unsigned values past the signed bound move down by 2^width
+    first, so the signed cast keeps their bits; narrower unsigned types cast through i32), and
+    the values past a bound select it. `out`: the integer type of the result (default: the
+    signless `target`; int4 values come out in i8, which holds them)."""
+    em = lw.em
+    width = integer_width(target) or 0
+    unsigned = is_unsigned(target)
+    low, high = (0, (1 << width) - 1) if unsigned else (-(1 << (width - 1)), (1 << (width - 1)) - 1)
+    if x.element_type != f32:
+        x = unary_view(em, tosa.CastOp, x, f32)
+    rank = len(x.base_shape)
+
+    def scalar(element: Attribute, value: float) -> View:
+        return View.plain(em.scalar(element, value, rank))
+
+    number = elementwise_views(em, tosa.EqualOp, [x, x], x.lens, i1)
+    x = elementwise_views(em, tosa.SelectOp, [number, x, scalar(f32, 0.0)], x.lens, f32)
+    x = _trunc(lw, x)
+    low_f = float(np.float32(low))  # powers of two (or 0): exact
+    high_f = float(np.nextafter(np.float32(2.0**width if unsigned else 2.0 ** (width - 1)), 0))
+    above = elementwise_views(em, tosa.GreaterOp, [x, scalar(f32, high_f)], x.lens, i1)
+    below = elementwise_views(em, tosa.GreaterOp, [scalar(f32, low_f), x], x.lens, i1)
+    bounds = {"min_val": _bound_attr(f32, low_f), "max_val": _bound_attr(f32, high_f)}
+    x = View(em.add(tosa.ClampOp([x.base], x.base.type, bounds)), x.perm, x.lens)
+    carrier = i32 if width <= 32 else signless(target)
+    carrier_width = max(width, 32)
+    if unsigned and width == carrier_width:  # ui32, ui64: the upper half as negative bits
+        half = scalar(f32, 2.0 ** (width - 1))
+        upper = elementwise_views(em, tosa.GreaterEqualOp, [x, half], x.lens, i1)
+        moved = elementwise_views(em, tosa.SubOp, [x, scalar(f32, 2.0**width)], x.lens)
+        x = elementwise_views(em, tosa.SelectOp, [upper, moved, x], x.lens, f32)
+    x = unary_view(em, tosa.CastOp, x, carrier)
+
+    def bits(value: int) -> int:  # `value` as the carrier's two's complement bits
+        return value - (1 << carrier_width) if value >= 1 << (carrier_width - 1) else value
+
+    x = elementwise_views(em, tosa.SelectOp, [above, scalar(carrier, bits(high)), x], x.lens)
+    x = elementwise_views(em, tosa.SelectOp, [below, scalar(carrier, bits(low)), x], x.lens)
+    dst = out or signless(target)
+    return x if x.element_type == dst else unary_view(em, tosa.CastOp, x, dst)
 
 
 def _unsigned32_to_f32(lw: LoweringContext, x: View) -> View:

@@ -29,8 +29,10 @@ Lowering = Callable[[LoweringContext, Operation, list[View]], View]
 
 
 def declared_frame(op: Operation) -> tuple[int, ...]:
-    """The dim order of the op's declared result layout: where its consumers expect it."""
-    return layout.inverse_permutation(result_type(op).memory_layout().perm)
+    """The dim order of the op's declared result layout: where its consumers expect it (any
+    layout: dims sorted by stride, tiled or not)."""
+    ty = result_type(op)
+    return layout.inverse_permutation(layout.stride_permutation(ty.lens, ty.stride_values))
 
 
 def channels_last(nsp: int) -> tuple[int, ...]:

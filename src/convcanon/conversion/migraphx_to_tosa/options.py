@@ -20,6 +20,14 @@ class MigraphxToTosaOptions(NamedTuple):
             " native: tensors of those types, for backends that have them"
         ),
     ] = "conformant"
+    strict_strides: Annotated[
+        bool,
+        Doc(
+            "a declared layout must tile memory and an intermediate's declared strides must be"
+            " its op's (errors); default: every layout that is only read is accepted, and a"
+            " contradicted intermediate takes its op's strides with a warning"
+        ),
+    ] = False
 
     @staticmethod
     def from_mapping(options: Mapping[str, object]) -> "MigraphxToTosaOptions":

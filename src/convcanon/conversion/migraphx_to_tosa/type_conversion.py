@@ -2,19 +2,32 @@
 
 Reading reshapes a flat buffer to its memory layout and slices off long-stride gaps, leaving
 the transpose and broadcasts pending in a `View`; writing transposes to memory order, zero-fills
-the gaps and reshapes flat. A broadcast result cannot be written: the write is ambiguous.
+the gaps and reshapes flat. A layout that does not tile memory (overlapping or interleaved dims,
+a smallest stride above 1) is read by one tosa.gather and written by one gather of each buffer
+position's element (or a zero). A result whose elements overlap (a broadcast among them) cannot
+be written: the write is ambiguous.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntegerType, TensorType
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerType, TensorType, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View, materialize, shape_of
+from convcanon.conversion.migraphx_to_tosa.emitter import (
+    Emitter,
+    View,
+    element_type_of,
+    materialize,
+    shape_of,
+)
 from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx import layout
 from convcanon.migraphx.io import op_location
 from convcanon.migraphx.shaped_type import ShapedType, signless
+from convcanon.tosa import ops as tosa
 
 
 def lowering_error(op: Operation, message: str) -> ConvcanonError:
@@ -29,7 +42,10 @@ def result_type(op: Operation) -> ShapedType:
 
 def read_flat(em: Emitter, flat: SSAValue, ty: ShapedType) -> View:
     """Reading: reshape to the memory layout, slice off gaps; the transpose and the broadcasts
-    stay pending in the View."""
+    stay pending in the View. A layout that does not tile memory is gathered."""
+    if not layout.tiles_memory(ty.lens, ty.stride_values):
+        offsets = layout.element_offsets(ty.lens, ty.stride_values).reshape(-1)
+        return View.plain(em.reshape(_gather(em, flat, offsets), ty.lens))
     mem = ty.memory_layout()
     base = em.reshape(flat, mem.mem_shape)
     size = [min(ty.lens[d], n) for d, n in zip(mem.perm, mem.mem_shape, strict=True)]
@@ -46,11 +62,38 @@ def write_flat(em: Emitter, view: View, ty: ShapedType, op: Operation) -> SSAVal
             f"writes a result of broadcast layout {ty} (stride 0 on dims {list(bcast)}): "
             "the write is ambiguous",
         )
+    if not layout.tiles_memory(ty.lens, ty.stride_values):
+        overlap = layout.overlap_reason(ty.lens, ty.stride_values)
+        if overlap is not None:
+            raise lowering_error(
+                op,
+                f"writes a result of overlapping layout {ty} ({overlap}): the write is ambiguous",
+            )
+        # every position of the buffer gathers its element, or the zero after the last one
+        count = math.prod(ty.lens)
+        positions = np.full(ty.flat_size(), count, dtype=np.int64)
+        positions[layout.element_offsets(ty.lens, ty.stride_values).reshape(-1)] = np.arange(count)
+        values = em.pad_zero(em.reshape(materialize(em, view), [count]), [0], [1])
+        return _gather(em, values, positions)
     mem = ty.memory_layout()
     t = materialize(em, view, layout.inverse_permutation(mem.perm))
     high = [m - n for m, n in zip(mem.mem_shape, shape_of(t), strict=True)]
     t = em.pad_zero(t, [0] * len(high), high)
     return em.reshape(t, [ty.flat_size()])
+
+
+def _gather(em: Emitter, flat: SSAValue, positions: np.ndarray) -> SSAValue:
+    """`flat[positions]` for a 1-D tensor and constant positions, as one tosa.gather."""
+    (size,) = shape_of(flat)
+    if size >= 1 << 31:
+        raise ConvcanonError(
+            f"a gathered layout of a {size}-element buffer: tosa.gather indexes with i32"
+        )
+    indices = em.const(tosa.dense(i32, [1, positions.size], positions.tolist()))
+    values = em.reshape(flat, [1, size, 1])
+    element = element_type_of(flat)
+    out = em.add(tosa.GatherOp([values, indices], TensorType(element, [1, positions.size, 1])))
+    return em.reshape(out, [positions.size])
 
 
 # -- element types ---------------------------------------------------------------------------------
