@@ -72,13 +72,12 @@ XLA_CPU = EnginePolicy(
 # the PyTorch-shaped ResNet-18 x4.58 -> x0.71 and U-Net x3.13 -> x1.19 (64 px), geomean x1.65 ->
 # x1.03 over 8 small programs; slices instead of a fold took the VGG-style 3x3/2 stack from 23 to
 # 19 dispatches (bench/RESULTS_runtime_policies.md).
-IREE_CPU = EnginePolicy(
-    "iree-cpu",
+IREE_CPU = XLA_CPU._replace(
+    name="iree-cpu",
     channels_last=True,
     fold_single_phases=False,
     fold_channels_last=False,
     pad_channels_last=False,
-    max_routed_pad_growth=(3, 2),
 )
 # For engines not measured: the choices with no catastrophic row on either engine measured
 # (x1.05 on XLA, x1.03 on IREE in the same run).
