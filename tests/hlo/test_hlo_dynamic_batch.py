@@ -45,6 +45,19 @@ class PolyConv:
     rhs: tuple[int, ...]
 
 
+def _window_dim(
+    draw: st.DrawFn, kernel: int, lhs_dilation: int, pad: int, least: int, more: int
+) -> tuple[int, int, int, int, tuple[int, int], int]:
+    """One spatial dim of a random conv: (kernel, stride, lhs dilation, rhs dilation, padding,
+    lhs extent), the extent at least `least` and large enough for one output."""
+    k, s = draw(st.integers(1, kernel)), draw(st.integers(1, 3))
+    ld, rd = draw(st.integers(1, lhs_dilation)), draw(st.integers(1, 2))
+    lo, hi = draw(st.integers(-1, pad)), draw(st.integers(-1, pad))
+    effective = (k - 1) * rd + 1
+    smallest = max(least, -(-(effective - 1 - lo - hi) // ld) + 1)
+    return k, s, ld, rd, (lo, hi), draw(st.integers(smallest, smallest + more))
+
+
 @st.composite
 def poly_convs(draw: st.DrawFn) -> PolyConv:
     """A random conv exported by jax.export with a symbolic batch: NHWC/HWIO or NCHW/OIHW (as
@@ -54,16 +67,12 @@ def poly_convs(draw: st.DrawFn) -> PolyConv:
     nchw = draw(st.booleans())
     groups = draw(st.sampled_from([1, 2]))
     cin, cout = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
-    strides, pads, lhs_dil, rhs_dil, extents, kernels = ([] for _ in range(6))
-    for _ in range(n):
-        k, s = draw(st.integers(1, 4)), draw(st.integers(1, 3))
-        ld, rd = draw(st.integers(1, 3)), draw(st.integers(1, 2))
-        lo, hi = draw(st.integers(-1, 3)), draw(st.integers(-1, 3))
-        effective = (k - 1) * rd + 1
-        smallest = max(1, -(-(effective - 1 - lo - hi) // ld) + 1)
-        h = draw(st.integers(smallest, smallest + 5))
-        strides.append(s), pads.append((lo, hi)), lhs_dil.append(ld), rhs_dil.append(rd)
-        extents.append(h), kernels.append(k)
+    windows = [
+        _window_dim(draw, kernel=4, lhs_dilation=3, pad=3, least=1, more=5) for _ in range(n)
+    ]
+    kernels, strides, lhs_dil, rhs_dil, pads, extents = (
+        list(v) for v in zip(*windows, strict=True)
+    )
     spatial = "HW"[:n] if n == 2 else "W"
     if nchw:
         dims = (f"NC{spatial}", f"OI{spatial}", f"NC{spatial}")
@@ -245,26 +254,17 @@ def conv_configs(draw: st.DrawFn) -> ConvConfig:
     """A random training-step conv: 1 or 2 spatial dims, strides, padding (negative too), lhs
     and rhs dilation, feature groups, either layout."""
     n = draw(st.integers(1, 2))
-    kernel, strides, padding, lhs_dil, rhs_dil, spatial = ([] for _ in range(6))
-    for _ in range(n):
-        k, s = draw(st.integers(1, 3)), draw(st.integers(1, 3))
-        ld, rd = draw(st.integers(1, 2)), draw(st.integers(1, 2))
-        lo, hi = draw(st.integers(-1, 2)), draw(st.integers(-1, 2))
-        window = (k - 1) * rd + 1
-        smallest = max(2, -(-(window - 1 - lo - hi) // ld) + 1)
-        spatial.append(draw(st.integers(smallest, smallest + 4)))
-        kernel.append(k)
-        strides.append(s)
-        padding.append((lo, hi))
-        lhs_dil.append(ld)
-        rhs_dil.append(rd)
+    windows = [
+        _window_dim(draw, kernel=3, lhs_dilation=2, pad=2, least=2, more=4) for _ in range(n)
+    ]
+    kernel, strides, lhs_dil, rhs_dil, padding, spatial = zip(*windows, strict=True)
     return ConvConfig(
-        tuple(spatial),
-        tuple(kernel),
-        tuple(strides),
-        tuple(padding),
-        tuple(lhs_dil),
-        tuple(rhs_dil),
+        spatial,
+        kernel,
+        strides,
+        padding,
+        lhs_dil,
+        rhs_dil,
         draw(st.sampled_from([1, 2])),
         draw(st.integers(1, 2)),
         draw(st.integers(1, 2)),
