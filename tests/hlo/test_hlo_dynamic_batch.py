@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.gate import ConvOptions
+from convcanon.hlo.options import MergePhases
 from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_plan import lattice_macs
 from convcanon.hlo.plan import plan_conv
@@ -211,18 +212,18 @@ def _kernel_gradients(params: list[ConvParams]) -> list[ConvParams]:
 
 
 def _assert_training_step_rewritten(
-    c: ConvConfig, dialect: Dialect, layout: str, merge: str = "exact"
+    c: ConvConfig, dialect: Dialect, **options: str
 ) -> list[ConvParams]:
     """The rewritten step's convs, checked canonical and exact at every batch size."""
     case = training_step(c)
     before = parse(case.text, dialect)
     assert len(_kernel_gradients(all_conv_params(before, dialect))) == 1  # what this is about
-    options = {"gate": "general", "conv_layout": layout, "merge_phases": merge}
-    after, stats, _ = run_pass(case.text, dialect, **options)
+    after, stats, _ = run_pass(case.text, dialect, gate="general", **options)
     assert not any(k.startswith("skipped: dynamic") for k in stats.counters), stats.counters
     params = all_conv_params(after, dialect)
     assert_canonical(params)
-    ratio = ConvOptions().max_mac_ratio if merge == "pad-kernel" else 1.0
+    pads_kernels = options.get("merge_phases") == "pad-kernel"
+    ratio = ConvOptions().max_mac_ratio if pads_kernels else 1.0
     _assert_exact_at_batch_sizes(case.text, as_stablehlo_text(after, dialect), case, ratio)
     return params
 
@@ -244,14 +245,20 @@ TRAINING_STEPS = {
 def test_kernel_gradients_of_a_symbolic_batch_are_rewritten_exact(
     name: str, dialect: Dialect, layout: str
 ) -> None:
-    params = _assert_training_step_rewritten(TRAINING_STEPS[name], dialect, layout)
+    params = _assert_training_step_rewritten(TRAINING_STEPS[name], dialect, conv_layout=layout)
     assert _kernel_gradients(params)  # the dynamic feature is carried, not made static
 
 
 @pytest.mark.parametrize("merge", ["pad-kernel", "none"])
 @pytest.mark.parametrize("name", list(TRAINING_STEPS))
 def test_kernel_gradients_are_exact_in_every_merge_mode(name: str, merge: str) -> None:
-    _assert_training_step_rewritten(TRAINING_STEPS[name], STABLEHLO, "keep", merge)
+    _assert_training_step_rewritten(TRAINING_STEPS[name], STABLEHLO, merge_phases=merge)
+
+
+@pytest.mark.parametrize("engine", ["iree-cpu", "generic"])
+@pytest.mark.parametrize("name", list(TRAINING_STEPS))
+def test_kernel_gradients_are_exact_under_every_engine_policy(name: str, engine: str) -> None:
+    _assert_training_step_rewritten(TRAINING_STEPS[name], STABLEHLO, engine=engine)
 
 
 def test_the_issue_kernel_gradient_is_one_padded_conv_over_the_dynamic_feature() -> None:
@@ -266,7 +273,9 @@ def test_the_issue_kernel_gradient_is_one_padded_conv_over_the_dynamic_feature()
 
 @pytest.mark.parametrize("mode", ["exact", "pad-kernel", "none"])
 @pytest.mark.parametrize("name", list(TRAINING_STEPS))
-def test_a_kernel_gradient_emits_the_partial_convs_the_gate_counted(name: str, mode: str) -> None:
+def test_a_kernel_gradient_emits_the_partial_convs_the_gate_counted(
+    name: str, mode: MergePhases
+) -> None:
     """`max-phases` and the statistics count before planning: the plan of a conv over a dynamic
     feature (stride phases never joined on it) must emit as many convs as that count says."""
     options = ConvOptions(gate="general", merge_phases=mode)
@@ -309,7 +318,7 @@ def conv_configs(draw: st.DrawFn) -> ConvConfig:
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(config=conv_configs())
 def test_random_kernel_gradients_are_rewritten_exact(config: ConvConfig, dialect: Dialect) -> None:
-    _assert_training_step_rewritten(config, dialect, "keep")
+    _assert_training_step_rewritten(config, dialect)
 
 
 _GROUPED_OVER_DYNAMIC_FEATURE = """
