@@ -342,6 +342,8 @@ def merge_plan(p: ConvParams, polyphase: bool, mode: MergeMode, max_mac_ratio: f
             _group_dim_counts(pl, mode, w, joins) for pl, w in zip(plans, widen, strict=True)
         ]
         groups = math.prod(len(c) for c in per_dim)
+        # phase slices joined one by one: only the kernel's, on the output features, when the
+        # stride phases are folded or not joined at all
         folds = not joins or all(
             folds_dim(ph.taps, pl.rhs_dilation, pl.stride) for pl in plans for ph in pl.phases
         )
