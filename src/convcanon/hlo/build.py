@@ -24,20 +24,12 @@ from convcanon.hlo.params import ConvParams
 
 AnyOp = ir.Operation | ir.OpView
 
-# A dynamic extent (`?`), as MLIR stores it. Only the batch dim of a conv can be dynamic here, so
-# a shape has at most one, and every value derived from the conv's lhs has the same size there.
+# A dynamic extent (`?`), as MLIR stores it. A conv has one dynamic size at most (its batch, or
+# the lhs feature dim a kernel gradient contracts, which the kernel's input features match), so
+# every dynamic extent of a value derived from the conv's operands is that size.
 DYNAMIC = params.DYNAMIC
 
 Window = tuple[int, int, int]  # (start, stride, length) of a slice in one dim
-
-
-def is_dynamic(extent: int) -> bool:
-    return extent == DYNAMIC
-
-
-def static_extent(extent: int) -> int:
-    """`extent`, or 1 for a dynamic one (multiply-adds are counted per batch element)."""
-    return 1 if extent == DYNAMIC else extent
 
 
 def _zero_attr(ty: ir.RankedTensorType) -> ir.Attribute | None:
@@ -132,8 +124,8 @@ class Builder:
         self._values: list[tuple[tuple[int, ...], ir.Type]] = []  # each ref's shape, element
         self._zero_refs: dict[ir.Type, Ref] = {}
         self._index_vectors: dict[tuple[int, ...], Ref] = {}
-        self._batch: tuple[Ref, int] | None = None  # the conv's lhs and its dynamic dim
-        self._batch_value: Ref | None = None  # its size, once built
+        self._dynamic: tuple[Ref, int] | None = None  # the conv's lhs and its dynamic dim
+        self._dynamic_value: Ref | None = None  # its size, once built
 
     def _names(self) -> list[str]:
         return [v for k, v in vars(self).items() if k.endswith("_name")]
@@ -157,22 +149,23 @@ class Builder:
 
     def start(self, lhs: ir.Type, rhs: ir.Type) -> tuple[Ref, Ref]:
         """Begin the program of a conv whose lhs and kernel have these types. Every dynamic
-        extent it builds is the lhs's batch (the only dim allowed to be dynamic), read once."""
+        extent it builds is the lhs's one dynamic dim (its batch or its feature), read once."""
         self._steps = []
         self._values = [self.type_info(lhs), self.type_info(rhs)]
         self._zero_refs = {}
         self._index_vectors = {}
-        self._batch_value = None
-        self.batch_from(0)
+        self._dynamic_value = None
+        self.dynamic_from(0)
         return 0, 1
 
     def finish(self, total: Ref) -> Program:
         return Program(tuple(self._steps), total)
 
-    def batch_from(self, lhs: Ref) -> None:
-        """Read the dynamic extent from `lhs` (the conv's lhs, or its transposed copy)."""
+    def dynamic_from(self, lhs: Ref) -> None:
+        """Read the dynamic extent (batch or feature) from `lhs` (the conv's lhs, or its
+        transposed copy)."""
         dynamic = [axis for axis, d in enumerate(self.shape(lhs)) if d == DYNAMIC]
-        self._batch = (lhs, dynamic[0]) if dynamic else None
+        self._dynamic = (lhs, dynamic[0]) if dynamic else None
 
     def _add(self, step: Step, result: ir.Type) -> Ref:
         self._steps.append(step)
@@ -253,8 +246,8 @@ class Builder:
         return f'%0 = "{self._constant_name}"() {{value = dense<(0.0, 0.0)> : {ty}}} : () -> {ty}'
 
     def zeros(self, shape: Sequence[int], element: ir.Type) -> Ref:
-        """A zero constant of `shape` and `element` (which `has_zero`); a dynamic extent (the
-        batch) by broadcasting the scalar zero."""
+        """A zero constant of `shape` and `element` (which `has_zero`); a dynamic extent by
+        broadcasting the scalar zero."""
         if DYNAMIC in shape:
             scalar = self.zeros((), element)
             dims = self.index_vector(shape)
@@ -268,8 +261,8 @@ class Builder:
         return self._add(Step(PARSE, "constant", self._complex_zero(ty), ty, (), {}), ty)
 
     def index_vector(self, values: Sequence[int]) -> Ref:
-        """A `tensor<Nxi64>` of `values` whose dynamic entries are the conv's batch size
-        (`get_dimension_size` of its lhs, as jax.export writes shapes on a symbolic batch);
+        """A `tensor<Nxi64>` of `values` whose dynamic entries are the size of the conv's dynamic
+        extent (`get_dimension_size` of its lhs, as jax.export writes shapes on a symbolic batch);
         built once per conv and values."""
         key = tuple(values)
         found = self._index_vectors.get(key)
@@ -292,23 +285,23 @@ class Builder:
                 run.append(int(v))
                 continue
             flush()
-            parts.append(self._batch_size())
+            parts.append(self._dynamic_size())
         flush()
         vector = self._index_vectors[key] = self.concatenate(parts, 0)
         return vector
 
-    def _batch_size(self) -> Ref:
-        """The conv's batch size as a `tensor<1xi64>`."""
-        assert self._batch is not None, "a dynamic extent outside a dynamic-batch conv"
-        if self._batch_value is not None:
-            return self._batch_value
-        lhs, axis = self._batch
+    def _dynamic_size(self) -> Ref:
+        """The size of the conv's dynamic extent (batch or feature) as a `tensor<1xi64>`."""
+        assert self._dynamic is not None, "a dynamic extent outside a conv with a dynamic lhs"
+        if self._dynamic_value is not None:
+            return self._dynamic_value
+        lhs, axis = self._dynamic
         i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
         attrs = {"dimension": self.i64(axis)}
         size = self._create(self._dimension_size_name, self.tensor((), i32), [lhs], attrs)
         size = self.convert(size, i64)
         size = self._create(self._reshape_name, self.tensor((1,), i64), [size], {})
-        self._batch_value = size
+        self._dynamic_value = size
         return size
 
     # -- data movement -------------------------------------------------------------------------
@@ -374,7 +367,7 @@ class Builder:
         return value if bounds is None else self.slice(value, *bounds)
 
     def reshape(self, value: Ref, shape: Sequence[int]) -> Ref:
-        """`value` reshaped to `shape`; a dynamic extent keeps the size of `value`'s (the batch
+        """`value` reshaped to `shape`; a dynamic extent keeps the size of `value`'s (the dynamic
         dim is never split or merged), through `dynamic_reshape`."""
         ty = self.tensor(shape, self.info(value)[1])
         if DYNAMIC in shape:
@@ -412,6 +405,7 @@ class Builder:
         if len(values) == 1:
             return values[0]
         shapes = [self.shape(v) for v in values]
+        assert all(shape[axis] != DYNAMIC for shape in shapes), "a join on the dynamic extent"
         out = list(shapes[0])
         out[axis] = sum(shape[axis] for shape in shapes)
         attrs = {"dimension": self.i64(axis)}

@@ -49,7 +49,7 @@ def emit(b: Builder, plan: ConvPlan, types: tuple[ir.Type, ir.Type, ir.Type]) ->
     if layout is not None:
         lhs = b.transpose(lhs, layout.lhs)
         rhs = b.transpose(rhs, layout.rhs)
-        b.batch_from(lhs)
+        b.dynamic_from(lhs)
     body = plan.body
     if isinstance(body, PhasePlan):
         total = _phases(b, lhs, rhs, body, acc)

@@ -1,9 +1,11 @@
 """The eligibility gate: which convs get canonicalized, and why not when they do not.
 
 `neuron` reproduces the seed's `canCanonicalize` (rank 4, extents and window parameters small);
-`general` accepts any static conv of rank >= 3. Both refuse a conv whose rewrite would emit more
-than `max-phases` partial convs after merging (a 405-byte conv can ask for millions). Every
-rejection carries a reason string, shown by `explain`, the pass statistics and `verbose` remarks.
+`general` accepts any conv of rank >= 3 whose spatial extents are static (a dynamic batch or
+contracted feature extent is carried through the rewrite). Both refuse a conv whose rewrite
+would emit more than `max-phases` partial convs after merging (a 405-byte conv can ask for
+millions). Every rejection carries a reason string, shown by `explain`, the pass statistics
+and `verbose` remarks.
 """
 
 from __future__ import annotations
@@ -65,6 +67,10 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
         return Decision(False, "already canonical (zero padding, unit stride, no lhs dilation)")
     if p.dynamic_batch and p.batch_group_count > 1:
         return Decision(False, "dynamic batch with batch_group_count > 1")
+    if p.dynamic_feature and p.feature_group_count > 1:
+        # the kernel's input features are a fraction of the dynamic extent, a size no value
+        # of the conv holds for the rewrite's slices to read
+        return Decision(False, "dynamic feature extent with feature_group_count > 1")
     merged = o.merge_plan(p)
     if merged.convs > o.max_phases:
         return Decision(
@@ -74,4 +80,7 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
         return Decision(
             False, f"needs {merged.slices} phase slices, over the limit of {MAX_PHASE_SLICES}"
         )
-    return Decision(True, " + ".join(work) + (" (dynamic batch)" if p.dynamic_batch else ""))
+    dynamic = (
+        " (dynamic batch)" if p.dynamic_batch else " (dynamic feature)" if p.dynamic_feature else ""
+    )
+    return Decision(True, " + ".join(work) + dynamic)

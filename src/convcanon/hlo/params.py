@@ -1,8 +1,10 @@
 """ConvParams: one immutable, dialect-neutral view of a convolution, read once.
 
 The gate, both rewrites and `explain` read only this. Missing optional attributes mean their
-defaults (stride 1, padding 0, dilations 1, reversal false). A dynamic or unranked operand
-leaves the shapes unknown and records why, so the gate can skip the conv with that reason.
+defaults (stride 1, padding 0, dilations 1, reversal false). One dynamic extent is read: the
+batch, or the lhs feature dim (a kernel-gradient conv contracts the batch there, the kernel's
+input features being the same size). Any other dynamic or unranked operand leaves the shapes
+unknown and records why, so the gate can skip the conv with that reason.
 """
 
 from __future__ import annotations
@@ -84,11 +86,24 @@ class ConvParams:
         return bool(self.lhs_shape) and self.lhs_shape[self.dims.lhs_batch] == DYNAMIC
 
     @property
+    def dynamic_feature(self) -> bool:
+        """Whether the lhs feature extent is only known at run time: a kernel-gradient conv of
+        a symbolic batch, whose lhs `[f, 0.., b]` holds the batch as its feature dim."""
+        return bool(self.lhs_shape) and self.lhs_shape[self.dims.lhs_feature] == DYNAMIC
+
+    @property
     def macs(self) -> int:
         """Multiply-adds: every result element sums rhs-input-features x kernel taps products
-        (per batch element when the batch is dynamic)."""
-        taps = math.prod(self.kernel_spatial) * self.rhs_shape[self.dims.rhs_in_feature]
-        return math.prod(1 if d == DYNAMIC else d for d in self.result_shape) * taps
+        (per element of the dynamic extent, batch or contracted feature)."""
+        taps = math.prod(self.kernel_spatial) * static_extent(
+            self.rhs_shape[self.dims.rhs_in_feature]
+        )
+        return math.prod(static_extent(d) for d in self.result_shape) * taps
+
+
+def static_extent(extent: int) -> int:
+    """`extent`, or 1 for a dynamic one (multiply-adds are counted per element of it)."""
+    return 1 if extent == DYNAMIC else extent
 
 
 INT64_MAX = 2**63 - 1
@@ -118,18 +133,32 @@ def int64_overflow(p: ConvParams) -> str | None:
     return None
 
 
-def _static_shape(
-    value: ir.Value, what: str, batch: int | None
-) -> tuple[tuple[int, ...], str | None]:
-    """The shape of `value`; only its `batch` dim may be dynamic (None: no dim may)."""
+def _dynamic_axes(value: ir.Value) -> list[int] | None:
+    """The dynamic dims of `value`'s type, or None when it is unranked."""
     ty = value.type
     if not isinstance(ty, ir.RankedTensorType):
-        return (), f"{what} type {ty} is unranked"
-    if not ty.has_static_shape:
-        dynamic = [axis for axis in range(ty.rank) if ty.is_dynamic_dim(axis)]
-        if dynamic != [batch]:
-            return (), f"dynamic spatial or feature extent: {what} is {ty}"
-    return tuple(ty.shape), None
+        return None
+    return [axis for axis in range(ty.rank) if ty.is_dynamic_dim(axis)]
+
+
+def _operand_shapes(
+    op: ir.Operation | ir.OpView, dims: DimensionNumbers
+) -> tuple[tuple[tuple[int, ...], ...], str | None]:
+    """The lhs, rhs and result shapes, with at most one dynamic size among them: the lhs batch
+    (and the result's), or the lhs feature dim (and the kernel's input features, which a conv
+    without feature groups reads in step with it; the result is then static). Otherwise no
+    shapes, and why."""
+    values = (("lhs", op.operands[0]), ("rhs", op.operands[1]), ("result", op.results[0]))
+    allowed = ([dims.lhs_batch], [], [dims.out_batch])
+    for index, (what, value) in enumerate(values):
+        axes = _dynamic_axes(value)
+        if axes is None:
+            return (), f"{what} type {value.type} is unranked"
+        if index == 0 and axes == [dims.lhs_feature]:
+            allowed = ([dims.lhs_feature], [dims.rhs_in_feature], [])
+        if axes and axes != allowed[index]:
+            return (), f"dynamic spatial or feature extent: {what} is {value.type}"
+    return tuple(tuple(ir.RankedTensorType(v.type).shape) for _, v in values), None
 
 
 def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
@@ -142,9 +171,8 @@ def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
         return read_ints(attrs[name]) if name in attrs else (default,) * n
 
     padding = read_padding(attrs["padding"]) if "padding" in attrs else ((0, 0),) * n
-    lhs_shape, lhs_why = _static_shape(op.operands[0], "lhs", dims.lhs_batch)
-    rhs_shape, rhs_why = _static_shape(op.operands[1], "rhs", None)
-    out_shape, out_why = _static_shape(op.results[0], "result", dims.out_batch)
+    shapes, dynamic_reason = _operand_shapes(op, dims)
+    lhs_shape, rhs_shape, out_shape = shapes if shapes else ((), (), ())
     lhs_type = op.operands[0].type
     element = str(lhs_type.element_type) if isinstance(lhs_type, ir.ShapedType) else str(lhs_type)
     values = (op.operands[0], op.operands[1], op.results[0])
@@ -162,7 +190,7 @@ def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
         reversal=tuple(bool(v) for v in ints("window_reversal", 0)),
         feature_group_count=_int_attr(attrs, "feature_group_count"),
         batch_group_count=_int_attr(attrs, "batch_group_count"),
-        dynamic_reason=lhs_why or rhs_why or out_why,
+        dynamic_reason=dynamic_reason,
         lhs_zero=has_zero(lhs_el),
         rhs_zero=has_zero(rhs_el),
         result_zero=has_zero(out_el),

@@ -46,6 +46,14 @@ def mergeable(p: ConvParams) -> bool:
     return p.batch_group_count == 1
 
 
+def joins_inputs(p: ConvParams) -> bool:
+    """Whether stride phases may be joined on the input features (merged, or folded into them):
+    `mergeable`, and not on a dynamic feature extent (a kernel gradient's contracted batch),
+    whose multiple no value of the rewrite holds. Each phase then is its own conv over that
+    extent, at the same multiply-adds."""
+    return mergeable(p) and not p.dynamic_feature
+
+
 # -- stride phases --------------------------------------------------------------------------------
 
 
@@ -119,7 +127,7 @@ def extend_kernel(p: ConvParams, extra: tuple[int, ...]) -> ConvParams:
 
 def stride_convs(p: ConvParams, mode: MergeMode, max_mac_ratio: float) -> int:
     """Convs the stride rewrite of `p` emits (1 without strides)."""
-    if mode == "none" or not mergeable(p):
+    if mode == "none" or not joins_inputs(p):
         return math.prod(stride_phase_count(*dim) for dim in _dims(p))
     if mode == "pad-kernel":
         p = extend_kernel(p, kernel_extension(p, max_mac_ratio))
@@ -308,14 +316,13 @@ def fold_padding(p: ConvParams) -> ConvParams:
     return replace(p, padding=tuple(padding))
 
 
-def _group_dim_counts(plan: LhsDimPlan, mode: MergeMode, widen: bool) -> list[int]:
-    """Per window group of one dim, the stride convs of its group conv in that dim."""
+def _group_dim_counts(plan: LhsDimPlan, mode: MergeMode, widen: bool, joins: bool) -> list[int]:
+    """Per window group of one dim, the stride convs of its group conv in that dim (`joins`:
+    its stride phases merge, `joins_inputs`)."""
     if mode == "none":
         return [stride_phase_count(ph.taps, plan.rhs_dilation, plan.stride) for ph in plan.phases]
-    return [
-        distinct_tap_counts(g[0].taps, plan.rhs_dilation, plan.stride)
-        for g in lhs_dim_groups(plan, widen)
-    ]
+    count = distinct_tap_counts if joins else stride_phase_count
+    return [count(g[0].taps, plan.rhs_dilation, plan.stride) for g in lhs_dim_groups(plan, widen)]
 
 
 _ENUMERATE_GROUPS = 4096  # beyond this many group convs, max-phases refuses the conv anyway
@@ -330,9 +337,14 @@ def merge_plan(p: ConvParams, polyphase: bool, mode: MergeMode, max_mac_ratio: f
         plans = lhs_dilation_plans(p)
         unmerged = math.prod(plan.partial_convs for plan in plans)
         widen = _widening(plans, mode, max_mac_ratio)
-        per_dim = [_group_dim_counts(pl, mode, w) for pl, w in zip(plans, widen, strict=True)]
+        joins = joins_inputs(p)
+        per_dim = [
+            _group_dim_counts(pl, mode, w, joins) for pl, w in zip(plans, widen, strict=True)
+        ]
         groups = math.prod(len(c) for c in per_dim)
-        folds = all(
+        # phase slices joined one by one: only the kernel's, on the output features, when the
+        # stride phases are folded or not joined at all
+        folds = not joins or all(
             folds_dim(ph.taps, pl.rhs_dilation, pl.stride) for pl in plans for ph in pl.phases
         )
         combos = math.prod(len(pl.phases) for pl in plans)
@@ -349,5 +361,5 @@ def merge_plan(p: ConvParams, polyphase: bool, mode: MergeMode, max_mac_ratio: f
     convs = stride_convs(p, mode, max_mac_ratio)
     unmerged = unmerged_stride_convs(p)
     folds = all(folds_dim(*dim) for dim in _dims(p))
-    slices = 0 if mode == "none" or folds else unmerged
+    slices = 0 if mode == "none" or folds or not joins_inputs(p) else unmerged
     return MergePlan(convs, unmerged, convs, slices)

@@ -12,7 +12,7 @@ import math
 from functools import lru_cache
 from typing import NamedTuple
 
-from convcanon.hlo.params import ConvParams
+from convcanon.hlo.params import ConvParams, static_extent
 
 # -- stride phases --------------------------------------------------------------------------------
 
@@ -227,8 +227,6 @@ def lattice_macs(p: ConvParams) -> int:
         )
     )
     dims = p.dims
-    batch = p.result_shape[dims.out_batch]
-    rest = (1 if batch < 0 else batch) * p.result_shape[
-        dims.out_feature
-    ]  # per batch element if `?`
-    return rest * p.rhs_shape[dims.rhs_in_feature] * pairs
+    extents = (p.result_shape[dims.out_batch], p.result_shape[dims.out_feature])
+    inputs = p.rhs_shape[dims.rhs_in_feature]
+    return math.prod(static_extent(e) for e in (*extents, inputs)) * pairs  # per element of `?`

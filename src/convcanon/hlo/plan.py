@@ -26,10 +26,10 @@ from convcanon.hlo.phase_merge import (
     fold_padding,
     foldable,
     is_depth_to_space,
+    joins_inputs,
     kernel_extension,
     lhs_group_params,
     lhs_groups,
-    mergeable,
     stride_convs,
     tap_groups,
     zero_tap_pads,
@@ -305,14 +305,14 @@ def _plan_window(
     conv_dims = p.dims
     merge = options.merge_phases != "none"
     kernel_pad = None
-    if options.merge_phases == "pad-kernel" and mergeable(p):
+    if options.merge_phases == "pad-kernel" and joins_inputs(p):
         extra = kernel_extension(p, options.max_mac_ratio)
         if any(extra):
             kernel_pad = _kernel_extension_pad(p, extra)
             p = extend_kernel(p, extra)
     if any(lo or hi for lo, hi in p.padding):  # the conv's own padding, reset to zero
         written.add("padding")
-    fold = p.lhs_zero and p.rhs_zero and merge and mergeable(p) and foldable(p)
+    fold = p.lhs_zero and p.rhs_zero and merge and joins_inputs(p) and foldable(p)
     fold = fold and (policy.fold_single_phases or merges_phases(p))
     lhs_layout = fold_back = None
     if fold:  # pad straight to the fold's extent
@@ -342,7 +342,7 @@ def _plan_window(
             if flips:
                 written.add("window_reversal")
         else:
-            partials = _sliced(p, plans, merge and mergeable(p))
+            partials = _sliced(p, plans, merge and joins_inputs(p))
     return WindowPlan(
         p,
         kernel_pad,
