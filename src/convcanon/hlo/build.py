@@ -20,7 +20,7 @@ from jaxlib.mlir import ir
 
 from convcanon.hlo import params
 from convcanon.hlo.dialects import Dialect, padding_attr
-from convcanon.hlo.params import ConvParams
+from convcanon.hlo.params import ConvParams, padded_extent
 
 AnyOp = ir.Operation | ir.OpView
 
@@ -88,11 +88,6 @@ class Program:
         self.steps = steps
         self.total = total
 
-    @property
-    def ops(self) -> list[str]:
-        """The ops it adds, the block's shared zeros left out."""
-        return [step.short for step in self.steps if step.kind != ZERO]
-
 
 class Builder:
     """Creates ops in front of one conv at a time, with memoized attributes and result types."""
@@ -112,11 +107,7 @@ class Builder:
         self._dynamic_slice_name = dialect.op("real_dynamic_slice")
         self._dynamic_reshape_name = dialect.op("dynamic_reshape")
         self._dynamic_broadcast_name = dialect.op("dynamic_broadcast_in_dim")
-        self._lists: dict[tuple[int, ...], ir.Attribute] = {}
-        self._bools: dict[tuple[bool, ...], ir.Attribute] = {}
-        self._i64s: dict[int, ir.Attribute] = {}
-        self._dims: dict[tuple[object, ...], ir.Attribute] = {}
-        self._paddings: dict[tuple[tuple[int, int], ...], ir.Attribute] = {}
+        self._attrs: dict[tuple[str, object], ir.Attribute] = {}  # by (kind, value)
         self._types: dict[tuple[tuple[int, ...], ir.Type], ir.Type] = {}
         self._info: dict[ir.Type, tuple[tuple[int, ...], ir.Type]] = {}  # shape, element
         self._short = {name: name.partition(".")[2] for name in self._names()}
@@ -174,39 +165,30 @@ class Builder:
 
     # -- attributes and types ------------------------------------------------------------------
 
+    def _attr(self, kind: str, value: object, make: Callable[[], ir.Attribute]) -> ir.Attribute:
+        attr = self._attrs.get((kind, value))
+        if attr is None:
+            attr = self._attrs[(kind, value)] = make()
+        return attr
+
     def i64_list(self, values: Sequence[int]) -> ir.Attribute:
         key = tuple(values)
-        attr = self._lists.get(key)
-        if attr is None:
-            attr = self._lists[key] = self.dialect.i64_list(key)
-        return attr
+        return self._attr("i64s", key, lambda: self.dialect.i64_list(key))
 
     def bool_list(self, values: Sequence[bool]) -> ir.Attribute:
         key = tuple(values)
-        attr = self._bools.get(key)
-        if attr is None:
-            attr = self._bools[key] = self.dialect.bool_list(key)
-        return attr
+        return self._attr("bools", key, lambda: self.dialect.bool_list(key))
 
     def i64(self, value: int) -> ir.Attribute:
         """An i64 integer attribute (concatenate's dimension)."""
-        attr = self._i64s.get(value)
-        if attr is None:
-            attr = self._i64s[value] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
-        return attr
+        i64 = ir.IntegerType.get_signless(64)
+        return self._attr("i64", value, lambda: ir.IntegerAttr.get(i64, value))
 
     def padding(self, pairs: tuple[tuple[int, int], ...]) -> ir.Attribute:
-        attr = self._paddings.get(pairs)
-        if attr is None:
-            attr = self._paddings[pairs] = padding_attr(pairs)
-        return attr
+        return self._attr("padding", pairs, lambda: padding_attr(pairs))
 
     def dimension_numbers(self, p: ConvParams) -> ir.Attribute:
-        key = tuple(p.dims)
-        attr = self._dims.get(key)
-        if attr is None:
-            attr = self._dims[key] = self.dialect.dimension_numbers(p.dims)
-        return attr
+        return self._attr("dims", p.dims, lambda: self.dialect.dimension_numbers(p.dims))
 
     def tensor(self, shape: Sequence[int], element: ir.Type) -> ir.Type:
         key = (tuple(shape), element)
@@ -318,7 +300,7 @@ class Builder:
         zero = self.zero(element)
         interior = interior if interior is not None else [0] * len(low)
         out = tuple(
-            h if h == DYNAMIC else lo + hi + (h - 1) * (i + 1) + 1 if h > 0 else lo + hi
+            padded_extent(h, lo, hi, i)
             for h, lo, hi, i in zip(shape, low, high, interior, strict=True)
         )
         attrs = {

@@ -66,7 +66,7 @@ class ConvParams:
     def padded_spatial(self) -> tuple[int, ...]:
         """Spatial extents after lhs dilation and padding: what the window slides over."""
         return tuple(
-            (h - 1) * dil + 1 + lo + hi if h > 0 else lo + hi
+            padded_extent(h, lo, hi, dil - 1)
             for h, dil, (lo, hi) in zip(
                 self.lhs_spatial, self.lhs_dilation, self.padding, strict=True
             )
@@ -104,6 +104,14 @@ class ConvParams:
 def static_extent(extent: int) -> int:
     """`extent`, or 1 for a dynamic one (multiply-adds are counted per element of it)."""
     return 1 if extent == DYNAMIC else extent
+
+
+def padded_extent(extent: int, low: int, high: int, interior: int) -> int:
+    """An extent after `pad(low, high, interior)` (negative amounts crop): what a conv's lhs
+    dilation and padding, or an explicit `pad`, make of it. A dynamic extent stays dynamic."""
+    if extent == DYNAMIC:
+        return extent
+    return (extent - 1) * (interior + 1) + 1 + low + high if extent > 0 else low + high
 
 
 INT64_MAX = 2**63 - 1

@@ -23,7 +23,7 @@ from convcanon.hlo.emit import emit
 from convcanon.hlo.gate import ConvOptions, Decision
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.params import ConvKey, ConvParams, conv_key, int64_overflow, read_conv_params
-from convcanon.hlo.plan import ConvPlan, plan_conv, zeros_available
+from convcanon.hlo.plan import ConvPlan, plan_conv
 from convcanon.hlo.policy import POLICIES
 from convcanon.pipeline import OptionValue, PassStats
 
@@ -166,7 +166,7 @@ def canonicalize(
     policy = POLICIES[opts.engine]
     stats = PassStats()
     records: list[ConvRecord] = []
-    plans: dict[ConvKey, tuple[ConvPlan, bool]] = _plan_cache()  # + whether pads have zeros
+    plans: dict[ConvKey, ConvPlan] = _plan_cache()
     module = hlo_file.module
     with module.context, ir.Location.unknown():
         todo: list[tuple[ir.Operation, ConvKey, ConvPlan, ConvRecord]] = []
@@ -174,12 +174,9 @@ def canonicalize(
             operands = conv.operands
             types = (operands[0].type, operands[1].type, conv.results[0].type)
             key = conv_key(conv, types)
-            known = plans.get(key)
-            if known is None:
-                plan = plan_conv(read_conv_params(conv), opts, policy)
-                zeros = not plan.decision.accepted or zeros_available(plan.params, opts)
-                known = plans[key] = (plan, zeros)
-            plan, zeros = known
+            plan = plans.get(key)
+            if plan is None:
+                plan = plans[key] = plan_conv(read_conv_params(conv), opts, policy)
             p = plan.params
             decision = plan.decision
             stats.bump("convs-seen")
@@ -199,7 +196,7 @@ def canonicalize(
             if not decision.accepted:
                 stats.bump(f"skipped: {decision.reason}")
                 continue
-            if not zeros:
+            if not plan.zeros:
                 raise euet001(p, record.loc)
             overflow = int64_overflow(p)
             if overflow is not None:
@@ -237,7 +234,7 @@ def canonicalize(
     return stats, records
 
 
-def _plan_cache() -> dict[ConvKey, tuple[ConvPlan, bool]]:
+def _plan_cache() -> dict[ConvKey, ConvPlan]:
     """The plans of one pass run, by conv configuration (a seam for tests)."""
     return {}
 

@@ -85,6 +85,16 @@ def folds_dim(kernel: int, dilation: int, stride: int) -> bool:
     return stride == 1 or (dilation == 1 and kernel >= stride)
 
 
+def merges_phases(p: ConvParams) -> bool:
+    """Whether some strided dim has a tap-count group of two or more phases (a 4x4/2 or 16/16
+    conv: its phases join on the features; a 3x3/2 conv's do not)."""
+    return any(
+        distinct_tap_counts(k, d, s) < stride_phase_count(k, d, s)
+        for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
+        if s > 1
+    )
+
+
 def kernel_extension(p: ConvParams, max_mac_ratio: float) -> tuple[int, ...]:
     """Zero taps to append per spatial dim so that every phase of that dim has the same taps.
 

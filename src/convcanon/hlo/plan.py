@@ -18,10 +18,9 @@ from typing import Literal, NamedTuple
 
 from convcanon.hlo.dialects import DimensionNumbers
 from convcanon.hlo.gate import ConvOptions, Decision, decide
-from convcanon.hlo.params import ConvParams
+from convcanon.hlo.params import ConvParams, padded_extent
 from convcanon.hlo.phase_merge import (
     LhsGroup,
-    distinct_tap_counts,
     extend_kernel,
     fold_padding,
     foldable,
@@ -30,6 +29,7 @@ from convcanon.hlo.phase_merge import (
     kernel_extension,
     lhs_group_params,
     lhs_groups,
+    merges_phases,
     stride_convs,
     tap_groups,
     zero_tap_pads,
@@ -42,7 +42,6 @@ from convcanon.hlo.phase_plan import (
     lattice_macs,
     lhs_dilation_plans,
     plan_dim,
-    stride_phase_count,
     uses_polyphase,
 )
 from convcanon.hlo.policy import EnginePolicy
@@ -167,6 +166,7 @@ class ConvPlan(NamedTuple):
     body: WindowPlan | PhasePlan | None  # None: not rewritten
     wide: bool  # partials summed in f32 and converted once
     lattice_macs: int
+    zeros: bool  # every pad the rewrite may emit has a zero of its element type (else EUET001)
     lhs_phases: int  # output phases of the lhs-dilation rewrite (0: not used)
     unmerged: int  # partial convs without phase merging
     summed: int  # most partial convs summed into one output element
@@ -196,7 +196,7 @@ def plan_conv(p: ConvParams, options: ConvOptions, policy: EnginePolicy) -> Conv
     decision = decide(p, options)
     lattice = 0 if p.dynamic_reason or p.num_spatial == 0 else lattice_macs(p)
     if not decision.accepted:
-        return ConvPlan(p, decision, policy.name, None, None, False, lattice, 0, 0, 0, ())
+        return ConvPlan(p, decision, policy.name, None, None, False, lattice, True, 0, 0, 0, ())
     counters: dict[str, int] = {}
     merged = options.merge_plan(p)
     polyphase = uses_polyphase(p, options.polyphase)
@@ -235,6 +235,7 @@ def plan_conv(p: ConvParams, options: ConvOptions, policy: EnginePolicy) -> Conv
         body,
         wide,
         lattice,
+        zeros_available(p, options),
         lhs_phases,
         merged.unmerged,
         merged.summed,
@@ -363,16 +364,6 @@ def _plan_window(
 _PHASE_WRITES = frozenset(("window_strides", "padding", "lhs_dilation", "rhs_dilation"))
 
 
-def merges_phases(p: ConvParams) -> bool:
-    """Whether some strided dim has a tap-count group of two or more phases (a 4x4/2 or 16/16
-    conv: its phases join on the features; a 3x3/2 conv's do not)."""
-    return any(
-        distinct_tap_counts(k, d, s) < stride_phase_count(k, d, s)
-        for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True)
-        if s > 1
-    )
-
-
 def _kernel_extension_pad(p: ConvParams, extra: tuple[int, ...]) -> Pad:
     """`extra` zero taps after the kernel's last tap per dim (before its first element when the
     window is reversed there, since tap k reads element K-1-k)."""
@@ -395,7 +386,7 @@ def explicit_pad(p: ConvParams, mode: str) -> Pad:
     pos_low = [max(v, 0) for v in low]
     pos_high = [max(v, 0) for v in high]
     padded = [
-        (h - 1) * (i + 1) + 1 + lo + hi if h > 0 else lo + hi
+        padded_extent(h, lo, hi, i)
         for h, i, lo, hi in zip(p.lhs_shape, interior, pos_low, pos_high, strict=True)
     ]
     start = tuple(-min(v, 0) for v in low)
@@ -416,7 +407,7 @@ def _padded(p: ConvParams, pad: Pad) -> ConvParams:
 
 def _pad_shape(shape: tuple[int, ...], pad: Pad) -> tuple[int, ...]:
     out = tuple(
-        h if h < 0 else lo + hi + (h - 1) * (i + 1) + 1 if h > 0 else lo + hi
+        padded_extent(h, lo, hi, i)
         for h, lo, hi, i in zip(shape, pad.low, pad.high, pad.interior, strict=True)
     )
     if pad.crop is None:
