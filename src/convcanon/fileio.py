@@ -200,7 +200,8 @@ def check_output_path(input_path: str, output_path: str | None) -> None:
 
 # -- npz -----------------------------------------------------------------------------------------
 
-_NPZ_MEMBER = re.compile(r"[A-Za-z_][\w.]*\.npy")
+# A pattern string, compiled on first use (re's cache): most runs never need it.
+_NPZ_MEMBER = r"[A-Za-z_][\w.]*\.npy"
 
 
 def _zip_errors() -> tuple[type[BaseException], ...]:
@@ -334,7 +335,7 @@ def open_npz(path: str, limit: int | None = None) -> NpzArrays:
     total = 0
     for info in archive.infolist():
         key = info.filename[: -len(".npy")]
-        if not _NPZ_MEMBER.fullmatch(info.filename) or key in members:
+        if not re.fullmatch(_NPZ_MEMBER, info.filename) or key in members:
             what = "a repeated" if key in members else "an odd"
             raise _npz_error(name, f"{what} member name {info.filename!r} (expected NAME.npy)")
         members[key] = info
