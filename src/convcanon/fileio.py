@@ -21,7 +21,6 @@ import re
 import signal
 import stat
 import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from types import FrameType
@@ -425,10 +424,12 @@ _SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers 
 def _signals_remove(temporaries: list[str]) -> Iterator[None]:
     """While it lasts, SIGTERM/SIGHUP remove `temporaries` and then end the process as asked."""
     installed: dict[int, _SignalHandler] = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup's wish is kept
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup's wish is kept
+            try:
                 installed[signum] = signal.signal(signum, _stop)
+            except ValueError:  # not the main thread: Python delivers signals only there
+                break
     try:
         yield
     except _Stopped as stopped:
