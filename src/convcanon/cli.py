@@ -149,17 +149,32 @@ def _guarded(body: Callable[[], int]) -> int:
 # -- convcanon-opt -------------------------------------------------------------------------------
 
 
-def _opt_parser() -> argparse.ArgumentParser:
-    from convcanon.pipeline import describe_passes
+class _OptParser(_ArgumentParser):
+    """convcanon-opt's parser. Its help describes every pass's options, which are declared in
+    the passes' own modules: they are imported when help is printed, not on every run."""
 
-    parser = _ArgumentParser(
+    def format_help(self) -> str:
+        from convcanon.pipeline import describe_passes
+
+        for action in self._actions:
+            info = PASSES.get(action.dest.replace("_", "-"))
+            if info is not None:
+                example = f"; e.g. --{info.name}='{_example_options(info)}'"
+                action.help = info.summary + (example if info.options else "")
+        self.epilog = (
+            describe_passes()
+            + "\n\nexamples:\n  convcanon-opt model.mlir -p "
+            + "'stablehlo-canonicalize-conv{gate=general negative-padding=slice}'\n"
+            + "  convcanon-opt model.mlir --stablehlo-canonicalize-conv='gate=general' -o out.mlir"
+        )
+        return super().format_help()
+
+
+def _opt_parser() -> argparse.ArgumentParser:
+    parser = _OptParser(
         prog="convcanon-opt",
         description="Run convcanon passes over an MLIR file, like mlir-opt.",
         allow_abbrev=False,
-        epilog=describe_passes()
-        + "\n\nexamples:\n  convcanon-opt model.mlir -p "
-        + "'stablehlo-canonicalize-conv{gate=general negative-padding=slice}'\n"
-        + "  convcanon-opt model.mlir --stablehlo-canonicalize-conv='gate=general' -o out.mlir",
     )
     parser.add_argument("input", nargs="?", default="-", help="input file, or - for stdin")
     parser.add_argument(
@@ -196,19 +211,12 @@ def _opt_parser() -> argparse.ArgumentParser:
         "passes as flags (mlir-opt style; several flags form a pipeline in the order given)"
     )
     for info in PASSES.values():  # shown here; mlir_opt_argv takes them out before parsing
-        if info.options:
-            example = f"; e.g. --{info.name}='{_example_options(info)}'"
+        if info.declaration:  # its options (and the help's example) are read only for --help
             flags.add_argument(
-                f"--{info.name}",
-                metavar="'OPTIONS'",
-                nargs="?",
-                default=argparse.SUPPRESS,
-                help=info.summary + example,
+                f"--{info.name}", metavar="'OPTIONS'", nargs="?", default=argparse.SUPPRESS
             )
         else:
-            flags.add_argument(
-                f"--{info.name}", action="store_true", default=argparse.SUPPRESS, help=info.summary
-            )
+            flags.add_argument(f"--{info.name}", action="store_true", default=argparse.SUPPRESS)
     parser.add_argument(
         "--input-hlo",
         action="store_true",

@@ -129,14 +129,15 @@ def check_nesting(text: str, filename: str, limit: int = MAX_NESTING) -> None:
 
 
 MAX_SPLAT_ELEMENTS = 1 << 22
-_SPLAT = re.compile(r"dense<\s*([^<>\[\]\"]+?)\s*>\s*:\s*tensor<((?:\d+x)+)")
+# A pattern string, compiled on first use (re's cache): most runs never need it.
+_SPLAT = r"dense<\s*([^<>\[\]\"]+?)\s*>\s*:\s*tensor<((?:\d+x)+)"
 
 
 def check_splats(text: str, filename: str, limit: int = MAX_SPLAT_ELEMENTS) -> None:
     """Refuse `dense<v> : tensor<NxT>` splats with more than `limit` elements before xDSL parses
     them: its parser expands a splat into a Python list (~85 bytes an element), so a 40-byte
     `dense<1.0> : tensor<99999999999xf32>` would take the machine's memory."""
-    for match in _SPLAT.finditer(text):
+    for match in re.finditer(_SPLAT, text):
         count = 1
         for dim in match[2].rstrip("x").split("x"):
             count *= int(dim)

@@ -21,7 +21,6 @@ import re
 import signal
 import stat
 import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from types import FrameType
@@ -200,7 +199,8 @@ def check_output_path(input_path: str, output_path: str | None) -> None:
 
 # -- npz -----------------------------------------------------------------------------------------
 
-_NPZ_MEMBER = re.compile(r"[A-Za-z_][\w.]*\.npy")
+# A pattern string, compiled on first use (re's cache): most runs never need it.
+_NPZ_MEMBER = r"[A-Za-z_][\w.]*\.npy"
 
 
 def _zip_errors() -> tuple[type[BaseException], ...]:
@@ -334,7 +334,7 @@ def open_npz(path: str, limit: int | None = None) -> NpzArrays:
     total = 0
     for info in archive.infolist():
         key = info.filename[: -len(".npy")]
-        if not _NPZ_MEMBER.fullmatch(info.filename) or key in members:
+        if not re.fullmatch(_NPZ_MEMBER, info.filename) or key in members:
             what = "a repeated" if key in members else "an odd"
             raise _npz_error(name, f"{what} member name {info.filename!r} (expected NAME.npy)")
         members[key] = info
@@ -424,10 +424,12 @@ _SignalHandler = Callable[[int, FrameType | None], Any] | int | signal.Handlers 
 def _signals_remove(temporaries: list[str]) -> Iterator[None]:
     """While it lasts, SIGTERM/SIGHUP remove `temporaries` and then end the process as asked."""
     installed: dict[int, _SignalHandler] = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup's wish is kept
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup's wish is kept
+            try:
                 installed[signum] = signal.signal(signum, _stop)
+            except ValueError:  # not the main thread: Python delivers signals only there
+                break
     try:
         yield
     except _Stopped as stopped:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from convcanon.hlo.dialects import DimensionNumbers
@@ -99,8 +97,7 @@ GENERAL = ConvOptions(gate="general")
         ),
         (
             # rhs dilation 3 with stride 1024: the phases do not fold, 1023 slices per dim
-            replace(
-                params(stride=1024, spatial=(4096, 4096), kernel=(1023, 1023)),
+            params(stride=1024, spatial=(4096, 4096), kernel=(1023, 1023))._replace(
                 rhs_dilation=(3, 3),
                 result_shape=(1, 1, 1, 4),
             ),
@@ -148,7 +145,7 @@ def test_acceptances_say_what_will_be_rewritten(
 
 
 def test_dynamic_shapes_are_rejected_with_their_reason_by_both_presets() -> None:
-    p = replace(params(), dynamic_reason="dynamic shape: lhs is tensor<?x8x8x3xf32>")
+    p = params()._replace(dynamic_reason="dynamic shape: lhs is tensor<?x8x8x3xf32>")
     for options in (NEURON, GENERAL):
         assert decide(p, options).reason == "dynamic shape: lhs is tensor<?x8x8x3xf32>"
 

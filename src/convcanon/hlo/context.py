@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -41,20 +42,57 @@ def _defer_package_init(package: str) -> None:
 
 _defer_package_init("jaxlib")
 
+
+class _DeferredLogging(types.ModuleType):
+    """Stands in for `logging` while jaxlib's bindings import: their `_site_initialize` only
+    keeps `logging.getLogger(__name__)` for debug messages about initializer modules this
+    jaxlib does not ship, and `import logging` (traceback, tokenize, string, ...) is ~8 ms of
+    convcanon-opt's start-up. Any use resolves the real module and forwards to it."""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(_real_logging(), name)
+
+    def getLogger(self, name: str | None = None) -> object:  # noqa: N802 (logging's name)
+        return _DeferredLogger(name)
+
+
+class _DeferredLogger:
+    """A `logging.getLogger(name)` made on the first use of one of its attributes."""
+
+    def __init__(self, name: str | None) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> object:
+        return getattr(_real_logging().getLogger(self._name), attr)
+
+
+def _real_logging() -> types.ModuleType:
+    if isinstance(sys.modules.get("logging"), _DeferredLogging):
+        del sys.modules["logging"]
+    import logging
+
+    return logging
+
+
 # `jaxlib.mlir.ir` imports numpy only to register attribute builders for the Python op classes,
 # which nothing here uses; numpy is ~40% of convcanon-opt's start-up. Import it without numpy
-# unless numpy is loaded already (then the builders cost nothing). The native dialect modules
-# give the register functions and attribute classes without the generated op classes (~0.08 s).
-# `convcanon.hlo.io`, the first HLO module the CLI loads, takes `ir` from here.
-_BLOCK_NUMPY = "numpy" not in sys.modules
-if _BLOCK_NUMPY:
-    sys.modules["numpy"] = None  # pyright: ignore[reportArgumentType]
+# unless numpy is loaded already (then the builders cost nothing), and with `logging` deferred
+# unless it is loaded already. The native dialect modules give the register functions and
+# attribute classes without the generated op classes (~0.08 s). `convcanon.hlo.io`, the first
+# HLO module the CLI loads, takes `ir` from here.
+_STAND_INS: dict[str, types.ModuleType | None] = {
+    name: stand_in
+    for name, stand_in in (("numpy", None), ("logging", _DeferredLogging("logging")))
+    if name not in sys.modules
+}
+sys.modules.update(_STAND_INS)  # pyright: ignore[reportCallIssue, reportArgumentType]
 try:
     from jaxlib.mlir import ir
     from jaxlib.mlir._mlir_libs import _chlo, _jax_mlir_ext, _mlir, _mlirHlo, _stablehlo
 finally:
-    if _BLOCK_NUMPY and sys.modules.get("numpy", False) is None:
-        del sys.modules["numpy"]  # a later `import numpy` works as usual
+    for _name, _stand_in in _STAND_INS.items():
+        if sys.modules.get(_name, False) is _stand_in:
+            del sys.modules[_name]  # a later import loads the real module as usual
 
 from convcanon.diagnostics import MAX_NESTING, ConvcanonError, SourceLoc, check_nesting  # noqa: E402
 
@@ -106,7 +144,8 @@ def generic_op_classes() -> Iterator[None]:
         bindings.dialect_search_modules = saved
 
 
-_LOC_RE = re.compile(r'loc\("(?P<file>(?:[^"\\]|\\.)*)":(?P<line>\d+):(?P<col>\d+)')
+# A pattern string, compiled on first use (re's cache): most runs never need it.
+_LOC_RE = r'loc\("(?P<file>(?:[^"\\]|\\.)*)":(?P<line>\d+):(?P<col>\d+)'
 
 
 class HloLoc(SourceLoc):
@@ -184,7 +223,7 @@ def source_loc(
     A location a debug-info export carries (another file, a name, a call stack) becomes an
     `HloLoc`: the .mlir `position` of the op when the caller knows it, plus the user's source."""
     if isinstance(location, str):
-        match = _LOC_RE.search(location)
+        match = re.search(_LOC_RE, location)
         if match is None:
             return SourceLoc(filename)
         file = filename if match["file"] in ("-", "") else match["file"]
@@ -204,7 +243,7 @@ def source_loc(
     return HloLoc(filename, line, col, source, name)
 
 
-_OP_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[A-Za-z_][\w.$]*|\n')
+_OP_TOKEN = r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[A-Za-z_][\w.$]*|\n'
 
 
 def op_positions(text: str, op_name: str) -> list[tuple[int, int]]:
@@ -213,7 +252,7 @@ def op_positions(text: str, op_name: str) -> list[tuple[int, int]]:
     quoted = f'"{op_name}"'
     found: list[tuple[int, int]] = []
     line, line_start = 1, 0
-    for match in _OP_TOKEN.finditer(text):
+    for match in re.finditer(_OP_TOKEN, text):
         token = match[0]
         if token == "\n":
             line, line_start = line + 1, match.end()
@@ -226,7 +265,7 @@ def op_positions(text: str, op_name: str) -> list[tuple[int, int]]:
 # `check.expect_eq_const %x, dense<...> : tensor<...>` has a custom syntax that no registered
 # dialect parses; we rewrite it to the generic form of an unregistered op, keeping line numbers.
 
-_CHECK_RE = re.compile(r"\bcheck\.(expect_[a-z_]+)\s+(%[\w#.$-]+)\s*,\s*")
+_CHECK_RE = r"\bcheck\.(expect_[a-z_]+)\s+(%[\w#.$-]+)\s*,\s*"
 
 
 def _balanced_end(text: str, start: int) -> int:
@@ -253,7 +292,7 @@ def desugar_check_ops(text: str) -> str:
         return text
     out: list[str] = []
     pos = 0
-    for match in _CHECK_RE.finditer(text):
+    for match in re.finditer(_CHECK_RE, text):
         if match.start() < pos or text[match.start() - 1] in '@"':
             continue  # inside a previous rewrite, or a custom_call target / generic name
         try:
@@ -302,14 +341,14 @@ def parse_module(text: str, filename: str, context: ir.Context | None = None) ->
     return module  # parsing verifies (MLIR's verifyAfterParse); no second walk
 
 
-_LOC_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|^#[\w.$-]+\s*=\s*(?=loc\()|\bloc\(', re.M)
+_LOC_TOKEN = r'(?m)"(?:[^"\\\n]|\\.)*"|//[^\n]*|^#[\w.$-]+\s*=\s*(?=loc\()|\bloc\('
 
 
 def _without_locations(text: str) -> str:
     """`text` with every `loc(...)` and `#locN = ` blanked to spaces (lines and columns kept), so
     the parser gives each op the position it is written at."""
     out = list(text)
-    for match in _LOC_TOKEN.finditer(text):
+    for match in re.finditer(_LOC_TOKEN, text):
         token = match[0]
         if token.startswith(('"', "//")):
             continue

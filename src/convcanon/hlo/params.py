@@ -10,7 +10,7 @@ unknown and records why, so the gate can skip the conv with that reason.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from jaxlib.mlir import ir
 
@@ -19,8 +19,7 @@ from convcanon.hlo.dialects import DimensionNumbers, read_dimension_numbers, rea
 DYNAMIC = ir.ShapedType.get_dynamic_size()  # a `?` extent
 
 
-@dataclass(frozen=True)
-class ConvParams:
+class ConvParams(NamedTuple):
     lhs_shape: tuple[int, ...]
     rhs_shape: tuple[int, ...]
     result_shape: tuple[int, ...]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
@@ -28,7 +27,6 @@ from convcanon.hlo.policy import POLICIES
 from convcanon.pipeline import OptionValue, PassStats
 
 
-@dataclass
 class ConvRecord:
     """What happened to one conv: what `explain` shows and the statistics count, read off its
     plan (and `ops_added`, the ops the emitter built for it, in order).
@@ -36,15 +34,38 @@ class ConvRecord:
     The source location and type strings are derived on demand: only `explain`, remarks and
     errors need them, and printing them costs more than the rest of a conv's bookkeeping."""
 
-    location: ir.Location
-    filename: str
-    params: ConvParams
-    decision: Decision
-    value_types: tuple[ir.Type, ir.Type, ir.Type]  # lhs, rhs, result
-    plan: ConvPlan
-    max_phases: int  # the gate's limit on partial convs
-    position: tuple[int, int] | None = None  # where the op is in the .mlir, for debug-info input
-    ops_added: list[str] = field(default_factory=list)
+    __slots__ = (
+        "location",
+        "filename",
+        "params",
+        "decision",
+        "value_types",
+        "plan",
+        "max_phases",
+        "position",
+        "ops_added",
+    )
+
+    def __init__(
+        self,
+        location: ir.Location,
+        filename: str,
+        params: ConvParams,
+        decision: Decision,
+        value_types: tuple[ir.Type, ir.Type, ir.Type],  # lhs, rhs, result
+        plan: ConvPlan,
+        max_phases: int,  # the gate's limit on partial convs
+        position: tuple[int, int] | None = None,  # the op's place in the .mlir (debug-info input)
+    ) -> None:
+        self.location = location
+        self.filename = filename
+        self.params = params
+        self.decision = decision
+        self.value_types = value_types
+        self.plan = plan
+        self.max_phases = max_phases
+        self.position = position
+        self.ops_added: list[str] = []
 
     @property
     def phases(self) -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import replace
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
@@ -132,7 +131,7 @@ def extend_kernel(p: ConvParams, extra: tuple[int, ...]) -> ConvParams:
     padding = tuple(
         (lo, hi + d * e) for (lo, hi), d, e in zip(p.padding, p.rhs_dilation, extra, strict=True)
     )
-    return replace(p, rhs_shape=tuple(rhs), padding=padding)
+    return p._replace(rhs_shape=tuple(rhs), padding=padding)
 
 
 def stride_convs(p: ConvParams, mode: MergeMode, max_mac_ratio: float) -> int:
@@ -261,8 +260,7 @@ def lhs_group_params(p: ConvParams, plans: tuple[LhsDimPlan, ...], group: LhsGro
         out[axis] = ph.outputs
     rhs[dims.rhs_out_feature] *= merged
     out[dims.out_feature] *= merged
-    return replace(
-        p,
+    return p._replace(
         rhs_shape=tuple(rhs),
         result_shape=tuple(out),
         strides=tuple(plan.stride for plan in plans),
@@ -323,7 +321,7 @@ def fold_padding(p: ConvParams) -> ConvParams:
         if s > 1:
             lo, hi = padding[i]
             padding[i] = (lo, hi + s * (o + -(-k // s) - 1) - h)
-    return replace(p, padding=tuple(padding))
+    return p._replace(padding=tuple(padding))
 
 
 def _group_dim_counts(plan: LhsDimPlan, mode: MergeMode, widen: bool, joins: bool) -> list[int]:

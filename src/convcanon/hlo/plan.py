@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import replace
 from typing import Literal, NamedTuple
 
 from convcanon.hlo.dialects import DimensionNumbers
@@ -330,7 +329,7 @@ def _plan_window(
             written.add("lhs_dilation")
         p = _padded(p, lhs_pad)
     if lhs_back is not None:
-        p = replace(p, lhs_shape=_permuted(p.lhs_shape, lhs_back), dims=conv_dims)
+        p = p._replace(lhs_shape=_permuted(p.lhs_shape, lhs_back), dims=conv_dims)
     flips: tuple[int, ...] = ()
     lhs_fold = kernel_fold = None
     if not p.needs_stride:
@@ -397,8 +396,7 @@ def explicit_pad(p: ConvParams, mode: str) -> Pad:
 def _padded(p: ConvParams, pad: Pad) -> ConvParams:
     """`p` after its explicit pad: the lhs is the padded one, the window unpadded."""
     n = p.num_spatial
-    return replace(
-        p,
+    return p._replace(
         lhs_shape=_pad_shape(p.lhs_shape, pad),
         padding=((0, 0),) * n,
         lhs_dilation=(1,) * n,
@@ -461,8 +459,7 @@ def to_channels_last(p: ConvParams) -> ChannelsLast:
         out_spatial=spatial,
         out_feature=n + 1,
     )
-    twin = replace(
-        p,
+    twin = p._replace(
         lhs_shape=tuple(p.lhs_shape[a] for a in lhs),
         rhs_shape=tuple(p.rhs_shape[a] for a in rhs),
         result_shape=tuple(p.result_shape[a] for a in out),
@@ -479,7 +476,7 @@ def lhs_channels_last(p: ConvParams) -> tuple[Permutation | None, ConvParams, Pe
         return None, p, None
     n = p.num_spatial
     dims = p.dims._replace(lhs_batch=0, lhs_spatial=tuple(range(1, n + 1)), lhs_feature=n + 1)
-    return order, replace(p, lhs_shape=_permuted(p.lhs_shape, order), dims=dims), inverse(order)
+    return order, p._replace(lhs_shape=_permuted(p.lhs_shape, order), dims=dims), inverse(order)
 
 
 def _permuted(shape: tuple[int, ...], permutation: Permutation) -> tuple[int, ...]:
@@ -513,8 +510,7 @@ def _partial_params(
     reversal: tuple[bool, ...],
 ) -> ConvParams:
     """A stride partial: unit stride, the phases' rhs dilation, on the given operands."""
-    return replace(
-        p,
+    return p._replace(
         lhs_shape=lhs_shape,
         rhs_shape=rhs_shape,
         strides=(1,) * p.num_spatial,
@@ -602,7 +598,7 @@ def _folded(
         rhs = Unfold(tuple(rhs_windows), dims.rhs_in_feature, 1)
         shape = _permuted(tuple(lhs_shape), layout) if layout is not None else tuple(lhs_shape)
         q = _partial_params(p, shape, tuple(rhs_shape), plans, forward)
-        partials.append(PartialConv(replace(q, dims=conv_dims), lhs, rhs))
+        partials.append(PartialConv(q._replace(dims=conv_dims), lhs, rhs))
     return flips, Fold(tuple(lhs_folds)), Fold(tuple(rhs_folds)), tuple(partials)
 
 
