@@ -1,7 +1,8 @@
 """convcanon-opt imports only what its job needs: a guard on start-up cost that is not a timing.
 
 Each module named here once cost every run milliseconds (numpy ~40, the generated op classes ~20,
-jaxlib's `__init__` ~9, `shutil` ~3) while a StableHLO parse, pass and print needs none of them.
+jaxlib's `__init__` ~9, `logging` ~6, `dataclasses` ~5, `shutil` ~3) while a StableHLO parse,
+pass and print needs none of them.
 The modules are read from `sys.modules` as the console script's own entry ends the process (at
 its `os._exit`), so the check sees the real run.
 """
@@ -30,6 +31,10 @@ UNNEEDED = {
     "shutil": "argparse's terminal width (it loads bz2 and lzma)",
     "importlib.metadata": "the installed version, read only for --version",
     "convcanon.hlo.resources": "the reader of dense_resource sections, which these files lack",
+    "logging": "jaxlib's site initializer keeps a logger it never uses here (traceback, ...)",
+    "dataclasses": "a dataclass's generated methods (inspect, ast, dis)",
+    "inspect": "dataclasses",
+    "threading": "a main-thread check the signal module makes itself",
 }
 # The console script's body, with the loaded modules written to stderr as the process ends.
 ENTRY = """

@@ -37,6 +37,21 @@ def test_jax_works_after_the_context_module():
     assert out == f"{version('jax')} 3.0"
 
 
+def test_jaxlib_logger_reaches_logging_when_jax_uses_it():
+    out = _run(
+        "import sys, convcanon.hlo.context\n"
+        "print('logging' in sys.modules)\n"
+        "import logging\n"
+        "logging.basicConfig(level=logging.DEBUG, stream=sys.stdout,\n"
+        "                    format='%(name)s %(message)s')\n"
+        "from jaxlib.mlir import ir\n"
+        "ir.Context()\n"  # jaxlib's own Context logs through the logger it kept
+    )
+    lines = out.splitlines()
+    assert lines[0] == "False"
+    assert "jaxlib.mlir._mlir_libs Loading all available dialects" in lines[1:]
+
+
 def test_a_dialect_not_loaded_up_front_loads_when_a_module_uses_it():
     context = make_context()
     text = (
