@@ -140,3 +140,33 @@ def test_element_type_without_zero_is_euet001_at_the_conv(dialect) -> None:
         "convolution's lhs cannot be zero-padded"
     )
     assert str(module) == before  # failed before rewriting anything
+
+
+def test_a_rewrite_that_does_not_verify_is_an_internal_error_at_its_conv(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    """A bug of the rewrite (here: partial convs written with a stride their result type does
+    not have) is one diagnostic at the conv, exit 1 and no output file, never a traceback."""
+    from convcanon.cli import opt_main
+    from convcanon.hlo.build import Builder
+
+    def strided_conv(self: Builder, lhs, rhs, p, written, element):
+        strided = p._replace(strides=(2,) * p.num_spatial)
+        return original(self, lhs, rhs, strided, written | {"window_strides"}, element)
+
+    original = Builder.conv
+    monkeypatch.setattr(Builder, "conv", strided_conv)
+    source = tmp_path / "in.mlir"
+    source.write_text(CHAIN)
+    out = tmp_path / "out.mlir"
+    code = opt_main(
+        ["-p", "stablehlo-canonicalize-conv{gate=general}", str(source), "-o", str(out)]
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert re.match(
+        rf"{re.escape(str(source))}:3:\d+: error: internal error: the rewritten module does not verify: ",
+        err,
+    ), err
+    assert "Traceback" not in err and "please report" in err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["in.mlir"]
