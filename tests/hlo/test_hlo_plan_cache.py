@@ -11,6 +11,7 @@ import pytest
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _mlir
 
+from convcanon.diagnostics import ConvcanonError
 from convcanon.hlo import passes
 from convcanon.hlo.context import generic_op_classes
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
@@ -157,5 +158,7 @@ def test_an_invalid_created_op_fails_verification_of_a_parsed_module(
     monkeypatch.setattr(build.Builder, "add", bad_add)
     hlo = parse_file_text(REPEATS, "in.mlir")
     assert hlo.verified
-    with pytest.raises(ir.MLIRError):
+    with pytest.raises(
+        ConvcanonError, match="internal error: the rewritten module does not verify"
+    ):
         canonicalize(hlo, {"gate": "general"}, STABLEHLO)
