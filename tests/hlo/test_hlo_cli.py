@@ -152,12 +152,17 @@ def test_explain_table_json_and_markdown() -> None:
     listed["convolution"] -= sum(row["decision"] == "rewrite" for row in data["convs"])
     added = {k: emitted[k] - original[k] for k in emitted | original}
     assert {k: v for k, v in added.items() if v} == {k: v for k, v in listed.items() if v}
-    assert data["summary"] == {
+    summary = data["summary"]
+    module_ops = summary.pop("module_ops_before"), summary.pop("module_ops_after")
+    assert module_ops[1] - module_ops[0] == sum(added.values())  # as the printed module has it
+    assert summary == {
         "convs_seen": 6,
         "rewritten": 6,
         "rejected": {},
         "macs_before": 687104,
         "macs_after": 687104,
+        "ops_before": {"convolution": 6},
+        "ops_after": dict(Counter(op for row in data["convs"] for op in row["ops_added"])),
     }
     markdown = run("convcanon", "explain", CNN, "--format", "markdown").stdout
     assert markdown.startswith("| location | lhs |") and "|---|" in markdown

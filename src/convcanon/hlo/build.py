@@ -78,6 +78,17 @@ class Step:
         self.attributes = attributes  # CREATE: all of them; CLONE: those it writes
         self.element = element  # ZERO
 
+    def with_operands(self, operands: tuple[Ref, ...]) -> Step:
+        return Step(
+            self.kind,
+            self.short,
+            self.name,
+            self.result,
+            operands,
+            self.attributes,
+            self.element,
+        )
+
 
 class Program:
     """The ops of one conv configuration's rewrite, and the value that replaces the conv."""
@@ -111,10 +122,12 @@ class Builder:
         self._types: dict[tuple[tuple[int, ...], ir.Type], ir.Type] = {}
         self._info: dict[ir.Type, tuple[tuple[int, ...], ir.Type]] = {}  # shape, element
         self._short = {name: name.partition(".")[2] for name in self._names()}
+        self._reshape_names = (self._reshape_name, self._dynamic_reshape_name)
         self._steps: list[Step] = []
         self._values: list[tuple[tuple[int, ...], ir.Type]] = []  # each ref's shape, element
         self._zero_refs: dict[ir.Type, Ref] = {}
         self._index_vectors: dict[tuple[int, ...], Ref] = {}
+        self._transpositions: dict[Ref, tuple[int, ...]] = {}  # each transpose's permutation
         self._dynamic: tuple[Ref, int] | None = None  # the conv's lhs and its dynamic dim
         self._dynamic_value: Ref | None = None  # its size, once built
 
@@ -145,12 +158,34 @@ class Builder:
         self._values = [self.type_info(lhs), self.type_info(rhs)]
         self._zero_refs = {}
         self._index_vectors = {}
+        self._transpositions = {}
         self._dynamic_value = None
         self.dynamic_from(0)
         return 0, 1
 
     def finish(self, total: Ref) -> Program:
-        return Program(tuple(self._steps), total)
+        """The program of the steps `total` reads, in order: a step no longer read (a reshape
+        that a later reshape reads through, a fold no partial takes) is left out."""
+        steps = self._steps
+        live = [False] * len(steps)
+        live_ref = [False] * (len(steps) + 2)
+        live_ref[total] = True
+        for i in reversed(range(len(steps))):
+            if live_ref[i + 2]:
+                live[i] = True
+                for ref in steps[i].operands:
+                    live_ref[ref] = True
+        if all(live):
+            return Program(tuple(steps), total)
+        renumbered = [0, 1] + [0] * len(steps)
+        kept: list[Step] = []
+        for i, step in enumerate(steps):
+            if live[i]:
+                renumbered[i + 2] = len(kept) + 2
+                if any(renumbered[r] != r for r in step.operands):
+                    step = step.with_operands(tuple(renumbered[r] for r in step.operands))
+                kept.append(step)
+        return Program(tuple(kept), renumbered[total])
 
     def dynamic_from(self, lhs: Ref) -> None:
         """Read the dynamic extent (batch or feature) from `lhs` (the conv's lhs, or its
@@ -350,22 +385,47 @@ class Builder:
 
     def reshape(self, value: Ref, shape: Sequence[int]) -> Ref:
         """`value` reshaped to `shape`; a dynamic extent keeps the size of `value`'s (the dynamic
-        dim is never split or merged), through `dynamic_reshape`."""
+        dim is never split or merged), through `dynamic_reshape`. A reshape reads through a
+        reshape that made `value` (row-major order is all either keeps), and a reshape to the
+        shape the value already has is the value itself."""
+        source = self._reshaped_from(value)
+        if source is not None:
+            value = source
+        if tuple(shape) == self.shape(value):
+            return value
         ty = self.tensor(shape, self.info(value)[1])
         if DYNAMIC in shape:
             dims = self.index_vector(shape)
             return self._create(self._dynamic_reshape_name, ty, [value, dims], {})
         return self._create(self._reshape_name, ty, [value], {})
 
+    def _reshaped_from(self, value: Ref) -> Ref | None:
+        """The operand of the reshape that made `value`, if a reshape did."""
+        if value < 2:
+            return None
+        step = self._steps[value - 2]
+        if step.kind == CREATE and step.name in self._reshape_names:
+            return step.operands[0]
+        return None
+
     def transpose(self, value: Ref, permutation: Sequence[int]) -> Ref:
-        """`value` with its dims permuted, or `value` if the permutation is none."""
+        """`value` with its dims permuted, or `value` if the permutation is none. A transpose
+        of a transpose is one transpose (of the first one's operand)."""
+        if value >= 2:
+            step = self._steps[value - 2]
+            if step.kind == CREATE and step.name == self._transpose_name:
+                inner = self._transpositions[value]
+                permutation = [inner[d] for d in permutation]
+                value = step.operands[0]
         if list(permutation) == list(range(len(permutation))):
             return value
         shape, element = self.info(value)
         out = tuple(shape[d] for d in permutation)
         attrs = {"permutation": self.i64_list(permutation)}
         ty = self.tensor(out, element)
-        return self._create(self._transpose_name, ty, [value], attrs)
+        ref = self._create(self._transpose_name, ty, [value], attrs)
+        self._transpositions[ref] = tuple(permutation)
+        return ref
 
     def permute_reshape(
         self, value: Ref, permutation: Sequence[int], result_shape: Sequence[int]

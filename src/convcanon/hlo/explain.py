@@ -22,6 +22,32 @@ def _ops_summary(ops: list[str]) -> str:
     return ", ".join(f"{n}x {name}" if n > 1 else name for name, n in counts.items()) or "-"
 
 
+def _ops_after(record: Any) -> dict[str, int]:
+    """The ops that stand for the conv after the pass, by kind: the rewrite's ops, or the conv."""
+    if not record.decision.accepted:
+        return {"convolution": 1}
+    return dict(Counter(record.ops_added))
+
+
+def module_ops(module: Any) -> int:
+    """The ops of a module, nested ones included (all but the module and its functions)."""
+    from jaxlib.mlir import ir
+
+    count = 0
+
+    def visit(op: Any) -> Any:
+        nonlocal count
+        if op.name not in _CONTAINERS:
+            count += 1
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return count
+
+
+_CONTAINERS = frozenset({"builtin.module", "func.func"})
+
+
 def _ints(values: tuple[int, ...]) -> str:
     return "[" + ",".join(str(v) for v in values) + "]"
 
@@ -49,6 +75,8 @@ def _row(record: Any) -> dict[str, Any]:
         "phases": record.phases,  # partial convs emitted, after merging
         "phases_unmerged": record.unmerged,  # one per phase (merge-phases=none)
         "ops_added": record.ops_added,
+        "ops_before": {"convolution": 1},  # the conv itself
+        "ops_after": _ops_after(record),
         "macs_before": 0 if p.dynamic_reason else p.macs,
         "macs_after": record.macs_after,
         "lattice_macs_before": record.lattice_macs_before,  # products of real or padding elements
@@ -58,15 +86,25 @@ def _row(record: Any) -> dict[str, Any]:
     }
 
 
-def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(rows: list[dict[str, Any]], ops: tuple[int, int] | None) -> dict[str, Any]:
     rejected = Counter(r["reason"] for r in rows if r["decision"] == "skip")
-    return {
+    ops_before: Counter[str] = Counter()
+    ops_after: Counter[str] = Counter()
+    for r in rows:
+        ops_before.update(r["ops_before"])
+        ops_after.update(r["ops_after"])
+    summary = {
         "convs_seen": len(rows),
         "rewritten": sum(r["decision"] == "rewrite" for r in rows),
         "rejected": dict(rejected),
         "macs_before": sum(r["macs_before"] for r in rows),
         "macs_after": sum(r["macs_after"] for r in rows),
+        "ops_before": dict(ops_before),
+        "ops_after": dict(ops_after),
     }
+    if ops is not None:
+        summary["module_ops_before"], summary["module_ops_after"] = ops
+    return summary
 
 
 _COLUMNS = (
@@ -80,6 +118,7 @@ _COLUMNS = (
     "decision",
     "reason",
     "phases",
+    "ops",
     "ops added",
     "multiply-adds",
 )
@@ -104,6 +143,7 @@ def _cells(row: dict[str, Any]) -> list[str]:
         row["decision"],
         row["reason"],
         _phases_cell(row),
+        f"{sum(row['ops_before'].values())} -> {sum(row['ops_after'].values())}",
         _ops_summary(row["ops_added"]),
         f"{row['macs_before']} dense, {row['lattice_macs_before']} lattice -> {row['macs_after']}",
     ]
@@ -145,11 +185,26 @@ def _summary_lines(summary: dict[str, Any]) -> list[str]:
     before, after = summary["macs_before"], summary["macs_after"]
     ratio = f" (x{after / before:.2f})" if before else ""
     lines.append(f"multiply-adds: {before} before, {after} after{ratio}")
+    ops_before, ops_after = summary["ops_before"], summary["ops_after"]
+    lines.append(
+        f"conv ops: {sum(ops_before.values())} before, {sum(ops_after.values())} after"
+        f" ({_kinds(ops_after)})"
+    )
+    if "module_ops_before" in summary:
+        lines.append(
+            f"module ops: {summary['module_ops_before']} before, "
+            f"{summary['module_ops_after']} after"
+        )
     return lines
 
 
-def render(rows: list[dict[str, Any]], fmt: str) -> str:
-    summary = _summary(rows)
+def _kinds(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n}x {name}" if n > 1 else name for name, n in counts.items()) or "-"
+
+
+def render(rows: list[dict[str, Any]], fmt: str, ops: tuple[int, int] | None = None) -> str:
+    """The rows and their summary; `ops`: the module's ops before and after the pass."""
+    summary = _summary(rows, ops)
     if fmt == "json":
         return json.dumps({"convs": rows, "summary": summary}, indent=2) + "\n"
     table = [list(_COLUMNS)] + [_cells(r) for r in rows]
@@ -179,6 +234,13 @@ def _conv_pass(pipeline: str) -> PassInvocation:
 def explain_rows(text: str, filename: str, pipeline: str | None = None) -> list[dict[str, Any]]:
     """Dry-run the pipeline's conv pass on `text`; one row per conv it saw. Without a pipeline,
     the conv pass of the dialect the module's convs are in (StableHLO when it has none)."""
+    return explain_module(text, filename, pipeline)[0]
+
+
+def explain_module(
+    text: str, filename: str, pipeline: str | None = None
+) -> tuple[list[dict[str, Any]], tuple[int, int]]:
+    """`explain_rows`, and the module's ops before and after the pass."""
     from convcanon.hlo.dialect_check import convs_by_dialect
     from convcanon.hlo.dialects import DIALECTS
     from convcanon.hlo.io import parse_file_text
@@ -191,8 +253,9 @@ def explain_rows(text: str, filename: str, pipeline: str | None = None) -> list[
         dialect = "mhlo" if found["mhlo"] and not found["stablehlo"] else "stablehlo"
         invocation = _conv_pass(CONV_PASS_FOR_DIALECT[dialect])
     dialect = DIALECTS[_CONV_PASSES[invocation.info.name]]
+    before = module_ops(hlo_file.module)
     _, records = canonicalize(hlo_file, invocation.options, dialect)
-    return [_row(r) for r in records]
+    return [_row(r) for r in records], (before, module_ops(hlo_file.module))
 
 
 def explain_file(input: str, pipeline: str | None, fmt: str, input_hlo: bool = False) -> int:
@@ -206,5 +269,6 @@ def explain_file(input: str, pipeline: str | None, fmt: str, input_hlo: bool = F
         from convcanon.fileio import read_mlir_input
 
         filename, text = read_mlir_input(input)
-    write_stdout(render(explain_rows(text, filename, pipeline), fmt))
+    rows, ops = explain_module(text, filename, pipeline)
+    write_stdout(render(rows, fmt, ops))
     return 0
