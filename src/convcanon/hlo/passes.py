@@ -285,11 +285,11 @@ def _verify(hlo_file: HloFile, created: list[build.AnyOp]) -> None:
             op.verify()
     except ir.MLIRError as err:
         error = error_from_mlir(err, hlo_file.filename, "does not verify")
-        error.message = (
+        raise ConvcanonError(
             f"internal error: the rewritten module does not verify: {error.message}"
-            " (a convcanon bug: please report it with this input)"
-        )
-        raise error from None
+            " (a convcanon bug: please report it with this input)",
+            error.loc,
+        ) from None
 
 
 def _verbose_remarks(
