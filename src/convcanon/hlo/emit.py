@@ -197,6 +197,9 @@ def _unfold_geometry(
         outer, phase = axes[axis]
         start[outer], limit[outer] = o0, o0 + on
         start[phase], limit[phase] = p0, p0 + pn
+    for axis, first, length in spec.crops:
+        (whole,) = axes[axis]
+        start[whole], limit[whole] = first, first + length
     crop = None
     if start != [0] * len(shape) or limit != list(shape):
         crop = (start, limit)
