@@ -112,13 +112,22 @@ def test_iree_cpu_computes_a_3x3_stride_2_convs_line_phases_as_one_conv_per_tap(
 @pytest.mark.parametrize("reverse", [[False, False], [True, True]])
 @pytest.mark.parametrize(
     ("kernel", "strides"),
-    [((3, 3), [2, 2]), ((3, 4), [2, 2]), ((3, 2), [1, 2]), ((3, 3), [2, 1]), ((5, 3), [3, 2])],
+    [
+        ((3, 3), [2, 2]),
+        ((3, 4), [2, 2]),
+        ((3, 2), [1, 2]),
+        ((3, 3), [2, 1]),
+        ((5, 3), [3, 2]),
+        ((4, 5), [3, 3]),
+        ((3, 5), [1, 3]),
+    ],
 )
 def test_line_phases_split_into_taps_stay_exact_from_slices_and_from_folds(
     kernel: tuple[int, int], strides: list[int], reverse: list[bool]
 ) -> None:
     """Slices (3x3/2) and folds whose line runs along a strided dim (3x4/2) or an unfolded one
-    (3x2 stride 1x2), windows reversed or not: no line kernel is left, and the values are the
+    (3x2 stride 1x2), also where the kernel phase is one slice of the unfolded kernel (4x5/3,
+    3x5 stride 1x3), windows reversed or not: no line kernel is left, and the values are the
     original's."""
     case = _one_conv(kernel, strides, reverse)
     after, _, _ = run_pass(case.text, STABLEHLO, gate="general", engine="iree-cpu")

@@ -138,6 +138,8 @@ def _kernel_phase(b: Builder, folded: _Folded | None, spec: Operand) -> Ref | No
         if on < 1 or last >= shape[axis]:
             return None
         start[axis], limit[axis], strides[axis] = first, last + 1, s
+    for axis, first, length in spec.crops:  # an axis the fold leaves whole
+        start[axis], limit[axis] = first, first + length
     return b.slice(folded.source, start, limit, strides)
 
 
