@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.phase_plan import lattice_macs
+from convcanon.hlo.policy import POLICIES
 
 from .cases import (
     ConvCase,
@@ -16,6 +17,7 @@ from .cases import (
     assert_canonical,
     assert_same_results,
     conv_cases,
+    conv_module,
     judge,
     parse,
     reference,
@@ -54,14 +56,20 @@ def test_general_gate_is_canonical_exact_and_costs_the_lattice_macs(
 def test_every_engine_policy_is_canonical_exact_and_at_the_floor(
     case: ConvCase, engine: str, merge: str
 ) -> None:
-    """The policies choose among exact forms (layout, fold or slices): each stays exact, and at
-    the lattice floor unless it zero-extends kernels (pad-kernel, within max-mac-ratio)."""
+    """The policies choose among exact forms (layout, fold or slices, line kernels split into
+    taps): each stays exact, and at the lattice floor unless it zero-extends kernels (pad-kernel,
+    within max-mac-ratio)."""
     before = parse(case.text)
-    floor = sum(lattice_macs(p) for p in all_conv_params(before, STABLEHLO))
+    (source,) = all_conv_params(before, STABLEHLO)
+    floor = lattice_macs(source)
     options = {"gate": "general", "engine": engine, "merge_phases": merge}
     after, stats, _ = run_pass(case.text, STABLEHLO, **options)
     params = all_conv_params(after, STABLEHLO)
     assert_canonical(params)
+    if POLICIES[engine].split_line_partials and set(source.lhs_dilation) == {1}:
+        assert not any(_is_line(q.kernel_spatial) for q in params) or _is_line(
+            source.kernel_spatial
+        )
     macs = total_macs(params)
     assert macs == floor if merge == "exact" else floor <= macs <= 2.0 * floor
     assert stats.counters["convs-seen"] == 1
@@ -70,6 +78,68 @@ def test_every_engine_policy_is_canonical_exact_and_at_the_floor(
     assert_same_results(
         run(case.text, inputs), run(as_stablehlo_text(after, STABLEHLO), inputs), case.element
     )
+
+
+def _is_line(kernel: tuple[int, ...]) -> bool:
+    """Taps in exactly one spatial dim."""
+    return sum(k > 1 for k in kernel) == 1
+
+
+def _one_conv(kernel: tuple[int, int], strides: list[int], reverse: list[bool]) -> ConvCase:
+    """An NHWC conv of a 1x9x9x2 lhs, SAME-like padding (0, 1), 3 output features."""
+    outs = [(9 + 1 - k) // s + 1 for k, s in zip(kernel, strides, strict=True)]
+    lhs, rhs, out = (1, 9, 9, 2), (*kernel, 2, 3), (1, *outs, 3)
+    dims = "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]"
+    pads = [(0, 1), (0, 1)]
+    text = conv_module(dims, lhs, rhs, out, "f32", strides, pads, [1, 1], [1, 1], reverse, 1, 1)
+    return ConvCase(text, lhs, rhs, "f32")
+
+
+@pytest.mark.parametrize(
+    ("engine", "kernels"),
+    [("iree-cpu", [(2, 2)] + [(1, 1)] * 5), ("generic", [(2, 2), (2, 1), (1, 2), (1, 1)])],
+)
+def test_iree_cpu_computes_a_3x3_stride_2_convs_line_phases_as_one_conv_per_tap(
+    engine: str, kernels: list[tuple[int, ...]]
+) -> None:
+    """IREE compiles a 2x1 or 1x2 conv as a loop nest: its policy writes those phases as 1x1
+    convs; the generic policy keeps one conv per phase."""
+    case = _one_conv((3, 3), [2, 2], [False, False])
+    after, _, _ = run_pass(case.text, STABLEHLO, gate="general", engine=engine)
+    assert [q.kernel_spatial for q in all_conv_params(after, STABLEHLO)] == kernels
+
+
+@pytest.mark.parametrize("reverse", [[False, False], [True, True]])
+@pytest.mark.parametrize(
+    ("kernel", "strides"),
+    [
+        ((3, 3), [2, 2]),
+        ((3, 4), [2, 2]),
+        ((3, 2), [1, 2]),
+        ((3, 3), [2, 1]),
+        ((5, 3), [3, 2]),
+        ((4, 5), [3, 3]),
+        ((3, 5), [1, 3]),
+    ],
+)
+def test_line_phases_split_into_taps_stay_exact_from_slices_and_from_folds(
+    kernel: tuple[int, int], strides: list[int], reverse: list[bool]
+) -> None:
+    """Slices (3x3/2) and folds whose line runs along a strided dim (3x4/2) or an unfolded one
+    (3x2 stride 1x2), also where the kernel phase is one slice of the unfolded kernel (4x5/3,
+    3x5 stride 1x3), windows reversed or not: no line kernel is left, and the values are the
+    original's."""
+    case = _one_conv(kernel, strides, reverse)
+    after, _, _ = run_pass(case.text, STABLEHLO, gate="general", engine="iree-cpu")
+    params = all_conv_params(after, STABLEHLO)
+    assert_canonical(params)
+    assert not any(_is_line(q.kernel_spatial) for q in params)
+    assert total_macs(params) == sum(
+        lattice_macs(p) for p in all_conv_params(parse(case.text), STABLEHLO)
+    )
+    inputs = case.inputs()
+    after_text = as_stablehlo_text(after, STABLEHLO)
+    assert_same_results(reference(case.text, inputs), reference(after_text, inputs), "f32")
 
 
 _REVERSED_1D = """func.func public @main(%arg0: tensor<1x1x{n}xf32>, %arg1: tensor<1x1x4xf32>)

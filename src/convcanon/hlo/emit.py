@@ -138,6 +138,8 @@ def _kernel_phase(b: Builder, folded: _Folded | None, spec: Operand) -> Ref | No
         if on < 1 or last >= shape[axis]:
             return None
         start[axis], limit[axis], strides[axis] = first, last + 1, s
+    for axis, first, length in spec.crops:  # an axis the fold leaves whole
+        start[axis], limit[axis] = first, first + length
     return b.slice(folded.source, start, limit, strides)
 
 
@@ -197,6 +199,9 @@ def _unfold_geometry(
         outer, phase = axes[axis]
         start[outer], limit[outer] = o0, o0 + on
         start[phase], limit[phase] = p0, p0 + pn
+    for axis, first, length in spec.crops:
+        (whole,) = axes[axis]
+        start[whole], limit[whole] = first, first + length
     crop = None
     if start != [0] * len(shape) or limit != list(shape):
         crop = (start, limit)

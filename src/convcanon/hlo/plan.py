@@ -92,6 +92,7 @@ class Unfold(NamedTuple):
     feature: int
     groups: int
     layout: Permutation | None = None
+    crops: tuple[Window, ...] = ()  # (axis, start, length) of an axis that is not folded
 
 
 Operand = Slices | Unfold | None  # None: the (padded) operand itself
@@ -338,11 +339,11 @@ def _plan_window(
         written |= {"window_strides", "rhs_dilation"}
         plans = plan_stride(p)
         if fold:
-            flips, lhs_fold, kernel_fold, partials = _folded(p, plans, fold_back, conv_dims)
+            flips, lhs_fold, kernel_fold, partials = _folded(p, plans, fold_back, conv_dims, policy)
             if flips:
                 written.add("window_reversal")
         else:
-            partials = _sliced(p, plans, merge and joins_inputs(p))
+            partials = _sliced(p, plans, merge and joins_inputs(p), policy)
     return WindowPlan(
         p,
         kernel_pad,
@@ -506,7 +507,7 @@ def _partial_params(
     p: ConvParams,
     lhs_shape: tuple[int, ...],
     rhs_shape: tuple[int, ...],
-    plans: tuple[DimPlan, ...],
+    dilation: tuple[int, ...],
     reversal: tuple[bool, ...],
 ) -> ConvParams:
     """A stride partial: unit stride, the phases' rhs dilation, on the given operands."""
@@ -514,14 +515,66 @@ def _partial_params(
         lhs_shape=lhs_shape,
         rhs_shape=rhs_shape,
         strides=(1,) * p.num_spatial,
-        rhs_dilation=tuple(d.rhs_dilation for d in plans),
+        rhs_dilation=dilation,
         reversal=reversal,
     )
 
 
-def _sliced(p: ConvParams, plans: tuple[DimPlan, ...], merge: bool) -> tuple[PartialConv, ...]:
+Combo = tuple[Phase, ...]  # one phase per spatial dim
+
+
+class TapSplit(NamedTuple):
+    """The phase combos one partial conv reads, with its rhs dilation and window reversal."""
+
+    combos: list[Combo]
+    dilation: tuple[int, ...]
+    reversal: tuple[bool, ...]
+
+
+def _single_tap(phase: Phase, tap: int, dilation: int, reversed_: bool) -> Phase:
+    """Tap `tap` of a phase as a phase of its own: the lhs window that tap reads for every
+    output, and the one kernel element it multiplies (tap k reads element n-1-k if reversed)."""
+    out = phase.lhs_length - (phase.taps - 1) * dilation
+    element = phase.taps - 1 - tap if reversed_ else tap
+    return Phase(
+        1,
+        phase.lhs_start + tap * dilation * phase.lhs_stride,
+        phase.lhs_stride if out > 1 else 1,
+        out,
+        phase.rhs_start + element * phase.rhs_stride,
+        1,
+    )
+
+
+def _tap_splits(
+    p: ConvParams, combos: list[Combo], plans: tuple[DimPlan, ...], policy: EnginePolicy
+) -> list[TapSplit]:
+    """The partial convs of one group of phase combos: one, or one per tap where the policy
+    splits a line kernel (the combos of a group have the same tap counts)."""
+    dilation = tuple(d.rhs_dilation for d in plans)
+    taps = tuple(ph.taps for ph in combos[0])
+    if not policy.splits_line(p.kernel_spatial, taps):
+        return [TapSplit(combos, dilation, p.reversal)]
+    axis = next(i for i, n in enumerate(taps) if n > 1)
+    one = dilation[:axis] + (1,) + dilation[axis + 1 :]
+    forward = p.reversal[:axis] + (False,) + p.reversal[axis + 1 :]
+    d, reversed_ = dilation[axis], p.reversal[axis]
+    return [
+        TapSplit(
+            [c[:axis] + (_single_tap(c[axis], tap, d, reversed_),) + c[axis + 1 :] for c in combos],
+            one,
+            forward,
+        )
+        for tap in range(taps[axis])
+    ]
+
+
+def _sliced(
+    p: ConvParams, plans: tuple[DimPlan, ...], merge: bool, policy: EnginePolicy
+) -> tuple[PartialConv, ...]:
     """One conv per phase combo, or per group of combos whose tap counts agree in each dim
-    (their slices joined on the features, row-major in the dims as the kernel has them)."""
+    (their slices joined on the features, row-major in the dims as the kernel has them); a line
+    kernel the policy splits is one conv per tap."""
     if merge:
         per_dim = [tap_groups(d) for d in plans]
         groups = [list(itertools.product(*choice)) for choice in itertools.product(*per_dim)]
@@ -529,7 +582,9 @@ def _sliced(p: ConvParams, plans: tuple[DimPlan, ...], merge: bool) -> tuple[Par
         groups = [[combo] for combo in itertools.product(*(d.phases for d in plans))]
     dims = p.dims
     partials = []
-    for combos in groups:
+    for combos, dilation, reversal in (
+        split for group in groups for split in _tap_splits(p, group, plans, policy)
+    ):
         lhs = Slices(
             dims.lhs_spatial,
             tuple(tuple(ph.lhs_window for ph in c) for c in combos),
@@ -544,7 +599,7 @@ def _sliced(p: ConvParams, plans: tuple[DimPlan, ...], merge: bool) -> tuple[Par
         )
         lhs_shape = _joined_shape(p.lhs_shape, lhs, len(combos))
         rhs_shape = _joined_shape(p.rhs_shape, rhs, len(combos))
-        q = _partial_params(p, lhs_shape, rhs_shape, plans, p.reversal)
+        q = _partial_params(p, lhs_shape, rhs_shape, dilation, reversal)
         partials.append(PartialConv(q, lhs, rhs))
     return tuple(partials)
 
@@ -565,6 +620,7 @@ def _folded(
     plans: tuple[DimPlan, ...],
     layout: Permutation | None,
     conv_dims: DimensionNumbers,
+    policy: EnginePolicy,
 ) -> tuple[tuple[int, ...], Fold, Fold, tuple[PartialConv, ...]]:
     """Merged phases of a conv whose strided dims all have unit rhs dilation: phase p of such a
     dim reads lhs p, p+s, ... and taps p, p+s, ..., so the lhs and the kernel are folded once
@@ -582,24 +638,54 @@ def _folded(
     groups = p.feature_group_count
     partials = []
     for choice in itertools.product(*(tap_groups(plans[i]) for i in strided)):
-        lhs_windows, rhs_windows = [], []
-        lhs_shape, rhs_shape = list(p.lhs_shape), list(p.rhs_shape)
+        taps = list(p.kernel_spatial)
         for i, group in zip(strided, choice, strict=True):
-            first: Phase = group[0]
-            phase = first.lhs_start  # = the phase p, with unit rhs dilation
-            lhs_windows.append((dims.lhs_spatial[i], 0, first.lhs_length, phase, len(group)))
-            rhs_windows.append((dims.rhs_spatial[i], 0, first.taps, phase, len(group)))
-            lhs_shape[dims.lhs_spatial[i]] = first.lhs_length
-            rhs_shape[dims.rhs_spatial[i]] = first.taps
-        phases = math.prod(len(g) for g in choice)
-        lhs_shape[dims.lhs_feature] *= phases
-        rhs_shape[dims.rhs_in_feature] *= phases
-        lhs = Unfold(tuple(lhs_windows), dims.lhs_feature, groups, layout)
-        rhs = Unfold(tuple(rhs_windows), dims.rhs_in_feature, 1)
-        shape = _permuted(tuple(lhs_shape), layout) if layout is not None else tuple(lhs_shape)
-        q = _partial_params(p, shape, tuple(rhs_shape), plans, forward)
-        partials.append(PartialConv(q._replace(dims=conv_dims), lhs, rhs))
+            taps[i] = group[0].taps
+        for tap in _folded_taps(p, tuple(taps), plans, policy):
+            lhs_windows, rhs_windows = [], []
+            lhs_shape, rhs_shape = list(p.lhs_shape), list(p.rhs_shape)
+            for i, group in zip(strided, choice, strict=True):
+                first: Phase = group[0]
+                phase = first.lhs_start  # = the phase p, with unit rhs dilation
+                o0, on, k0, kn = tap.get(i, (0, first.lhs_length, 0, first.taps))
+                lhs_windows.append((dims.lhs_spatial[i], o0, on, phase, len(group)))
+                rhs_windows.append((dims.rhs_spatial[i], k0, kn, phase, len(group)))
+                lhs_shape[dims.lhs_spatial[i]] = on
+                rhs_shape[dims.rhs_spatial[i]] = kn
+            lhs_crops, rhs_crops = [], []
+            for i, (o0, on, k0, kn) in tap.items():
+                if i not in strided:
+                    lhs_crops.append((dims.lhs_spatial[i], o0, on))
+                    rhs_crops.append((dims.rhs_spatial[i], k0, kn))
+                    lhs_shape[dims.lhs_spatial[i]], rhs_shape[dims.rhs_spatial[i]] = on, kn
+            phases = math.prod(len(g) for g in choice)
+            lhs_shape[dims.lhs_feature] *= phases
+            rhs_shape[dims.rhs_in_feature] *= phases
+            lhs = Unfold(tuple(lhs_windows), dims.lhs_feature, groups, layout, tuple(lhs_crops))
+            rhs = Unfold(tuple(rhs_windows), dims.rhs_in_feature, 1, None, tuple(rhs_crops))
+            shape = _permuted(tuple(lhs_shape), layout) if layout is not None else tuple(lhs_shape)
+            dilation = tuple(1 if i in tap else d.rhs_dilation for i, d in enumerate(plans))
+            reversal = tuple(r and i not in tap for i, r in enumerate(forward))
+            q = _partial_params(p, shape, tuple(rhs_shape), dilation, reversal)
+            partials.append(PartialConv(q._replace(dims=conv_dims), lhs, rhs))
     return flips, Fold(tuple(lhs_folds)), Fold(tuple(rhs_folds)), tuple(partials)
+
+
+def _folded_taps(
+    p: ConvParams, taps: tuple[int, ...], plans: tuple[DimPlan, ...], policy: EnginePolicy
+) -> list[dict[int, tuple[int, int, int, int]]]:
+    """The partial convs of one folded phase group with `taps` per spatial dim: one reading
+    whole windows ({}), or where the policy splits a line kernel one per tap, each
+    {dim: (lhs start, lhs length, kernel start, kernel length)} in folded (outer) coordinates
+    on a strided dim, in elements on an unfolded one."""
+    if not policy.splits_line(p.kernel_spatial, taps):
+        return [{}]
+    i = next(i for i, n in enumerate(taps) if n > 1)
+    n, out = taps[i], p.out_spatial[i]
+    if p.strides[i] > 1:  # unit rhs dilation, the kernel flipped to forward order
+        return [{i: (tap, out, tap, 1)} for tap in range(n)]
+    d = plans[i].rhs_dilation
+    return [{i: (tap * d, out, n - 1 - tap if p.reversal[i] else tap, 1)} for tap in range(n)]
 
 
 # -- output phases ------------------------------------------------------------------------------

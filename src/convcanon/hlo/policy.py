@@ -41,6 +41,18 @@ class EnginePolicy(NamedTuple):
     # the unpadded conv costs little more (x1.1), and XLA CPU grows a library fusion of a
     # following reduction (a ResNet's global pool) up through the whole last stage.
     max_routed_pad_growth: tuple[int, int]
+    # A stride partial whose kernel is a line (taps in one spatial dim only) cut from a kernel
+    # that is not one (the 2x1 and 1x2 phases of a 3x3/2 conv) is written as one 1x1 conv per
+    # tap, on shifted slices of its lhs: same multiply-adds. An engine may compile a conv with
+    # one unit kernel dim as a generic loop nest, not as a conv (IREE CPU: a 2x1x32x64 conv on
+    # 17x16 px takes 580-780 us, its two 1x1 convs 98 us, the whole 3x3/2 conv 230 us).
+    split_line_partials: bool
+
+    def splits_line(self, kernel: tuple[int, ...], taps: tuple[int, ...]) -> bool:
+        """Whether a partial with `taps` per spatial dim, of a conv with kernel extents
+        `kernel`, is written as one conv per tap."""
+        lines = sum(t > 1 for t in taps) == 1
+        return self.split_line_partials and lines and sum(k > 1 for k in kernel) > 1
 
     def routes_pad(self, p: ConvParams) -> bool:
         """Whether the explicit pad of unit-stride `p` is written channels-last. Always so for a
@@ -66,21 +78,28 @@ XLA_CPU = EnginePolicy(
     fold_channels_last=True,
     pad_channels_last=True,
     max_routed_pad_growth=(3, 2),
+    split_line_partials=False,
 )
 # IREE lays a channels-first conv out channels-last itself and fuses only the conv's own pad into
 # that transpose, so an explicit NCHW pad costs a dispatch and a slow conv: channels-last took
 # the PyTorch-shaped ResNet-18 x4.58 -> x0.71 and U-Net x3.13 -> x1.19 (64 px), geomean x1.65 ->
 # x1.03 over 8 small programs; slices instead of a fold took the VGG-style 3x3/2 stack from 23 to
-# 19 dispatches (bench/RESULTS_runtime_policies.md).
+# 19 dispatches (bench/RESULTS_runtime_policies.md). IREE compiles a 3x3/2 conv's 2x1 and 1x2
+# phases as loop nests, not convs: split into 1x1 convs per tap, the VGG-style stack's convs alone
+# went from x2.3-x3.4 to x0.70-x1.28 of the original's time, weights as arguments
+# (bench/RESULTS_runtime_engines_convs.md, "Why IREE's strided partial convs are slow").
 IREE_CPU = XLA_CPU._replace(
     name="iree-cpu",
     channels_last=True,
     fold_single_phases=False,
     fold_channels_last=False,
     pad_channels_last=False,
+    split_line_partials=True,
 )
 # For engines not measured: the choices with no catastrophic row on either engine measured
-# (x1.05 on XLA, x1.03 on IREE in the same run).
-GENERIC = IREE_CPU._replace(name="generic")
+# (x1.05 on XLA, x1.03 on IREE in the same run). Line partials stay one conv: split, the same
+# VGG convs took x1.49-x2.10 of the original's time on XLA CPU instead of x1.31-x1.80, except the
+# 8 px one (x1.92 instead of x2.21).
+GENERIC = IREE_CPU._replace(name="generic", split_line_partials=False)
 
 POLICIES = {policy.name: policy for policy in (XLA_CPU, IREE_CPU, GENERIC)}
