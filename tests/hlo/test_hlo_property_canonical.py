@@ -97,13 +97,17 @@ def _one_conv(kernel: tuple[int, int], strides: list[int], reverse: list[bool]) 
 
 @pytest.mark.parametrize(
     ("engine", "kernels"),
-    [("iree-cpu", [(2, 2)] + [(1, 1)] * 5), ("generic", [(2, 2), (2, 1), (1, 2), (1, 1)])],
+    [
+        ("iree-cpu", [(2, 2)] + [(1, 1)] * 5),
+        ("generic", [(2, 2)] + [(1, 1)] * 5),
+        ("xla-cpu", [(2, 2), (2, 1), (1, 2), (1, 1)]),
+    ],
 )
 def test_iree_cpu_computes_a_3x3_stride_2_convs_line_phases_as_one_conv_per_tap(
     engine: str, kernels: list[tuple[int, ...]]
 ) -> None:
-    """IREE compiles a 2x1 or 1x2 conv as a loop nest: its policy writes those phases as 1x1
-    convs; the generic policy keeps one conv per phase."""
+    """IREE compiles a 2x1 or 1x2 conv as a loop nest: its policy and the generic one write
+    those phases as 1x1 convs; XLA CPU's keeps one conv per phase."""
     case = _one_conv((3, 3), [2, 2], [False, False])
     after, _, _ = run_pass(case.text, STABLEHLO, gate="general", engine=engine)
     assert [q.kernel_spatial for q in all_conv_params(after, STABLEHLO)] == kernels

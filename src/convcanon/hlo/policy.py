@@ -96,10 +96,12 @@ IREE_CPU = XLA_CPU._replace(
     pad_channels_last=False,
     split_line_partials=True,
 )
-# For engines not measured: the choices with no catastrophic row on either engine measured
-# (x1.05 on XLA, x1.03 on IREE in the same run). Line partials stay one conv: split, the same
-# VGG convs took x1.49-x2.10 of the original's time on XLA CPU instead of x1.31-x1.80, except the
-# 8 px one (x1.92 instead of x2.21).
-GENERIC = IREE_CPU._replace(name="generic", split_line_partials=False)
+# For engines not measured: IREE's channels-last convs and split line phases, with XLA's
+# space-to-depth fold, channels-last, in front of every strided conv. Of the forms measured it is
+# the best on both engines together (8 programs, quiet host, bench/RESULTS_runtime_policies*.md):
+# IREE x0.85 full size / x0.88 small (iree-cpu x0.89 / x0.90), XLA x1.17 / x1.04; strided
+# slices instead of the fold were XLA x1.24 full size (wav2vec2's encoder x1.65, the training
+# step x1.37) and kept line phases were IREE's VGG-style stack x4.8.
+GENERIC = IREE_CPU._replace(name="generic", fold_single_phases=True, fold_channels_last=True)
 
 POLICIES = {policy.name: policy for policy in (XLA_CPU, IREE_CPU, GENERIC)}
