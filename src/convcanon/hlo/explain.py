@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 from convcanon.diagnostics import UsageError
@@ -18,8 +19,7 @@ _CONV_PASSES = {name: dialect for dialect, name in CONV_PASS_FOR_DIALECT.items()
 
 
 def _ops_summary(ops: list[str]) -> str:
-    counts = Counter(ops)
-    return ", ".join(f"{n}x {name}" if n > 1 else name for name, n in counts.items()) or "-"
+    return _kinds(Counter(ops))
 
 
 def _ops_after(record: Any) -> dict[str, int]:
@@ -198,7 +198,8 @@ def _summary_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _kinds(counts: dict[str, int]) -> str:
+def _kinds(counts: Mapping[str, int]) -> str:
+    """`2x slice, pad`: op kinds by count, in the order first seen."""
     return ", ".join(f"{n}x {name}" if n > 1 else name for name, n in counts.items()) or "-"
 
 

@@ -81,13 +81,13 @@ XLA_CPU = EnginePolicy(
     split_line_partials=False,
 )
 # IREE lays a channels-first conv out channels-last itself and fuses only the conv's own pad into
-# that transpose, so an explicit NCHW pad costs a dispatch and a slow conv: channels-last took
-# the PyTorch-shaped ResNet-18 x4.58 -> x0.71 and U-Net x3.13 -> x1.19 (64 px), geomean x1.65 ->
-# x1.03 over 8 small programs; slices instead of a fold took the VGG-style 3x3/2 stack from 23 to
-# 19 dispatches (bench/RESULTS_runtime_policies.md). IREE compiles a 3x3/2 conv's 2x1 and 1x2
-# phases as loop nests, not convs: split into 1x1 convs per tap, the VGG-style stack's convs alone
-# went from x2.3-x3.4 to x0.70-x1.28 of the original's time, weights as arguments
-# (bench/RESULTS_runtime_engines_convs.md, "Why IREE's strided partial convs are slow").
+# that transpose, so an explicit NCHW pad costs a dispatch and a slow conv: the PyTorch-shaped
+# ResNet-18 runs x8.81 (224 px) / x5.48 (64 px) with xla-cpu's forms, x1.05 / x0.89
+# channels-last. IREE compiles a 3x3/2 conv's 2x1 and 1x2 phases as loop nests, not convs: split
+# into 1x1 convs per tap, the VGG-style stack at 64 px runs x0.90, against x2.74 with
+# xla-cpu's forms and x4.1 with strided slices and whole line phases
+# (bench/RESULTS_runtime_policies.md; bench/RESULTS_runtime_engines_convs.md, "Why IREE's
+# strided partial convs are slow").
 IREE_CPU = XLA_CPU._replace(
     name="iree-cpu",
     channels_last=True,
@@ -97,11 +97,11 @@ IREE_CPU = XLA_CPU._replace(
     split_line_partials=True,
 )
 # For engines not measured: IREE's channels-last convs and split line phases, with XLA's
-# space-to-depth fold, channels-last, in front of every strided conv. Of the forms measured it is
-# the best on both engines together (8 programs, quiet host, bench/RESULTS_runtime_policies*.md):
-# IREE x0.85 full size / x0.88 small (iree-cpu x0.89 / x0.90), XLA x1.17 / x1.04; strided
-# slices instead of the fold were XLA x1.24 full size (wav2vec2's encoder x1.65, the training
-# step x1.37) and kept line phases were IREE's VGG-style stack x4.8.
+# space-to-depth fold, channels-last, in front of every strided conv. Of the five forms measured
+# it is the best on both engines together (8 programs, quiet host,
+# bench/RESULTS_runtime_policies.md): IREE x0.88 small / x0.89 full (iree-cpu x0.81 / x0.91),
+# XLA x1.05 / x1.19 (xla-cpu x0.82 / x1.10); strided slices instead of the fold were XLA x1.24
+# full size (wav2vec2's encoder x1.65) and kept line phases left IREE's VGG-style stack at x4.8.
 GENERIC = IREE_CPU._replace(name="generic", fold_single_phases=True, fold_channels_last=True)
 
 POLICIES = {policy.name: policy for policy in (XLA_CPU, IREE_CPU, GENERIC)}
