@@ -380,3 +380,29 @@ def test_output_that_is_the_input_under_another_name_is_refused(
     assert code == 2
     assert "is the input file" in capsys.readouterr().err
     assert module.read_text() == MODULE
+
+
+def test_an_output_written_from_another_thread_is_whole_and_keeps_the_signal_handlers(
+    tmp_path: Path,
+) -> None:
+    """Off the main thread Python refuses to install signal handlers: the writer then writes
+    without them (the API's callers may write from worker threads) and changes none."""
+    import threading
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    target = tmp_path / "out.mlir"
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            write_output(str(target), "module {}\n")
+        except BaseException as err:  # noqa: BLE001 (reported by the main thread)
+            errors.append(err)
+
+    worker = threading.Thread(target=write)
+    worker.start()
+    worker.join()
+    assert not errors
+    assert target.read_text() == "module {}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.mlir"]
+    assert {s: signal.getsignal(s) for s in before} == before
