@@ -331,9 +331,12 @@ def alone(kernel: tuple[int, int], how: str = "conv") -> Callable[[Conv], str]:
 
 VARIANTS: dict[str, Callable[[Conv], str]] = {
     "original": original,
-    "engine=generic": pass_form("engine=generic"),
-    "engine=iree-cpu": pass_form("engine=iree-cpu"),
+    "engine=generic": pass_form("engine=generic merge-phases=exact"),
+    "engine=iree-cpu": pass_form("engine=iree-cpu merge-phases=exact"),
     "merge-phases=pad-kernel": pass_form("engine=generic merge-phases=pad-kernel"),
+    "engine=xla-cpu": pass_form("engine=xla-cpu merge-phases=exact"),
+    "engine=xla-cpu merge-phases=pad-kernel": pass_form("engine=xla-cpu merge-phases=pad-kernel"),
+    "engine=iree-cpu merge-phases=pad-kernel": pass_form("engine=iree-cpu merge-phases=pad-kernel"),
     "barrier-lhs": lambda conv: phases(conv, Form(barrier="l")),
     "barrier-kernel": lambda conv: phases(conv, Form(barrier="k")),
     "barrier-both": lambda conv: phases(conv, Form(barrier="lk")),

@@ -121,8 +121,8 @@ def test_from_jax_compare_catches_a_wrong_rewrite(monkeypatch: pytest.MonkeyPatc
         return result
 
     monkeypatch.setattr(api, "canonicalize_conv", corrupt)
-    x = jnp.ones((1, 9, 9, 2), jnp.float32)
-    w = jnp.asarray(np.random.default_rng(0).normal(size=(3, 3, 2, 2)), jnp.float32)
+    x = jnp.ones((1, 9, 9, 8), jnp.float32)  # 8 features: four phase convs and their adds
+    w = jnp.asarray(np.random.default_rng(0).normal(size=(3, 3, 8, 2)), jnp.float32)
 
     def conv(x: jax.Array, w: jax.Array) -> jax.Array:
         dims = ("NHWC", "HWIO", "NHWC")

@@ -7,9 +7,11 @@ non-empty output for the drawn kernel, dilations and padding.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
@@ -17,9 +19,12 @@ from hypothesis import strategies as st
 from convcanon.hlo import legalize
 from convcanon.hlo.context import make_context, parse_module
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
+from convcanon.hlo.gate import ConvOptions
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.params import ConvParams, read_conv_params
 from convcanon.hlo.passes import canonicalize, convs_of, functions
+from convcanon.hlo.phase_plan import lattice_macs
+from convcanon.hlo.policy import POLICIES
 from convcanon.pipeline import PassStats
 from convcanon.verify.xla_engine import run_stablehlo_text
 
@@ -206,6 +211,20 @@ def assert_canonical(params: list[ConvParams]) -> None:
 
 def total_macs(params: list[ConvParams]) -> int:
     return sum(p.macs for p in params)
+
+
+def mac_ceiling(before: list[ConvParams], **options: Any) -> int:
+    """The most multiply-adds the rewrite of the convs `before` may cost under the pass
+    `options`: each conv's lattice floor, times max-mac-ratio where its kernel is zero-extended
+    (merge-phases=pad-kernel, or under auto the engine policy's choice for that conv)."""
+    opts = ConvOptions(**options)
+    policy = POLICIES[opts.engine]
+    return sum(
+        math.floor(lattice_macs(p) * opts.max_mac_ratio)
+        if policy.merge_mode(p, opts.merge_phases) == "pad-kernel"
+        else lattice_macs(p)
+        for p in before
+    )
 
 
 def assert_same_results(before: list[np.ndarray], after: list[np.ndarray], element: str) -> None:

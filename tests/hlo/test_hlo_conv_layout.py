@@ -103,10 +103,11 @@ def test_an_nchw_conv_is_padded_and_computed_channels_last_between_two_transpose
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_channels_last_conv_gets_no_transposes(dialect: Dialect) -> None:
+    # merge-phases=exact: a stem's zero-extended kernel is folded with transposes of its own
     after, stats, printed = run_pass(
-        NHWC_STRIDE_2, dialect, gate="general", conv_layout="channels-last"
+        NHWC_STRIDE_2, dialect, gate="general", conv_layout="channels-last", merge_phases="exact"
     )
-    _, _, default_printed = run_pass(NHWC_STRIDE_2, dialect, gate="general")
+    _, _, default_printed = run_pass(NHWC_STRIDE_2, dialect, gate="general", merge_phases="exact")
     assert printed == default_printed
     assert "channels-last" not in stats.counters and _transposes(printed) == 0
 

@@ -30,6 +30,7 @@ from .cases import (
     assert_canonical,
     assert_same_results,
     judge,
+    mac_ceiling,
     parse,
     run_pass,
     total_macs,
@@ -104,11 +105,11 @@ def poly_convs(draw: st.DrawFn) -> PolyConv:
 
 
 def _assert_exact_at_batch_sizes(
-    text: str, canonical: str, case: PolyProgram, mac_ratio: float = 1.0
+    text: str, canonical: str, case: PolyProgram, **options: Any
 ) -> None:
     """At batch 1, 2 and 5 the refined rewrite has no dynamic op left, only canonical convs, the
-    original's lattice multiply-adds (within `mac_ratio` of them), and the original's
-    results."""
+    original's lattice multiply-adds (within max-mac-ratio of them where the pass `options`
+    zero-extend a kernel), and the original's results."""
     for batch in (1, 2, 5):
         original = refine_at_batch(text, "before.mlir", batch)
         refined = refine_at_batch(canonical, "after.mlir", batch)
@@ -117,7 +118,7 @@ def _assert_exact_at_batch_sizes(
         params = all_conv_params(parse(refined), STABLEHLO)
         assert_canonical(params)
         floor = sum(lattice_macs(p) for p in before)
-        assert floor <= total_macs(params) <= mac_ratio * floor
+        assert floor <= total_macs(params) <= mac_ceiling(before, gate="general", **options)
         inputs = case.inputs(batch, seed=batch)
         run = judge([*before, *params])  # the reference where XLA has known conv bugs
         assert_same_results(run(original, inputs), run(refined, inputs), "f32")
@@ -135,7 +136,8 @@ def test_a_symbolic_batch_is_rewritten_exact_at_every_batch_size(
     assert_canonical(all_conv_params(after, dialect))  # on the polymorphic module itself
     canonical = as_stablehlo_text(after, dialect)
     assert "jax.uses_shape_polymorphism" in canonical and "shape_assertion" in canonical
-    _assert_exact_at_batch_sizes(case.text, canonical, PolyProgram(case.text, [case.lhs, case.rhs]))
+    program = PolyProgram(case.text, [case.lhs, case.rhs])
+    _assert_exact_at_batch_sizes(case.text, canonical, program, conv_layout=layout)
 
 
 @dataclass(frozen=True)
@@ -222,9 +224,7 @@ def _assert_training_step_rewritten(
     assert not any(k.startswith("skipped: dynamic") for k in stats.counters), stats.counters
     params = all_conv_params(after, dialect)
     assert_canonical(params)
-    pads_kernels = options.get("merge_phases") == "pad-kernel"
-    ratio = ConvOptions().max_mac_ratio if pads_kernels else 1.0
-    _assert_exact_at_batch_sizes(case.text, as_stablehlo_text(after, dialect), case, ratio)
+    _assert_exact_at_batch_sizes(case.text, as_stablehlo_text(after, dialect), case, **options)
     return params
 
 

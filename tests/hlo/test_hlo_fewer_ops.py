@@ -142,7 +142,7 @@ def test_each_unmerged_kernel_phase_is_one_strided_slice_of_the_kernel(
     only partials that merge phases read a fold of the kernel. The result is exact."""
     h = 16
     text = _STRIDED.format(h=h, k=k, s=s, p=p, o=(h + 2 * p - k) // s + 1)
-    after, _, _ = run_pass(text, STABLEHLO, gate="general", engine=engine)
+    after, _, _ = run_pass(text, STABLEHLO, gate="general", engine=engine, merge_phases="exact")
     kernel = after.module.body.operations[0].regions[0].blocks[0].arguments[1]
     convs = [op for op in _ops(after) if op.name == "stablehlo.convolution"]
     unmerged = [c for c in convs if ir.RankedTensorType(c.operands[1].type).shape[2] == 3]
@@ -302,7 +302,7 @@ def test_explain_counts_the_ops_of_the_printed_module(engine: str) -> None:
 def test_explain_counts_a_skipped_conv_as_itself() -> None:
     text = _STRIDED.format(h=16, k=3, s=2, p=1, o=8)
     rows, ops = explain_module(
-        text, "m.mlir", "stablehlo-canonicalize-conv{gate=general max-phases=1}"
+        text, "m.mlir", "stablehlo-canonicalize-conv{gate=general max-phases=1 merge-phases=exact}"
     )
     (row,) = rows
     assert row["decision"] == "skip" and row["ops_after"] == {"convolution": 1}

@@ -81,7 +81,7 @@ GENERAL = ConvOptions(gate="general")
         (
             # merged: per dim phases of 2 and 1 taps, so 2 x 2 convs
             params(stride=2, spatial=(40, 40)),
-            ConvOptions(max_phases=3),
+            ConvOptions(max_phases=3, merge_phases="exact"),
             "needs 4 partial convs, over max-phases 3",
         ),
         (

@@ -21,6 +21,7 @@ from .cases import (
     as_stablehlo_text,
     assert_canonical,
     assert_same_results,
+    mac_ceiling,
     parse,
     run_pass,
     total_macs,
@@ -75,9 +76,13 @@ def test_small_cnn_example_matches_xla_after_canonicalization(dialect) -> None:
     text = (EXAMPLES / "small_cnn.stablehlo.mlir").read_text()
     after, _, _ = run_pass(text, dialect, gate="general")
     params = all_conv_params(after, dialect)
-    assert len(params) == 15  # 6 convs, 3 of them split into 4 phases
+    # 6 convs, 2 of them split into 4 phases; the 7x7/2 RGB stem is one conv over its fold with
+    # the kernel zero-extended to 8x8 (the engine policy's choice: 64/49 of its floor)
+    assert len(params) == 12
     assert_canonical(params)
-    assert total_macs(params) == total_macs(all_conv_params(parse(text, dialect), dialect))
+    before = all_conv_params(parse(text, dialect), dialect)
+    assert total_macs(before) == 687104 and total_macs(params) == 779264
+    assert total_macs(params) <= mac_ceiling(before, gate="general")
     inputs = _main_inputs(text, seed=0)
     assert_same_results(xla(text, inputs), xla(as_stablehlo_text(after, dialect), inputs), "f32")
 
@@ -91,8 +96,10 @@ def test_flax_cnn_matches_xla_after_canonicalization(flax_export) -> None:
     assert stats.counters["convs-seen"] == n_convs
     params = all_conv_params(after, STABLEHLO)
     assert_canonical(params)
-    lattice = sum(lattice_macs(p) for p in all_conv_params(before, STABLEHLO))
-    assert total_macs(params) == lattice < total_macs(all_conv_params(before, STABLEHLO))
+    convs = all_conv_params(before, STABLEHLO)
+    lattice = sum(lattice_macs(p) for p in convs)
+    assert lattice < total_macs(convs)  # the ConvTranspose's inserted zeros are never multiplied
+    assert lattice <= total_macs(params) <= mac_ceiling(convs, gate="general")
     assert_same_results(xla(text, inputs), xla(printed, inputs), "f32")
 
 
@@ -107,5 +114,9 @@ def test_explain_predicts_exactly_the_ops_the_pass_adds(flax_export) -> None:
     original = Counter(re.findall(r"= stablehlo\.(\w+)", str(parse(text).module)))
     added = {k: count[k] - original[k] for k in set(count) | set(original)}
     assert {k: v for k, v in added.items() if v} == {k: v for k, v in predicted.items() if v}
-    assert all(row["macs_after"] == row["lattice_macs_before"] for row in rows)
+    assert all(
+        row["macs_after"] == row["lattice_macs_before"]
+        for row in rows
+        if row["merge"] == "exact" or row["decision"] == "skip"
+    )
     assert any(row["lattice_macs_before"] < row["macs_before"] for row in rows)  # ConvTranspose

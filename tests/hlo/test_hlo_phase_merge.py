@@ -22,6 +22,7 @@ from .cases import (
     assert_canonical,
     assert_same_results,
     conv_cases,
+    conv_module,
     judge,
     parse,
     random_inputs,
@@ -180,7 +181,7 @@ def test_a_channels_first_fold_read_by_several_convs_is_made_channels_last(
     conv's lhs is transposed back: the convs keep their dimension numbers, and an engine that
     computes channels-last cancels those transposes against its own."""
     before = all_conv_params(parse(text), STABLEHLO)[0]
-    after, _, printed = run_pass(text, dialect, gate="general")
+    after, _, printed = run_pass(text, dialect, gate="general", merge_phases="exact")
     params = all_conv_params(after, dialect)
     assert len(params) == _expected_convs(before) > 1
     assert all(p.dims == before.dims for p in params)
@@ -227,7 +228,7 @@ def test_a_crop_the_fold_leaves_out_still_resets_the_conv_padding(dialect: Diale
     text = _conv("1x4x1xf32", "3x1x1xf32", "1x1x1xf32", "stride = [2], pad = [[0, -1]]").replace(
         "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]", "[b, 0, f]x[0, i, o]->[b, 0, f]"
     )
-    after, _, printed = run_pass(text, dialect, gate="general")
+    after, _, printed = run_pass(text, dialect, gate="general", merge_phases="exact")
     params = all_conv_params(after, dialect)
     assert_canonical(params)
     assert len(params) == 2 and not re.search(r"pad\W+%arg0", printed), printed
@@ -271,7 +272,7 @@ def test_merged_stride_phases_are_exact_at_the_floor_and_as_few_as_the_shapes(
 ) -> None:
     before = all_conv_params(parse(case.text, dialect), dialect)
     (p,) = before
-    after, stats, _ = run_pass(case.text, dialect, gate="general")
+    after, stats, _ = run_pass(case.text, dialect, gate="general", merge_phases="exact")
     params = all_conv_params(after, dialect)
     assert_canonical(params)
     assert total_macs(params) == p.macs
@@ -303,3 +304,50 @@ def test_pad_kernel_is_exact_and_within_max_mac_ratio_of_the_floor(
     assert_same_results(
         run(case.text, inputs), run(as_stablehlo_text(after, dialect), inputs), case.element
     )
+
+
+def _nhwc_stride_2(features: int, lhs_dilation: int = 1) -> str:
+    """A 3x3/2 NHWC conv (SAME-like padding) over 16x16 px with `features` input features, or
+    with that lhs dilation a 3x3/2 transposed conv."""
+    h = 16
+    padded = (h - 1) * lhs_dilation + 1 + 1
+    out = (padded - 3) // (1 if lhs_dilation > 1 else 2) + 1
+    stride = [1, 1] if lhs_dilation > 1 else [2, 2]
+    return conv_module(
+        "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
+        (1, h, h, features),
+        (3, 3, features, 8),
+        (1, out, out, 8),
+        "f32",
+        stride,
+        [(0, 1), (0, 1)],
+        [lhs_dilation] * 2,
+        [1, 1],
+        [False, False],
+        1,
+        1,
+    )
+
+
+@pytest.mark.parametrize("engine", ["xla-cpu", "iree-cpu", "generic"])
+def test_an_image_stem_is_one_zero_extended_conv_under_every_engine_policy(engine: str) -> None:
+    """merge-phases=auto: a strided conv over at most 4 input features (RGB, RGBA, grayscale)
+    merges its phases into one conv with zero-extended sub-kernels, within max-mac-ratio; with
+    more features, lhs dilation or merge-phases=exact it stays at the floor."""
+    for features in (1, 3, 4):
+        text = _nhwc_stride_2(features)
+        (before,) = all_conv_params(parse(text), STABLEHLO)
+        after, stats, printed = run_pass(text, STABLEHLO, gate="general", engine=engine)
+        (conv,) = all_conv_params(after, STABLEHLO)
+        assert_canonical([conv])
+        assert conv.kernel_spatial == (2, 2) and stats.counters["merged-phases"] == 3
+        assert 9 * conv.macs == 16 * lattice_macs(before)  # 2x2 taps over 4 phases, not 9
+        inputs = random_inputs([before.lhs_shape, before.rhs_shape], "f32", seed=features)
+        assert_same_results(xla(text, inputs), xla(printed, inputs), "f32")
+        exact, _, _ = run_pass(text, STABLEHLO, gate="general", engine=engine, merge_phases="exact")
+        assert total_macs(all_conv_params(exact, STABLEHLO)) == lattice_macs(before)
+    for text in (_nhwc_stride_2(5), _nhwc_stride_2(3, lhs_dilation=2)):
+        (before,) = all_conv_params(parse(text), STABLEHLO)
+        after, _, _ = run_pass(text, STABLEHLO, gate="general", engine=engine)
+        params = all_conv_params(after, STABLEHLO)
+        assert len(params) > 1 and total_macs(params) == lattice_macs(before)

@@ -19,6 +19,7 @@ from .cases import (
     conv_cases,
     conv_module,
     judge,
+    mac_ceiling,
     parse,
     reference,
     run_pass,
@@ -36,11 +37,13 @@ def test_general_gate_is_canonical_exact_and_costs_the_lattice_macs(
     case: ConvCase, dialect: Dialect
 ) -> None:
     before = parse(case.text, dialect)
-    macs_before = sum(lattice_macs(p) for p in all_conv_params(before, dialect))
+    convs = all_conv_params(before, dialect)
+    macs_before = sum(lattice_macs(p) for p in convs)
     after, stats, _ = run_pass(case.text, dialect, gate="general")
     params = all_conv_params(after, dialect)
     assert_canonical(params)
-    assert total_macs(params) == macs_before
+    # at the floor, but where the engine policy zero-extends a stem's kernel (within the ratio)
+    assert macs_before <= total_macs(params) <= mac_ceiling(convs, gate="general")
     assert stats.counters["convs-seen"] == 1
     inputs = case.inputs()
     run = judge(all_conv_params(before, dialect) + params)
@@ -50,8 +53,8 @@ def test_general_gate_is_canonical_exact_and_costs_the_lattice_macs(
 
 
 @pytest.mark.parametrize("engine", ["iree-cpu", "generic"])
-@pytest.mark.parametrize("merge", ["exact", "pad-kernel"])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("merge", ["exact", "pad-kernel", "auto"])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=conv_cases(stride_range=(1, 4)))
 def test_every_engine_policy_is_canonical_exact_and_at_the_floor(
     case: ConvCase, engine: str, merge: str
@@ -71,7 +74,9 @@ def test_every_engine_policy_is_canonical_exact_and_at_the_floor(
             source.kernel_spatial
         )
     macs = total_macs(params)
-    assert macs == floor if merge == "exact" else floor <= macs <= 2.0 * floor
+    assert floor <= macs <= mac_ceiling([source], **options)
+    if merge == "exact":
+        assert macs == floor
     assert stats.counters["convs-seen"] == 1
     inputs = case.inputs()
     run = judge(all_conv_params(before, STABLEHLO) + params)
@@ -109,7 +114,9 @@ def test_iree_cpu_computes_a_3x3_stride_2_convs_line_phases_as_one_conv_per_tap(
     """IREE compiles a 2x1 or 1x2 conv as a loop nest: its policy and the generic one write
     those phases as 1x1 convs; XLA CPU's keeps one conv per phase."""
     case = _one_conv((3, 3), [2, 2], [False, False])
-    after, _, _ = run_pass(case.text, STABLEHLO, gate="general", engine=engine)
+    after, _, _ = run_pass(
+        case.text, STABLEHLO, gate="general", engine=engine, merge_phases="exact"
+    )
     assert [q.kernel_spatial for q in all_conv_params(after, STABLEHLO)] == kernels
 
 
@@ -134,7 +141,9 @@ def test_line_phases_split_into_taps_stay_exact_from_slices_and_from_folds(
     3x5 stride 1x3), windows reversed or not: no line kernel is left, and the values are the
     original's."""
     case = _one_conv(kernel, strides, reverse)
-    after, _, _ = run_pass(case.text, STABLEHLO, gate="general", engine="iree-cpu")
+    after, _, _ = run_pass(
+        case.text, STABLEHLO, gate="general", engine="iree-cpu", merge_phases="exact"
+    )
     params = all_conv_params(after, STABLEHLO)
     assert_canonical(params)
     assert not any(_is_line(q.kernel_spatial) for q in params)

@@ -19,7 +19,15 @@ from flax import linen as nn
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.phase_plan import lattice_macs
 
-from .cases import all_conv_params, as_stablehlo_text, assert_canonical, parse, run_pass, xla
+from .cases import (
+    all_conv_params,
+    as_stablehlo_text,
+    assert_canonical,
+    mac_ceiling,
+    parse,
+    run_pass,
+    xla,
+)
 
 
 class Net2D(nn.Module):
@@ -93,7 +101,10 @@ def test_training_step_is_canonical_costs_the_lattice_and_matches_xla(
     assert skipped <= {"skipped: already canonical (zero padding, unit stride, no lhs dilation)"}
     params = all_conv_params(after, dialect)
     assert_canonical(params)
-    assert sum(p.macs for p in params) == sum(lattice_macs(p) for p in before)
+    # the lattice floor; a strided conv over a few input features (the image) may zero-extend
+    # its kernel, as the engine policy chooses, within max-mac-ratio
+    floor = sum(lattice_macs(p) for p in before)
+    assert floor <= sum(p.macs for p in params) <= mac_ceiling(before, gate="general")
     expected = xla(text, inputs)
     got = xla(as_stablehlo_text(after, dialect), inputs)
     for e, g in zip(expected, got, strict=True):

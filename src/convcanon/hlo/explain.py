@@ -83,6 +83,7 @@ def _row(record: Any) -> dict[str, Any]:
         "lhs_phases": record.lhs_phases,  # output phases of the lhs-dilation rewrite
         "max_phases": record.max_phases,
         "policy": record.policy,  # the engine policy it was planned under
+        "merge": record.merge,  # exact, pad-kernel (the option's or the policy's choice), none
     }
 
 
@@ -155,6 +156,8 @@ def _phases_cell(row: dict[str, Any]) -> str:
         notes.append(f"{row['phases_unmerged']} before merging")
     if row["lhs_phases"]:
         notes.append(f"{row['lhs_phases']} out")
+    if row["decision"] == "rewrite" and row["merge"] == "pad-kernel":
+        notes.append("zero-extended kernel")
     return str(row["phases"]) + (f" ({', '.join(notes)})" if notes else "")
 
 

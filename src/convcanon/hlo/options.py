@@ -20,7 +20,7 @@ NegativePadding = Literal["pad", "slice"]
 LhsDilation = Literal["polyphase", "interior-pad"]
 ConvLayout = Literal["auto", "keep", "channels-last"]
 Engine = Literal["xla-cpu", "iree-cpu", "generic"]
-MergePhases = Literal["exact", "pad-kernel", "none"]
+MergePhases = Literal["auto", "exact", "pad-kernel", "none"]
 
 
 class ConvOptions(NamedTuple):
@@ -69,18 +69,21 @@ class ConvOptions(NamedTuple):
     merge_phases: Annotated[
         MergePhases,
         Doc(
-            "exact: partial convs of equal shape become one conv (inputs concatenated on the"
+            "auto: as the engine policy chooses (exact, or pad-kernel for a strided conv over"
+            " as few input features as an image stem's); exact: partial convs of equal shape"
+            " become one conv (inputs concatenated on the"
             " feature dim), at the same multiply-adds; pad-kernel: sub-kernels are also"
             " zero-extended so that a strided dim's phases all merge and a transposed conv's"
             " output phases read one window (a 4x4/2 ConvTranspose is one 3x3 conv with 4x the"
             " features at 9/4 of the floor, with max-mac-ratio=2.25), within max-mac-ratio of"
             " the floor; none: one conv per phase, placed with interior pads and summed"
         ),
-    ] = "exact"
+    ] = "auto"
     max_mac_ratio: Annotated[
         float,
         Doc(
-            "merge-phases=pad-kernel: largest multiply-adds of a rewritten conv over its floor"
+            "merge-phases=pad-kernel (or auto, where the policy chooses it): largest multiply-adds"
+            " of a rewritten conv over its floor"
             " (1: no extra multiply-adds)",
             minimum=1,
         ),
@@ -100,7 +103,8 @@ class ConvOptions(NamedTuple):
         Engine,
         Doc(
             "the engine whose cost choices the planner makes among exact forms (layout, fold"
-            " vs slices, where a pad sits): xla-cpu (XLA CPU), iree-cpu (IREE llvm-cpu), generic"
+            " vs slices, where a pad sits, an image stem's zero-extended kernel): xla-cpu"
+            " (XLA CPU), iree-cpu (IREE llvm-cpu), generic"
             " (a choice that serves both, for engines not measured)"
         ),
     ] = "xla-cpu"
@@ -117,5 +121,7 @@ class ConvOptions(NamedTuple):
     def merge_plan(self, p: "ConvParams") -> "MergePlan":
         """The convs the rewrite of `p` (an accepted conv) emits under these options."""
         from convcanon.hlo.phase_merge import merge_plan
+        from convcanon.hlo.policy import POLICIES
 
-        return merge_plan(p, self.polyphase, self.merge_phases, self.max_mac_ratio)
+        mode = POLICIES[self.engine].merge_mode(p, self.merge_phases)
+        return merge_plan(p, self.polyphase, mode, self.max_mac_ratio)

@@ -99,6 +99,10 @@ class ConvRecord:
         return self.plan.policy
 
     @property
+    def merge(self) -> str:
+        return self.plan.merge
+
+    @property
     def loc(self) -> SourceLoc:
         return source_loc(self.location, self.filename, position=self.position)
 

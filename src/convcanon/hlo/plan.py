@@ -162,6 +162,7 @@ class ConvPlan(NamedTuple):
     params: ConvParams
     decision: Decision
     policy: str
+    merge: str  # how its phases merge: exact, pad-kernel (zero-extended kernels) or none
     channels_last: ChannelsLast | None
     body: WindowPlan | PhasePlan | None  # None: not rewritten
     wide: bool  # partials summed in f32 and converted once
@@ -192,11 +193,27 @@ def plan_conv(p: ConvParams, options: ConvOptions, policy: EnginePolicy) -> Conv
     """The plan of one conv: the gate's decision, and for an accepted conv its rewrite.
 
     The gate counts partial convs per dim before anything is enumerated, so a conv that would
-    need millions of phases is refused without planning them."""
+    need millions of phases is refused without planning them. `merge-phases=auto` is resolved
+    here, once, to the mode the policy chooses for `p`."""
+    options = options._replace(merge_phases=policy.merge_mode(p, options.merge_phases))
     decision = decide(p, options)
     lattice = 0 if p.dynamic_reason or p.num_spatial == 0 else lattice_macs(p)
     if not decision.accepted:
-        return ConvPlan(p, decision, policy.name, None, None, False, lattice, True, 0, 0, 0, ())
+        return ConvPlan(
+            p,
+            decision,
+            policy.name,
+            options.merge_phases,
+            None,
+            None,
+            False,
+            lattice,
+            True,
+            0,
+            0,
+            0,
+            (),
+        )
     counters: dict[str, int] = {}
     merged = options.merge_plan(p)
     polyphase = uses_polyphase(p, options.polyphase)
@@ -231,6 +248,7 @@ def plan_conv(p: ConvParams, options: ConvOptions, policy: EnginePolicy) -> Conv
         p,
         decision,
         policy.name,
+        options.merge_phases,
         channels_last,
         body,
         wide,

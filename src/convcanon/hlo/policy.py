@@ -11,9 +11,12 @@ a branch inside a rewrite.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from convcanon.hlo.params import ConvParams
+
+if TYPE_CHECKING:
+    from convcanon.hlo.phase_merge import MergeMode
 
 
 class EnginePolicy(NamedTuple):
@@ -47,6 +50,27 @@ class EnginePolicy(NamedTuple):
     # one unit kernel dim as a generic loop nest, not as a conv (IREE CPU: a 2x1x32x64 conv on
     # 17x16 px takes 580-780 us, its two 1x1 convs 98 us, the whole 3x3/2 conv 230 us).
     split_line_partials: bool
+    # Under merge-phases=auto, a strided conv over at most this many input features (an image
+    # stem: RGB) zero-extends its sub-kernels so that its phases merge into one conv
+    # (pad-kernel, within max-mac-ratio of the floor): the partial convs of a 3-feature conv
+    # are each bound by moving data, not by multiply-adds, and one wider conv costs less than
+    # four narrow ones and their sums. Every other conv stays at the floor (exact).
+    pad_kernel_features: int
+
+    def merge_mode(self, p: ConvParams, requested: str) -> MergeMode:
+        """How `p`'s phases merge: as `requested`, or under `auto` as this policy chooses."""
+        if requested in ("exact", "pad-kernel", "none"):
+            return requested
+        stem = (
+            p.dynamic_reason is None
+            and p.needs_stride
+            and set(p.lhs_dilation) == {1}
+            and not batch_inside(p)
+            and not p.dynamic_feature
+            and p.rhs_zero
+            and p.lhs_shape[p.dims.lhs_feature] <= self.pad_kernel_features
+        )
+        return "pad-kernel" if stem else "exact"
 
     def splits_line(self, kernel: tuple[int, ...], taps: tuple[int, ...]) -> bool:
         """Whether a partial with `taps` per spatial dim, of a conv with kernel extents
@@ -79,6 +103,7 @@ XLA_CPU = EnginePolicy(
     pad_channels_last=True,
     max_routed_pad_growth=(3, 2),
     split_line_partials=False,
+    pad_kernel_features=4,
 )
 # IREE lays a channels-first conv out channels-last itself and fuses only the conv's own pad into
 # that transpose, so an explicit NCHW pad costs a dispatch and a slow conv: the PyTorch-shaped

@@ -2,7 +2,8 @@
 // rewritten as a static one: slices of the dynamic (folded) lhs are real_dynamic_slice whose limit takes
 // the batch from get_dimension_size (jax.export's own idiom), results keep their `?`. The NCHW lhs
 // is folded channels-last and each phase group transposed back, through the dynamic batch too.
-// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv' | FileCheck %s
+// (merge-phases=exact: under auto this 3-feature conv, an image stem, is one zero-extended conv.)
+// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv{merge-phases=exact}' | FileCheck %s
 
 // CHECK-LABEL: func.func @main
 // CHECK:       %[[NHWC:.+]] = stablehlo.transpose %arg0, dims = [0, 2, 3, 1] : (tensor<?x3x9x9xf32>) -> tensor<?x9x9x3xf32>
