@@ -3,8 +3,14 @@ the lattice multiply-adds (all of them without lhs dilation)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jax import lax
 
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.phase_plan import lattice_macs
@@ -69,7 +75,7 @@ def test_every_engine_policy_is_canonical_exact_and_at_the_floor(
     after, stats, _ = run_pass(case.text, STABLEHLO, **options)
     params = all_conv_params(after, STABLEHLO)
     assert_canonical(params)
-    if POLICIES[engine].split_line_partials and set(source.lhs_dilation) == {1}:
+    if POLICIES[engine].split_line_partials:
         assert not any(_is_line(q.kernel_spatial) for q in params) or _is_line(
             source.kernel_spatial
         )
@@ -153,6 +159,99 @@ def test_line_phases_split_into_taps_stay_exact_from_slices_and_from_folds(
     inputs = case.inputs()
     after_text = as_stablehlo_text(after, STABLEHLO)
     assert_same_results(reference(case.text, inputs), reference(after_text, inputs), "f32")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("engine", ["iree-cpu", "generic"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    case=conv_cases(elements=("f32", "bf16"), lhs_dilations=(2, 3)),
+    merge=st.sampled_from(["exact", "pad-kernel", "none"]),
+)
+def test_a_transposed_convs_line_phases_are_split_into_taps_under_the_policies_that_split(
+    case: ConvCase, engine: str, merge: str, dialect: Dialect
+) -> None:
+    """Output phases of a lhs-dilated conv whose kernel is not a line (layouts, strides,
+    padding, rhs dilation, reversal, groups; merged, padded or placed phases) leave no line
+    kernel under a policy that splits line partials, exact and at the floor."""
+    before = parse(case.text, dialect)
+    (source,) = all_conv_params(before, dialect)
+    floor = lattice_macs(source)
+    after, _, _ = run_pass(case.text, dialect, gate="general", engine=engine, merge_phases=merge)
+    params = all_conv_params(after, dialect)
+    assert_canonical(params)
+    if not _is_line(source.kernel_spatial):
+        assert not any(_is_line(q.kernel_spatial) for q in params)
+    macs = total_macs(params)
+    assert floor <= macs <= 2.0 * floor if merge == "pad-kernel" else macs == floor
+    inputs = case.inputs()
+    run = judge([source, *params])
+    assert_same_results(
+        run(case.text, inputs), run(as_stablehlo_text(after, dialect), inputs), case.element
+    )
+
+
+_NCHW = ("NCHW", "OIHW", "NCHW")
+
+
+def _input_gradient_3x3_2_same() -> tuple[str, list[tuple[int, ...]]]:
+    """`jax.grad`'s input gradient of a 3x3/2 SAME conv on 8x8: a transposed conv, padding
+    (2, 1), lhs dilation 2."""
+    x = jax.ShapeDtypeStruct((1, 4, 8, 8), jnp.float32)
+
+    def gradient(g: jax.Array, w: jax.Array) -> jax.Array:
+        def forward(x: jax.Array) -> jax.Array:
+            return lax.conv_general_dilated(x, w, (2, 2), "SAME", dimension_numbers=_NCHW)
+
+        return jax.linear_transpose(forward, x)(g)[0]
+
+    shapes = [(1, 6, 4, 4), (6, 4, 3, 3)]
+    args = [jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes]
+    return jax.jit(gradient).lower(*args).as_text(), shapes
+
+
+def _conv_transpose_3x3_2() -> tuple[str, list[tuple[int, ...]]]:
+    """PyTorch's ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1), in JAX:
+    padding (k-1-p, k-1-p+output_padding) of the dilated input."""
+
+    def transposed(x: jax.Array, w: jax.Array) -> jax.Array:
+        pads = ((1, 2), (1, 2))
+        return lax.conv_transpose(
+            x, w, (2, 2), pads, dimension_numbers=_NCHW, transpose_kernel=True
+        )
+
+    shapes = [(1, 4, 5, 5), (4, 6, 3, 3)]
+    args = [jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes]
+    return jax.jit(transposed).lower(*args).as_text(), shapes
+
+
+@pytest.mark.parametrize("program", [_input_gradient_3x3_2_same, _conv_transpose_3x3_2])
+@pytest.mark.parametrize(
+    ("engine", "kernels"),
+    [
+        ("iree-cpu", [(1, 1)] * 5 + [(2, 2)]),
+        ("generic", [(1, 1)] * 5 + [(2, 2)]),
+        ("xla-cpu", [(1, 1), (1, 2), (2, 1), (2, 2)]),
+    ],
+)
+def test_a_3x3_stride_2_transposed_convs_line_phases_are_one_conv_per_tap(
+    program: Callable[[], tuple[str, list[tuple[int, ...]]]],
+    engine: str,
+    kernels: list[tuple[int, ...]],
+) -> None:
+    """The 2x1 and 1x2 output phases of a 3x3/2 input gradient and ConvTranspose (NCHW/OIHW)
+    are 1x1 convs per tap where the policy splits line partials, as a 3x3/2 conv's stride
+    phases are; exact and at the floor either way."""
+    text, shapes = program()
+    (source,) = all_conv_params(parse(text), STABLEHLO)
+    assert source.lhs_dilation == (2, 2) and source.kernel_spatial == (3, 3)
+    after, _, _ = run_pass(text, STABLEHLO, gate="general", engine=engine)
+    params = all_conv_params(after, STABLEHLO)
+    assert sorted(q.kernel_spatial for q in params) == kernels
+    assert_canonical(params)
+    assert total_macs(params) == lattice_macs(source)
+    inputs = ConvCase(text, shapes[0], shapes[1], "f32").inputs()
+    assert_same_results(xla(text, inputs), xla(as_stablehlo_text(after, STABLEHLO), inputs), "f32")
 
 
 _REVERSED_1D = """func.func public @main(%arg0: tensor<1x1x{n}xf32>, %arg1: tensor<1x1x4xf32>)

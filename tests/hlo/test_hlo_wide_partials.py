@@ -97,3 +97,22 @@ def test_f32_and_single_partial_convs_are_not_widened() -> None:
     one_tap = one_tap.replace("pad = [[1, 1], [1, 1]]", "pad = [[0, 0], [0, 0]]")
     _, stats, printed = run_pass(one_tap, STABLEHLO, gate="general")
     assert stats.counters["rewritten-stride"] == 1 and "convert" not in printed
+
+
+@pytest.mark.parametrize("engine", ["iree-cpu", "generic"])
+@pytest.mark.parametrize("element", ["f16", "bf16"])
+def test_a_transposed_convs_phases_split_into_taps_are_summed_wide(
+    engine: str, element: str
+) -> None:
+    """Under a policy that splits line partials, a 3x3/2 transposed conv's 2x1 and 1x2 output
+    phases are sums of 1x1 convs, which the gate's count of merged phases (one conv per
+    output) does not see: they are summed in f32 and converted once, as accurate as the
+    original."""
+    text = TRANSPOSED.replace("xT>", f"x{element}>")
+    rng = np.random.default_rng(7)
+    inputs = [rng.standard_normal(s).astype(NUMPY[element]) for s in SHAPES[TRANSPOSED]]
+    (truth,) = xla(TRANSPOSED.replace("xT>", "xf64>"), [x.astype(np.float64) for x in inputs])
+    after, stats, printed = run_pass(text, STABLEHLO, gate="general", engine=engine)
+    assert stats.counters["wide-partials"] == 1
+    assert len(re.findall(r"\.convert", printed)) == 1
+    assert _error(str(after.module), inputs, truth) <= 1.25 * _error(text, inputs, truth)

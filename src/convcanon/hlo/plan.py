@@ -218,7 +218,6 @@ def plan_conv(p: ConvParams, options: ConvOptions, policy: EnginePolicy) -> Conv
     merged = options.merge_plan(p)
     polyphase = uses_polyphase(p, options.polyphase)
     lhs_phases = math.prod(len(d.phases) for d in lhs_dilation_plans(p)) if polyphase else 0
-    wide = options.wide_partials and merged.summed > 1 and p.narrow_result
     channels_last = None
     conv = p
     writes: frozenset[str] = frozenset()
@@ -234,12 +233,14 @@ def plan_conv(p: ConvParams, options: ConvOptions, policy: EnginePolicy) -> Conv
         body = _plan_phases(conv, options, policy, writes | _PHASE_WRITES)
         counters["rewritten-lhs-dilation"] = 1
     else:
-        body = _plan_window(conv, options, policy, writes, False)
+        body = _plan_window(conv, options, policy, writes, False, conv.kernel_spatial)
         if body.pads:
             counters["rewritten-pad"] = 1
         if conv.needs_stride:
             counters["rewritten-stride"] = 1
     body = _writing_differences(body, p)
+    summed = max(merged.summed, _most_summed(body))
+    wide = options.wide_partials and summed > 1 and p.narrow_result
     if wide:
         counters["wide-partials"] = 1
     if merged.convs < merged.unmerged:
@@ -256,9 +257,18 @@ def plan_conv(p: ConvParams, options: ConvOptions, policy: EnginePolicy) -> Conv
         zeros_available(p, options),
         lhs_phases,
         merged.unmerged,
-        merged.summed,
+        summed,
         tuple(counters.items()),
     )
+
+
+def _most_summed(body: WindowPlan | PhasePlan) -> int:
+    """The most partial convs the plan sums into one output element: the gate counts merged
+    phases, not the per-tap convs a policy splits line partials into (an output phase of one
+    conv can become several)."""
+    if isinstance(body, WindowPlan):
+        return len(body.partials)
+    return max((len(g.conv.partials) for g in body.groups), default=0)
 
 
 def _window_values(p: ConvParams) -> dict[str, object]:
@@ -316,10 +326,13 @@ def _plan_window(
     policy: EnginePolicy,
     writes: frozenset[str],
     phase: bool,
+    kernel: tuple[int, ...],
 ) -> WindowPlan:
     """Explicit pad, then explicit stride, of `p` (no lhs dilation left, or interior-pad mode);
     every partial conv writes the window attributes `writes` and those this changes. `phase`:
-    `p` is an output phase's conv."""
+    `p` is an output phase's conv. `kernel`: the kernel extents of the conv being rewritten,
+    against which the policy tells a line partial cut from it (an output phase's kernel is a cut
+    of its source's, and can be a line itself)."""
     written = set(writes)
     conv_dims = p.dims
     merge = options.merge_phases != "none"
@@ -351,17 +364,21 @@ def _plan_window(
         p = p._replace(lhs_shape=_permuted(p.lhs_shape, lhs_back), dims=conv_dims)
     flips: tuple[int, ...] = ()
     lhs_fold = kernel_fold = None
-    if not p.needs_stride:
+    if not p.needs_stride and policy.splits_line(kernel, p.kernel_spatial):
+        partials = _sliced(p, plan_stride(p), False, policy, kernel)  # one 1x1 conv per tap
+    elif not p.needs_stride:
         partials = (PartialConv(p, None, None),)
     else:
         written |= {"window_strides", "rhs_dilation"}
         plans = plan_stride(p)
         if fold:
-            flips, lhs_fold, kernel_fold, partials = _folded(p, plans, fold_back, conv_dims, policy)
+            flips, lhs_fold, kernel_fold, partials = _folded(
+                p, plans, fold_back, conv_dims, policy, kernel
+            )
             if flips:
                 written.add("window_reversal")
         else:
-            partials = _sliced(p, plans, merge and joins_inputs(p), policy)
+            partials = _sliced(p, plans, merge and joins_inputs(p), policy, kernel)
     return WindowPlan(
         p,
         kernel_pad,
@@ -565,13 +582,18 @@ def _single_tap(phase: Phase, tap: int, dilation: int, reversed_: bool) -> Phase
 
 
 def _tap_splits(
-    p: ConvParams, combos: list[Combo], plans: tuple[DimPlan, ...], policy: EnginePolicy
+    p: ConvParams,
+    combos: list[Combo],
+    plans: tuple[DimPlan, ...],
+    policy: EnginePolicy,
+    kernel: tuple[int, ...],
 ) -> list[TapSplit]:
     """The partial convs of one group of phase combos: one, or one per tap where the policy
-    splits a line kernel (the combos of a group have the same tap counts)."""
+    splits a line kernel cut from `kernel` (the combos of a group have the same tap counts; a
+    unit-stride conv is one combo of whole windows)."""
     dilation = tuple(d.rhs_dilation for d in plans)
     taps = tuple(ph.taps for ph in combos[0])
-    if not policy.splits_line(p.kernel_spatial, taps):
+    if not policy.splits_line(kernel, taps):
         return [TapSplit(combos, dilation, p.reversal)]
     axis = next(i for i, n in enumerate(taps) if n > 1)
     one = dilation[:axis] + (1,) + dilation[axis + 1 :]
@@ -588,7 +610,11 @@ def _tap_splits(
 
 
 def _sliced(
-    p: ConvParams, plans: tuple[DimPlan, ...], merge: bool, policy: EnginePolicy
+    p: ConvParams,
+    plans: tuple[DimPlan, ...],
+    merge: bool,
+    policy: EnginePolicy,
+    kernel: tuple[int, ...],
 ) -> tuple[PartialConv, ...]:
     """One conv per phase combo, or per group of combos whose tap counts agree in each dim
     (their slices joined on the features, row-major in the dims as the kernel has them); a line
@@ -601,7 +627,7 @@ def _sliced(
     dims = p.dims
     partials = []
     for combos, dilation, reversal in (
-        split for group in groups for split in _tap_splits(p, group, plans, policy)
+        split for group in groups for split in _tap_splits(p, group, plans, policy, kernel)
     ):
         lhs = Slices(
             dims.lhs_spatial,
@@ -639,6 +665,7 @@ def _folded(
     layout: Permutation | None,
     conv_dims: DimensionNumbers,
     policy: EnginePolicy,
+    kernel: tuple[int, ...],
 ) -> tuple[tuple[int, ...], Fold, Fold, tuple[PartialConv, ...]]:
     """Merged phases of a conv whose strided dims all have unit rhs dilation: phase p of such a
     dim reads lhs p, p+s, ... and taps p, p+s, ..., so the lhs and the kernel are folded once
@@ -659,7 +686,7 @@ def _folded(
         taps = list(p.kernel_spatial)
         for i, group in zip(strided, choice, strict=True):
             taps[i] = group[0].taps
-        for tap in _folded_taps(p, tuple(taps), plans, policy):
+        for tap in _folded_taps(p, tuple(taps), plans, policy, kernel):
             lhs_windows, rhs_windows = [], []
             lhs_shape, rhs_shape = list(p.lhs_shape), list(p.rhs_shape)
             for i, group in zip(strided, choice, strict=True):
@@ -690,13 +717,17 @@ def _folded(
 
 
 def _folded_taps(
-    p: ConvParams, taps: tuple[int, ...], plans: tuple[DimPlan, ...], policy: EnginePolicy
+    p: ConvParams,
+    taps: tuple[int, ...],
+    plans: tuple[DimPlan, ...],
+    policy: EnginePolicy,
+    kernel: tuple[int, ...],
 ) -> list[dict[int, tuple[int, int, int, int]]]:
     """The partial convs of one folded phase group with `taps` per spatial dim: one reading
     whole windows ({}), or where the policy splits a line kernel one per tap, each
     {dim: (lhs start, lhs length, kernel start, kernel length)} in folded (outer) coordinates
     on a strided dim, in elements on an unfolded one."""
-    if not policy.splits_line(p.kernel_spatial, taps):
+    if not policy.splits_line(kernel, taps):
         return [{}]
     i = next(i for i, n in enumerate(taps) if n > 1)
     n, out = taps[i], p.out_spatial[i]
@@ -728,7 +759,8 @@ def _plan_phases(
     p: ConvParams, options: ConvOptions, policy: EnginePolicy, writes: frozenset[str]
 ) -> PhasePlan:
     """The output phases of `p`, grouped into convs (merged on the output features unless
-    merge-phases=none), each an undilated conv that goes through pad and stride."""
+    merge-phases=none), each an undilated conv that goes through pad and stride; a phase conv
+    whose kernel is a line cut from `p`'s is one conv per tap where the policy splits lines."""
     plans = lhs_dilation_plans(p)
     mode = options.merge_phases
     groups = lhs_groups(p, mode, options.max_mac_ratio) if mode != "none" else lhs_groups(p, mode)
@@ -736,7 +768,7 @@ def _plan_phases(
     for group in groups:
         q = lhs_group_params(p, plans, group)
         kernel = _phase_kernel(p, group)
-        conv = _plan_window(q, options, policy, writes, True)
+        conv = _plan_window(q, options, policy, writes, True, p.kernel_spatial)
         where = placement(p, plans, group.combos[0]) if mode == "none" else None
         qs = tuple(tuple(ph.q for ph in combo) for combo in group.combos)
         planned.append(PhaseGroup(kernel, conv, qs, where))

@@ -44,11 +44,14 @@ class EnginePolicy(NamedTuple):
     # the unpadded conv costs little more (x1.1), and XLA CPU grows a library fusion of a
     # following reduction (a ResNet's global pool) up through the whole last stage.
     max_routed_pad_growth: tuple[int, int]
-    # A stride partial whose kernel is a line (taps in one spatial dim only) cut from a kernel
-    # that is not one (the 2x1 and 1x2 phases of a 3x3/2 conv) is written as one 1x1 conv per
-    # tap, on shifted slices of its lhs: same multiply-adds. An engine may compile a conv with
-    # one unit kernel dim as a generic loop nest, not as a conv (IREE CPU: a 2x1x32x64 conv on
-    # 17x16 px takes 580-780 us, its two 1x1 convs 98 us, the whole 3x3/2 conv 230 us).
+    # A partial conv whose kernel is a line (taps in one spatial dim only) cut from a kernel
+    # that is not one is written as one 1x1 conv per tap, on shifted slices of its lhs: same
+    # multiply-adds. Such partials are the 2x1 and 1x2 stride phases of a 3x3/2 conv and the
+    # 2x1 and 1x2 output phases of a 3x3/2 transposed conv (its input gradient, a
+    # ConvTranspose); "not a line" is asked of the source conv's kernel. An engine may compile a
+    # conv with one unit kernel dim as a generic loop nest, not as a conv (IREE CPU: a
+    # 2x1x32x64 conv on 17x16 px takes 580-780 us, its two 1x1 convs 98 us, the whole 3x3/2
+    # conv 230 us).
     split_line_partials: bool
     # Under merge-phases=auto, a strided conv over at most this many input features (an image
     # stem: RGB) zero-extends its sub-kernels so that its phases merge into one conv
