@@ -306,17 +306,17 @@ def test_pad_kernel_is_exact_and_within_max_mac_ratio_of_the_floor(
     )
 
 
-def _nhwc_stride_2(features: int, lhs_dilation: int = 1) -> str:
-    """A 3x3/2 NHWC conv (SAME-like padding) over 16x16 px with `features` input features, or
-    with that lhs dilation a 3x3/2 transposed conv."""
+def _nhwc_stride_2(features: int, lhs_dilation: int = 1, kernel: int = 3) -> str:
+    """A KxK/2 NHWC conv (padding (0, 1)) over 16x16 px with `features` input features, or
+    with that lhs dilation a KxK/2 transposed conv."""
     h = 16
     padded = (h - 1) * lhs_dilation + 1 + 1
-    out = (padded - 3) // (1 if lhs_dilation > 1 else 2) + 1
+    out = (padded - kernel) // (1 if lhs_dilation > 1 else 2) + 1
     stride = [1, 1] if lhs_dilation > 1 else [2, 2]
     return conv_module(
         "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
         (1, h, h, features),
-        (3, 3, features, 8),
+        (kernel, kernel, features, 8),
         (1, out, out, 8),
         "f32",
         stride,
@@ -332,8 +332,9 @@ def _nhwc_stride_2(features: int, lhs_dilation: int = 1) -> str:
 @pytest.mark.parametrize("engine", ["xla-cpu", "iree-cpu", "generic"])
 def test_an_image_stem_is_one_zero_extended_conv_under_every_engine_policy(engine: str) -> None:
     """merge-phases=auto: a strided conv over at most 4 input features (RGB, RGBA, grayscale)
-    merges its phases into one conv with zero-extended sub-kernels, within max-mac-ratio; with
-    more features, lhs dilation or merge-phases=exact it stays at the floor."""
+    merges its phases into one conv with zero-extended sub-kernels, within max-mac-ratio (under
+    iree-cpu and generic only if its exact form has a line phase); with more features, lhs
+    dilation or merge-phases=exact it stays at the floor."""
     for features in (1, 3, 4):
         text = _nhwc_stride_2(features)
         (before,) = all_conv_params(parse(text), STABLEHLO)
@@ -351,3 +352,13 @@ def test_an_image_stem_is_one_zero_extended_conv_under_every_engine_policy(engin
         after, _, _ = run_pass(text, STABLEHLO, gate="general", engine=engine)
         params = all_conv_params(after, STABLEHLO)
         assert len(params) > 1 and total_macs(params) == lattice_macs(before)
+    # a 7x7/2 stem has no line phase (4x4, 4x3, 3x4, 3x3 taps): zero-extended only by xla-cpu
+    text = _nhwc_stride_2(3, kernel=7)
+    after, _, printed = run_pass(text, STABLEHLO, gate="general", engine=engine)
+    params = all_conv_params(after, STABLEHLO)
+    assert [p.kernel_spatial for p in params] == (
+        [(4, 4)] if engine == "xla-cpu" else [(4, 4), (4, 3), (3, 4), (3, 3)]
+    )
+    (before,) = all_conv_params(parse(text), STABLEHLO)
+    inputs = random_inputs([before.lhs_shape, before.rhs_shape], "f32", seed=7)
+    assert_same_results(xla(text, inputs), xla(printed, inputs), "f32")

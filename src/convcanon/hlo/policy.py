@@ -14,6 +14,7 @@ import math
 from typing import TYPE_CHECKING, NamedTuple
 
 from convcanon.hlo.params import ConvParams
+from convcanon.hlo.phase_plan import tap_step
 
 if TYPE_CHECKING:
     from convcanon.hlo.phase_merge import MergeMode
@@ -57,8 +58,15 @@ class EnginePolicy(NamedTuple):
     # stem: RGB) zero-extends its sub-kernels so that its phases merge into one conv
     # (pad-kernel, within max-mac-ratio of the floor): the partial convs of a 3-feature conv
     # are each bound by moving data, not by multiply-adds, and one wider conv costs less than
-    # four narrow ones and their sums. Every other conv stays at the floor (exact).
+    # four narrow ones and their sums. Every other conv stays at the floor (exact). XLA CPU, a
+    # 3x3/2 stem 3->32: x1.94 -> x0.54 at 224 px, x1.73 -> x0.68 at 64 px; 7x7/2 3->64: x1.74
+    # both ways at 224 px, x1.43 -> x1.34 at 64 px; with 8 or more features it loses.
     pad_kernel_features: int
+    # ...only where the exact form has a line phase (a 3x3/2 conv's 2x1 and 1x2; a 7x7/2 conv
+    # has none): IREE CPU runs the 7x7/2 stem's four phase convs well (x0.94-x0.97 against
+    # x1.20-x1.23 zero-extended) and a 3x3/2 stem's split line phases badly (x3.19 against
+    # x1.70 zero-extended at 224 px).
+    pad_kernel_needs_line: bool
 
     def merge_mode(self, p: ConvParams, requested: str) -> MergeMode:
         """How `p`'s phases merge: as `requested`, or under `auto` as this policy chooses."""
@@ -72,6 +80,7 @@ class EnginePolicy(NamedTuple):
             and not p.dynamic_feature
             and p.rhs_zero
             and p.lhs_shape[p.dims.lhs_feature] <= self.pad_kernel_features
+            and (not self.pad_kernel_needs_line or has_line_phase(p))
         )
         return "pad-kernel" if stem else "exact"
 
@@ -92,6 +101,17 @@ class EnginePolicy(NamedTuple):
         return den * math.prod(p.padded_spatial) <= num * math.prod(p.lhs_spatial)
 
 
+def has_line_phase(p: ConvParams) -> bool:
+    """Whether a stride phase of `p` has taps in one spatial dim only while `p`'s kernel has
+    them in several: phase tap counts per dim are the sizes of the classes k mod t."""
+    counts = []
+    for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True):
+        step = tap_step(d, s) if s > 1 else k
+        counts.append({len(range(r, k, step)) for r in range(min(k, step))})
+    wide = [i for i, c in enumerate(counts) if max(c) > 1]
+    return len(wide) > 1 and any(all(1 in c for j, c in enumerate(counts) if j != i) for i in wide)
+
+
 def batch_inside(p: ConvParams) -> bool:
     """Whether the lhs's batch is not its outermost dim: a kernel-gradient conv (`jax.grad`'s,
     `[f, 0.., b]`: the activation with batch and feature swapped) is one."""
@@ -107,6 +127,7 @@ XLA_CPU = EnginePolicy(
     max_routed_pad_growth=(3, 2),
     split_line_partials=False,
     pad_kernel_features=4,
+    pad_kernel_needs_line=False,
 )
 # IREE lays a channels-first conv out channels-last itself and fuses only the conv's own pad into
 # that transpose, so an explicit NCHW pad costs a dispatch and a slow conv: the PyTorch-shaped
@@ -123,6 +144,7 @@ IREE_CPU = XLA_CPU._replace(
     fold_channels_last=False,
     pad_channels_last=False,
     split_line_partials=True,
+    pad_kernel_needs_line=True,
 )
 # For engines not measured: IREE's channels-last convs and split line phases, with XLA's
 # space-to-depth fold, channels-last, in front of every strided conv. Of the five forms measured
