@@ -48,7 +48,8 @@ T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parents[1]
 
-# name -> pass options (the pass defaults: gate=neuron, merge-phases=exact, conv-layout=keep)
+# name -> pass options (the pass defaults: gate=neuron, merge-phases=auto, conv-layout=auto,
+# engine=xla-cpu)
 PRESETS: dict[str, str] = {
     "neuron": "",
     "general": "gate=general",
@@ -62,6 +63,9 @@ PRESETS: dict[str, str] = {
     "pad-kernel-mac3": "gate=general merge-phases=pad-kernel max-mac-ratio=3",
     "max-phases-4": "gate=general max-phases=4",
     "neuron-small-verbose": "allow-small-spatial=true max-window-param=7 verbose=true",
+    "exact": "gate=general merge-phases=exact",
+    "iree-cpu": "gate=general engine=iree-cpu",
+    "generic": "gate=general engine=generic",
 }
 EXPLAIN_PRESETS = ("neuron", "general")
 RANDOM_CONVS = 240  # per strategy; hypothesis derandomized, so the same list every run
