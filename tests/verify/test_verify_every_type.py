@@ -48,8 +48,12 @@ def typed(text: str, element: str) -> str:
 
 
 def canonical(element: str) -> str:
+    # merge-phases=exact: the wrong AFTERs drop and reorder phases, which an image stem (3
+    # features) zero-extended into one conv would not have
     return transform_text(
-        typed(CONV, element), "conv.mlir", "stablehlo-canonicalize-conv{gate=general}"
+        typed(CONV, element),
+        "conv.mlir",
+        "stablehlo-canonicalize-conv{gate=general merge-phases=exact}",
     )
 
 
