@@ -228,7 +228,7 @@ def mac_ceiling(before: list[ConvParams], **options: Any) -> int:
     policy = POLICIES[opts.engine]
     return sum(
         math.floor(lattice_macs(p) * opts.max_mac_ratio)
-        if policy.merge_mode(p, opts.merge_phases) == "pad-kernel"
+        if policy.merge_mode(p, opts.merge_phases, opts.max_mac_ratio) == "pad-kernel"
         else lattice_macs(p)
         for p in before
     )

@@ -137,3 +137,29 @@ def test_padding_that_wraps_int64_is_an_error_at_the_conv(dialect: Dialect) -> N
     assert "padding overflows int64" in str(info.value) and "not the declared 4" in str(info.value)
     with pytest.raises(ConvcanonError):
         explain_rows(WRAPPED_PADDING, "m.mlir", "stablehlo-canonicalize-conv{gate=general}")
+
+
+# a kernel extent of a billion taps, declared in a few bytes (over three input features: an
+# image stem's shape, which the engine policies may zero-extend)
+BILLION_TAPS = """
+func.func public @main(%x: tensor<1x1000000000x8x3xf32>, %w: tensor<1000000000x3x3x4xf32>) -> tensor<1x1x6x4xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1000000000, 1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1000000000x8x3xf32>, tensor<1000000000x3x3x4xf32>) -> tensor<1x1x6x4xf32>
+  return %0 : tensor<1x1x6x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("engine", ["xla-cpu", "iree-cpu", "generic"])
+@pytest.mark.parametrize("merge", ["auto", "exact", "pad-kernel", "none"])
+def test_a_billion_tap_kernel_is_refused_with_the_reason_at_once(engine: str, merge: str) -> None:
+    """Planning visits each tap of a dim: a kernel over the tap limit is refused before any
+    plan or lattice count (visiting a billion taps would never end)."""
+    start = time.perf_counter()
+    (row,) = explain_rows(
+        BILLION_TAPS,
+        "m.mlir",
+        f"stablehlo-canonicalize-conv{{gate=general engine={engine} merge-phases={merge}}}",
+    )
+    assert time.perf_counter() - start < 5
+    assert row["decision"] == "skip"
+    assert row["reason"] == "kernel extent 1000000000 over the limit of 1048576 taps"

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
+from convcanon.hlo.explain import explain_rows
 from convcanon.hlo.phase_merge import distinct_tap_counts
 from convcanon.hlo.phase_plan import lattice_macs
 
@@ -352,6 +353,13 @@ def test_an_image_stem_is_one_zero_extended_conv_under_every_engine_policy(engin
         after, _, _ = run_pass(text, STABLEHLO, gate="general", engine=engine)
         params = all_conv_params(after, STABLEHLO)
         assert len(params) > 1 and total_macs(params) == lattice_macs(before)
+    # a 4x4/2 stem's phases already have one shape: one conv at the floor, nothing zero-extended
+    text = _nhwc_stride_2(3, kernel=4)
+    (row,) = explain_rows(
+        text, "m.mlir", f"stablehlo-canonicalize-conv{{gate=general engine={engine}}}"
+    )
+    assert (row["phases"], row["merge"]) == (1, "exact")
+    assert row["macs_after"] == row["lattice_macs_before"]
     # a 7x7/2 stem has no line phase (4x4, 4x3, 3x4, 3x3 taps): zero-extended only by xla-cpu
     text = _nhwc_stride_2(3, kernel=7)
     after, _, printed = run_pass(text, STABLEHLO, gate="general", engine=engine)

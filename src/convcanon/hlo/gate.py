@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from convcanon.hlo.options import ConvOptions
 from convcanon.hlo.params import ConvParams
-from convcanon.hlo.phase_merge import MAX_PHASE_SLICES
+from convcanon.hlo.phase_merge import MAX_KERNEL_TAPS, MAX_PHASE_SLICES, within_tap_limit
 
 __all__ = ["ConvOptions", "Decision", "decide"]
 
@@ -56,6 +56,11 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
             return Decision(False, why)
     if any(e <= 0 for e in p.out_spatial) or any(e <= 0 for e in p.lhs_spatial):
         return Decision(False, "empty spatial extent")
+    if not within_tap_limit(p):
+        return Decision(
+            False,
+            f"kernel extent {max(p.kernel_spatial)} over the limit of {MAX_KERNEL_TAPS} taps",
+        )
     work = []
     if any(lo or hi for lo, hi in p.padding):
         work.append("padding")

@@ -123,5 +123,5 @@ class ConvOptions(NamedTuple):
         from convcanon.hlo.phase_merge import merge_plan
         from convcanon.hlo.policy import POLICIES
 
-        mode = POLICIES[self.engine].merge_mode(p, self.merge_phases)
+        mode = POLICIES[self.engine].merge_mode(p, self.merge_phases, self.max_mac_ratio)
         return merge_plan(p, self.polyphase, mode, self.max_mac_ratio)

@@ -76,6 +76,21 @@ def distinct_tap_counts(kernel: int, dilation: int, stride: int) -> int:
     return 1 if kernel <= step or kernel % step == 0 else 2
 
 
+def tap_count_range(kernel: int, dilation: int, stride: int) -> tuple[int, int]:
+    """The fewest and most taps of one dim's stride phases: K taps in min(K, t) classes of
+    floor(K/t) or ceil(K/t) taps (a unit-stride dim is one phase of K taps)."""
+    step = tap_step(dilation, stride)
+    return (1, 1) if kernel <= step else (kernel // step, -(-kernel // step))
+
+
+def has_line_phase(p: ConvParams) -> bool:
+    """Whether a stride phase of `p` has taps in one spatial dim only while `p`'s kernel has
+    them in several (a 3x3/2 conv's 2x1 and 1x2 phases; a 7x7/2 conv has none)."""
+    counts = [tap_count_range(*dim) for dim in _dims(p)]
+    wide = [i for i, (_, most) in enumerate(counts) if most > 1]
+    return len(wide) > 1 and any(all(counts[j][0] == 1 for j in wide if j != i) for i in wide)
+
+
 def folds_dim(kernel: int, dilation: int, stride: int) -> bool:
     """Whether a dim's stride phases fold as a space-to-depth: unit stride, or unit rhs dilation
     and a kernel at least as wide as the stride, so every residue mod s is a phase and the fold
@@ -300,6 +315,13 @@ class MergePlan(NamedTuple):
 # Joined phase slices are ops of their own; a conv whose merged form would need more is refused
 # (folded phases cost a few ops whatever their number).
 MAX_PHASE_SLICES = 4096
+# Planning visits each tap of a dim once (its phase classes); a declared kernel extent can be a
+# billion in a few bytes of text, and no real conv comes near this.
+MAX_KERNEL_TAPS = 1 << 20
+
+
+def within_tap_limit(p: ConvParams) -> bool:
+    return all(k <= MAX_KERNEL_TAPS for k in p.kernel_spatial)
 
 
 def foldable(p: ConvParams) -> bool:

@@ -180,7 +180,11 @@ def lattice_pairs(
     kernel: int, lhs_dilation: int, stride: int, dilation: int, pad_low: int, out: int
 ) -> int:
     """(output, tap) pairs of one dim that read the input lattice: a real input element, or a
-    padding zero at a lattice position (the elements a conv of the undilated input reads)."""
+    padding zero at a lattice position (the elements a conv of the undilated input reads).
+    Without lhs dilation every position is on the lattice: all K x O pairs, counted without
+    visiting the taps (a declared kernel extent can be a billion)."""
+    if lhs_dilation == 1:
+        return kernel * max(out, 0)
     period, residues = output_phases(kernel, lhs_dilation, stride, dilation, pad_low, out)
     return sum(-(-(out - q) // period) for q in residues if q is not None)
 

@@ -31,6 +31,7 @@ from convcanon.hlo.phase_merge import (
     merges_phases,
     stride_convs,
     tap_groups,
+    within_tap_limit,
     zero_tap_pads,
 )
 from convcanon.hlo.phase_plan import (
@@ -195,9 +196,11 @@ def plan_conv(p: ConvParams, options: ConvOptions, policy: EnginePolicy) -> Conv
     The gate counts partial convs per dim before anything is enumerated, so a conv that would
     need millions of phases is refused without planning them. `merge-phases=auto` is resolved
     here, once, to the mode the policy chooses for `p`."""
-    options = options._replace(merge_phases=policy.merge_mode(p, options.merge_phases))
+    mode = policy.merge_mode(p, options.merge_phases, options.max_mac_ratio)
+    options = options._replace(merge_phases=mode)
     decision = decide(p, options)
-    lattice = 0 if p.dynamic_reason or p.num_spatial == 0 else lattice_macs(p)
+    counted = p.dynamic_reason is None and p.num_spatial > 0 and within_tap_limit(p)
+    lattice = lattice_macs(p) if counted else 0
     if not decision.accepted:
         return ConvPlan(
             p,

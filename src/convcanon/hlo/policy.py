@@ -14,7 +14,7 @@ import math
 from typing import TYPE_CHECKING, NamedTuple
 
 from convcanon.hlo.params import ConvParams
-from convcanon.hlo.phase_plan import tap_step
+from convcanon.hlo.phase_merge import has_line_phase, kernel_extension
 
 if TYPE_CHECKING:
     from convcanon.hlo.phase_merge import MergeMode
@@ -68,8 +68,9 @@ class EnginePolicy(NamedTuple):
     # x1.70 zero-extended at 224 px).
     pad_kernel_needs_line: bool
 
-    def merge_mode(self, p: ConvParams, requested: str) -> MergeMode:
-        """How `p`'s phases merge: as `requested`, or under `auto` as this policy chooses."""
+    def merge_mode(self, p: ConvParams, requested: str, max_mac_ratio: float) -> MergeMode:
+        """How `p`'s phases merge: as `requested`, or under `auto` as this policy chooses
+        (pad-kernel only where a kernel extension within `max_mac_ratio` merges phases)."""
         if requested in ("exact", "pad-kernel", "none"):
             return requested
         stem = (
@@ -81,6 +82,7 @@ class EnginePolicy(NamedTuple):
             and p.rhs_zero
             and p.lhs_shape[p.dims.lhs_feature] <= self.pad_kernel_features
             and (not self.pad_kernel_needs_line or has_line_phase(p))
+            and any(kernel_extension(p, max_mac_ratio))
         )
         return "pad-kernel" if stem else "exact"
 
@@ -99,17 +101,6 @@ class EnginePolicy(NamedTuple):
             return False
         num, den = self.max_routed_pad_growth
         return den * math.prod(p.padded_spatial) <= num * math.prod(p.lhs_spatial)
-
-
-def has_line_phase(p: ConvParams) -> bool:
-    """Whether a stride phase of `p` has taps in one spatial dim only while `p`'s kernel has
-    them in several: phase tap counts per dim are the sizes of the classes k mod t."""
-    counts = []
-    for k, d, s in zip(p.kernel_spatial, p.rhs_dilation, p.strides, strict=True):
-        step = tap_step(d, s) if s > 1 else k
-        counts.append({len(range(r, k, step)) for r in range(min(k, step))})
-    wide = [i for i, c in enumerate(counts) if max(c) > 1]
-    return len(wide) > 1 and any(all(1 in c for j, c in enumerate(counts) if j != i) for i in wide)
 
 
 def batch_inside(p: ConvParams) -> bool:
