@@ -367,7 +367,11 @@ def _plan_window(
         p = p._replace(lhs_shape=_permuted(p.lhs_shape, lhs_back), dims=conv_dims)
     flips: tuple[int, ...] = ()
     lhs_fold = kernel_fold = None
-    if not p.needs_stride and policy.splits_line(kernel, p.kernel_spatial):
+    if (
+        not p.needs_stride
+        and phase
+        and policy.splits_taps(kernel, p.kernel_spatial, _depthwise(p, 1))
+    ):
         partials = _sliced(p, plan_stride(p), False, policy, kernel)  # one 1x1 conv per tap
     elif not p.needs_stride:
         partials = (PartialConv(p, None, None),)
@@ -592,24 +596,37 @@ def _tap_splits(
     kernel: tuple[int, ...],
 ) -> list[TapSplit]:
     """The partial convs of one group of phase combos: one, or one per tap where the policy
-    splits a line kernel cut from `kernel` (the combos of a group have the same tap counts; a
-    unit-stride conv is one combo of whole windows)."""
+    splits the group's kernel cut from `kernel` (the combos of a group have the same tap counts;
+    a unit-stride conv is one combo of whole windows)."""
     dilation = tuple(d.rhs_dilation for d in plans)
     taps = tuple(ph.taps for ph in combos[0])
-    if not policy.splits_line(kernel, taps):
+    if not policy.splits_taps(kernel, taps, _depthwise(p, len(combos))):
         return [TapSplit(combos, dilation, p.reversal)]
-    axis = next(i for i, n in enumerate(taps) if n > 1)
-    one = dilation[:axis] + (1,) + dilation[axis + 1 :]
-    forward = p.reversal[:axis] + (False,) + p.reversal[axis + 1 :]
-    d, reversed_ = dilation[axis], p.reversal[axis]
+    axes = [i for i, n in enumerate(taps) if n > 1]
+    one = tuple(1 if i in axes else d for i, d in enumerate(dilation))
+    forward = tuple(r and i not in axes for i, r in enumerate(p.reversal))
     return [
         TapSplit(
-            [c[:axis] + (_single_tap(c[axis], tap, d, reversed_),) + c[axis + 1 :] for c in combos],
+            [
+                tuple(
+                    _single_tap(ph, tap[axes.index(i)], dilation[i], p.reversal[i])
+                    if i in axes
+                    else ph
+                    for i, ph in enumerate(c)
+                )
+                for c in combos
+            ],
             one,
             forward,
         )
-        for tap in range(taps[axis])
+        for tap in itertools.product(*(range(taps[i]) for i in axes))
     ]
+
+
+def _depthwise(p: ConvParams, joined: int) -> bool:
+    """Whether a partial of `p` that joins `joined` phases on the features reads one input
+    feature per group, of several groups."""
+    return p.feature_group_count > 1 and joined * p.rhs_shape[p.dims.rhs_in_feature] == 1
 
 
 def _sliced(
@@ -689,7 +706,8 @@ def _folded(
         taps = list(p.kernel_spatial)
         for i, group in zip(strided, choice, strict=True):
             taps[i] = group[0].taps
-        for tap in _folded_taps(p, tuple(taps), plans, policy, kernel):
+        phases = math.prod(len(g) for g in choice)
+        for tap in _folded_taps(p, tuple(taps), plans, policy, kernel, phases):
             lhs_windows, rhs_windows = [], []
             lhs_shape, rhs_shape = list(p.lhs_shape), list(p.rhs_shape)
             for i, group in zip(strided, choice, strict=True):
@@ -706,7 +724,6 @@ def _folded(
                     lhs_crops.append((dims.lhs_spatial[i], o0, on))
                     rhs_crops.append((dims.rhs_spatial[i], k0, kn))
                     lhs_shape[dims.lhs_spatial[i]], rhs_shape[dims.rhs_spatial[i]] = on, kn
-            phases = math.prod(len(g) for g in choice)
             lhs_shape[dims.lhs_feature] *= phases
             rhs_shape[dims.rhs_in_feature] *= phases
             lhs = Unfold(tuple(lhs_windows), dims.lhs_feature, groups, layout, tuple(lhs_crops))
@@ -725,19 +742,24 @@ def _folded_taps(
     plans: tuple[DimPlan, ...],
     policy: EnginePolicy,
     kernel: tuple[int, ...],
+    phases: int,
 ) -> list[dict[int, tuple[int, int, int, int]]]:
-    """The partial convs of one folded phase group with `taps` per spatial dim: one reading
-    whole windows ({}), or where the policy splits a line kernel one per tap, each
+    """The partial convs of one folded group of `phases` phases with `taps` per spatial dim:
+    one reading whole windows ({}), or where the policy splits its kernel one per tap, each
     {dim: (lhs start, lhs length, kernel start, kernel length)} in folded (outer) coordinates
     on a strided dim, in elements on an unfolded one."""
-    if not policy.splits_line(kernel, taps):
+    if not policy.splits_taps(kernel, taps, _depthwise(p, phases)):
         return [{}]
-    i = next(i for i, n in enumerate(taps) if n > 1)
-    n, out = taps[i], p.out_spatial[i]
-    if p.strides[i] > 1:  # unit rhs dilation, the kernel flipped to forward order
-        return [{i: (tap, out, tap, 1)} for tap in range(n)]
-    d = plans[i].rhs_dilation
-    return [{i: (tap * d, out, n - 1 - tap if p.reversal[i] else tap, 1)} for tap in range(n)]
+
+    def windows(i: int) -> list[tuple[int, int, int, int]]:
+        n, out = taps[i], p.out_spatial[i]
+        if p.strides[i] > 1:  # unit rhs dilation, the kernel flipped to forward order
+            return [(tap, out, tap, 1) for tap in range(n)]
+        d = plans[i].rhs_dilation
+        return [(tap * d, out, n - 1 - tap if p.reversal[i] else tap, 1) for tap in range(n)]
+
+    axes = [i for i, n in enumerate(taps) if n > 1]
+    return [dict(zip(axes, w, strict=True)) for w in itertools.product(*map(windows, axes))]
 
 
 # -- output phases ------------------------------------------------------------------------------

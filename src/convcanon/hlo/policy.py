@@ -54,6 +54,11 @@ class EnginePolicy(NamedTuple):
     # 2x1x32x64 conv on 17x16 px takes 580-780 us, its two 1x1 convs 98 us, the whole 3x3/2
     # conv 230 us).
     split_line_partials: bool
+    # A partial conv of a depthwise conv (one input feature per group) with at most this many
+    # taps is written as one 1x1 conv per tap (0: never): a 1x1 depthwise conv is a per-feature
+    # scale, which an engine can fuse with the other taps' and the sum into one loop, where its
+    # depthwise conv kernel is slow for every kernel shape.
+    split_depthwise_taps: int
     # Under merge-phases=auto, a strided conv over at most this many input features (an image
     # stem: RGB) zero-extends its sub-kernels so that its phases merge into one conv
     # (pad-kernel, within max-mac-ratio of the floor): the partial convs of a 3-feature conv
@@ -86,9 +91,12 @@ class EnginePolicy(NamedTuple):
         )
         return "pad-kernel" if stem else "exact"
 
-    def splits_line(self, kernel: tuple[int, ...], taps: tuple[int, ...]) -> bool:
+    def splits_taps(self, kernel: tuple[int, ...], taps: tuple[int, ...], depthwise: bool) -> bool:
         """Whether a partial with `taps` per spatial dim, of a conv with kernel extents
-        `kernel`, is written as one conv per tap."""
+        `kernel`, is written as one conv per tap; `depthwise`: the partial reads one input
+        feature per group, of several groups."""
+        if depthwise and 1 < math.prod(taps) <= self.split_depthwise_taps:
+            return True
         lines = sum(t > 1 for t in taps) == 1
         return self.split_line_partials and lines and sum(k > 1 for k in kernel) > 1
 
@@ -117,6 +125,7 @@ XLA_CPU = EnginePolicy(
     pad_channels_last=True,
     max_routed_pad_growth=(3, 2),
     split_line_partials=False,
+    split_depthwise_taps=0,
     pad_kernel_features=4,
     pad_kernel_needs_line=False,
 )
