@@ -15,6 +15,7 @@ from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.explain import explain_rows
 from convcanon.hlo.phase_merge import distinct_tap_counts
 from convcanon.hlo.phase_plan import lattice_macs
+from convcanon.hlo.policy import XLA_CPU
 
 from .cases import (
     ConvCase,
@@ -143,9 +144,10 @@ def test_depthwise_3x3_stride_2_keeps_its_groups_and_pad_kernel_makes_it_one_con
     dialect: Dialect,
 ) -> None:
     before = all_conv_params(parse(DEPTHWISE), STABLEHLO)[0]
-    exact, _, _ = run_pass(DEPTHWISE, dialect, gate="general")
+    exact, _, _ = run_pass(DEPTHWISE, dialect, gate="general")  # one 1x1 conv per tap
     params = all_conv_params(exact, dialect)
-    assert len(params) == 4 and total_macs(params) == before.macs
+    assert [p.kernel_spatial for p in params] == [(1, 1)] * 9
+    assert total_macs(params) == before.macs
     assert all(p.feature_group_count == 8 for p in params)
     _check(DEPTHWISE, as_stablehlo_text(exact, dialect))
     padded, _, _ = run_pass(DEPTHWISE, dialect, gate="general", merge_phases="pad-kernel")
@@ -277,7 +279,11 @@ def test_merged_stride_phases_are_exact_at_the_floor_and_as_few_as_the_shapes(
     params = all_conv_params(after, dialect)
     assert_canonical(params)
     assert total_macs(params) == p.macs
-    if stats.counters.get("rewritten-stride") and p.batch_group_count == 1:
+    if stats.counters.get("rewritten-stride") and XLA_CPU.splits_depthwise(p, p.kernel_spatial):
+        # the default policy writes a depthwise conv's phases as one 1x1 conv per tap
+        assert all(q.kernel_spatial == (1,) * p.num_spatial for q in params)
+        assert len(params) <= math.prod(p.kernel_spatial)
+    elif stats.counters.get("rewritten-stride") and p.batch_group_count == 1:
         assert len(params) == _expected_convs(p)
     inputs = case.inputs()
     run = judge(before + params)

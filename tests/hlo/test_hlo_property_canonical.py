@@ -254,6 +254,58 @@ def test_a_3x3_stride_2_transposed_convs_line_phases_are_one_conv_per_tap(
     assert_same_results(xla(text, inputs), xla(as_stablehlo_text(after, STABLEHLO), inputs), "f32")
 
 
+def _depthwise(kernel: int, stride: int, side: int, features: int) -> ConvCase:
+    """An NHWC depthwise conv (one input feature per group), SAME padding."""
+
+    def conv(x: jax.Array, w: jax.Array) -> jax.Array:
+        dims = ("NHWC", "HWIO", "NHWC")
+        return lax.conv_general_dilated(
+            x, w, (stride, stride), "SAME", dimension_numbers=dims, feature_group_count=features
+        )
+
+    lhs, rhs = (1, side, side, features), (kernel, kernel, 1, features)
+    args = [jax.ShapeDtypeStruct(s, jnp.float32) for s in (lhs, rhs)]
+    return ConvCase(jax.jit(conv).lower(*args).as_text(), lhs, rhs, "f32")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize(
+    ("kernel", "stride", "engine", "kernels"),
+    [
+        (3, 2, "xla-cpu", [(1, 1)] * 9),
+        (3, 2, "generic", [(1, 1)] * 9),
+        (3, 2, "iree-cpu", [(2, 2)] + [(1, 1)] * 5),
+        (5, 2, "xla-cpu", [(1, 1)] * 25),
+        (5, 2, "iree-cpu", [(3, 3), (3, 2), (2, 3), (2, 2)]),
+        (5, 3, "generic", [(1, 1)] * 25),
+        (7, 2, "xla-cpu", [(4, 4), (4, 3), (3, 4), (3, 3)]),  # 49 taps: over the limit
+        (3, 1, "xla-cpu", [(3, 3)]),  # unit stride: the conv itself, after its pad
+    ],
+)
+def test_a_strided_depthwise_convs_phases_are_one_conv_per_tap_where_the_policy_splits_them(
+    kernel: int,
+    stride: int,
+    engine: str,
+    kernels: list[tuple[int, ...]],
+    dialect: Dialect,
+) -> None:
+    """XLA CPU computes a 1x1 depthwise conv as a scale and fuses the taps into one loop, where
+    its depthwise conv kernel is slow: `xla-cpu` and `generic` write each phase of a strided
+    depthwise conv of at most 25 taps as one conv per tap; `iree-cpu` keeps its phase convs.
+    Exact on XLA and at the floor either way."""
+    case = _depthwise(kernel, stride, 11, 6)
+    (source,) = all_conv_params(parse(case.text), STABLEHLO)
+    after, _, _ = run_pass(case.text, dialect, gate="general", engine=engine)
+    params = all_conv_params(after, dialect)
+    assert sorted(q.kernel_spatial for q in params) == sorted(kernels)
+    assert all(q.feature_group_count == 6 for q in params)
+    assert_canonical(params)
+    assert total_macs(params) == lattice_macs(source)
+    inputs = case.inputs()
+    after_text = as_stablehlo_text(after, dialect)
+    assert_same_results(xla(case.text, inputs), xla(after_text, inputs), "f32")
+
+
 _REVERSED_1D = """func.func public @main(%arg0: tensor<1x1x{n}xf32>, %arg1: tensor<1x1x4xf32>)
     -> tensor<1x1x{o}xf32> {{
   %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, f, 0]x[i, o, 0]->[b, f, 0],

@@ -339,6 +339,11 @@ def _plan_window(
     written = set(writes)
     conv_dims = p.dims
     merge = options.merge_phases != "none"
+    per_tap = (
+        (p.needs_stride or phase)
+        and options.merge_phases in ("exact", "none")
+        and policy.splits_depthwise(p, kernel)
+    )
     kernel_pad = None
     if options.merge_phases == "pad-kernel" and joins_inputs(p):
         extra = kernel_extension(p, options.max_mac_ratio)
@@ -347,7 +352,7 @@ def _plan_window(
             p = extend_kernel(p, extra)
     if any(lo or hi for lo, hi in p.padding):  # the conv's own padding, reset to zero
         written.add("padding")
-    fold = p.lhs_zero and p.rhs_zero and merge and joins_inputs(p) and foldable(p)
+    fold = p.lhs_zero and p.rhs_zero and merge and not per_tap and joins_inputs(p) and foldable(p)
     fold = fold and (policy.fold_single_phases or merges_phases(p))
     lhs_layout = fold_back = None
     if fold:  # pad straight to the fold's extent
@@ -367,12 +372,8 @@ def _plan_window(
         p = p._replace(lhs_shape=_permuted(p.lhs_shape, lhs_back), dims=conv_dims)
     flips: tuple[int, ...] = ()
     lhs_fold = kernel_fold = None
-    if (
-        not p.needs_stride
-        and phase
-        and policy.splits_taps(kernel, p.kernel_spatial, _depthwise(p, 1))
-    ):
-        partials = _sliced(p, plan_stride(p), False, policy, kernel)  # one 1x1 conv per tap
+    if not p.needs_stride and (per_tap or policy.splits_line(kernel, p.kernel_spatial)):
+        partials = _sliced(p, plan_stride(p), False, policy, kernel, True)  # a 1x1 conv per tap
     elif not p.needs_stride:
         partials = (PartialConv(p, None, None),)
     else:
@@ -385,7 +386,8 @@ def _plan_window(
             if flips:
                 written.add("window_reversal")
         else:
-            partials = _sliced(p, plans, merge and joins_inputs(p), policy, kernel)
+            joins = merge and not per_tap and joins_inputs(p)
+            partials = _sliced(p, plans, joins, policy, kernel, per_tap)
     return WindowPlan(
         p,
         kernel_pad,
@@ -594,13 +596,14 @@ def _tap_splits(
     plans: tuple[DimPlan, ...],
     policy: EnginePolicy,
     kernel: tuple[int, ...],
+    per_tap: bool,
 ) -> list[TapSplit]:
     """The partial convs of one group of phase combos: one, or one per tap where the policy
-    splits the group's kernel cut from `kernel` (the combos of a group have the same tap counts;
-    a unit-stride conv is one combo of whole windows)."""
+    splits a line kernel cut from `kernel` or every kernel (`per_tap`; the combos of a group
+    have the same tap counts; a unit-stride conv is one combo of whole windows)."""
     dilation = tuple(d.rhs_dilation for d in plans)
     taps = tuple(ph.taps for ph in combos[0])
-    if not policy.splits_taps(kernel, taps, _depthwise(p, len(combos))):
+    if not (per_tap and math.prod(taps) > 1) and not policy.splits_line(kernel, taps):
         return [TapSplit(combos, dilation, p.reversal)]
     axes = [i for i, n in enumerate(taps) if n > 1]
     one = tuple(1 if i in axes else d for i, d in enumerate(dilation))
@@ -623,22 +626,17 @@ def _tap_splits(
     ]
 
 
-def _depthwise(p: ConvParams, joined: int) -> bool:
-    """Whether a partial of `p` that joins `joined` phases on the features reads one input
-    feature per group, of several groups."""
-    return p.feature_group_count > 1 and joined * p.rhs_shape[p.dims.rhs_in_feature] == 1
-
-
 def _sliced(
     p: ConvParams,
     plans: tuple[DimPlan, ...],
     merge: bool,
     policy: EnginePolicy,
     kernel: tuple[int, ...],
+    per_tap: bool,
 ) -> tuple[PartialConv, ...]:
     """One conv per phase combo, or per group of combos whose tap counts agree in each dim
     (their slices joined on the features, row-major in the dims as the kernel has them); a line
-    kernel the policy splits is one conv per tap."""
+    kernel the policy splits, or every kernel (`per_tap`), is one conv per tap."""
     if merge:
         per_dim = [tap_groups(d) for d in plans]
         groups = [list(itertools.product(*choice)) for choice in itertools.product(*per_dim)]
@@ -647,7 +645,7 @@ def _sliced(
     dims = p.dims
     partials = []
     for combos, dilation, reversal in (
-        split for group in groups for split in _tap_splits(p, group, plans, policy, kernel)
+        split for group in groups for split in _tap_splits(p, group, plans, policy, kernel, per_tap)
     ):
         lhs = Slices(
             dims.lhs_spatial,
@@ -706,8 +704,7 @@ def _folded(
         taps = list(p.kernel_spatial)
         for i, group in zip(strided, choice, strict=True):
             taps[i] = group[0].taps
-        phases = math.prod(len(g) for g in choice)
-        for tap in _folded_taps(p, tuple(taps), plans, policy, kernel, phases):
+        for tap in _folded_taps(p, tuple(taps), plans, policy, kernel):
             lhs_windows, rhs_windows = [], []
             lhs_shape, rhs_shape = list(p.lhs_shape), list(p.rhs_shape)
             for i, group in zip(strided, choice, strict=True):
@@ -724,6 +721,7 @@ def _folded(
                     lhs_crops.append((dims.lhs_spatial[i], o0, on))
                     rhs_crops.append((dims.rhs_spatial[i], k0, kn))
                     lhs_shape[dims.lhs_spatial[i]], rhs_shape[dims.rhs_spatial[i]] = on, kn
+            phases = math.prod(len(g) for g in choice)
             lhs_shape[dims.lhs_feature] *= phases
             rhs_shape[dims.rhs_in_feature] *= phases
             lhs = Unfold(tuple(lhs_windows), dims.lhs_feature, groups, layout, tuple(lhs_crops))
@@ -742,24 +740,19 @@ def _folded_taps(
     plans: tuple[DimPlan, ...],
     policy: EnginePolicy,
     kernel: tuple[int, ...],
-    phases: int,
 ) -> list[dict[int, tuple[int, int, int, int]]]:
-    """The partial convs of one folded group of `phases` phases with `taps` per spatial dim:
-    one reading whole windows ({}), or where the policy splits its kernel one per tap, each
+    """The partial convs of one folded phase group with `taps` per spatial dim: one reading
+    whole windows ({}), or where the policy splits a line kernel one per tap, each
     {dim: (lhs start, lhs length, kernel start, kernel length)} in folded (outer) coordinates
     on a strided dim, in elements on an unfolded one."""
-    if not policy.splits_taps(kernel, taps, _depthwise(p, phases)):
+    if not policy.splits_line(kernel, taps):
         return [{}]
-
-    def windows(i: int) -> list[tuple[int, int, int, int]]:
-        n, out = taps[i], p.out_spatial[i]
-        if p.strides[i] > 1:  # unit rhs dilation, the kernel flipped to forward order
-            return [(tap, out, tap, 1) for tap in range(n)]
-        d = plans[i].rhs_dilation
-        return [(tap * d, out, n - 1 - tap if p.reversal[i] else tap, 1) for tap in range(n)]
-
-    axes = [i for i, n in enumerate(taps) if n > 1]
-    return [dict(zip(axes, w, strict=True)) for w in itertools.product(*map(windows, axes))]
+    i = next(i for i, n in enumerate(taps) if n > 1)
+    n, out = taps[i], p.out_spatial[i]
+    if p.strides[i] > 1:  # unit rhs dilation, the kernel flipped to forward order
+        return [{i: (tap, out, tap, 1)} for tap in range(n)]
+    d = plans[i].rhs_dilation
+    return [{i: (tap * d, out, n - 1 - tap if p.reversal[i] else tap, 1)} for tap in range(n)]
 
 
 # -- output phases ------------------------------------------------------------------------------

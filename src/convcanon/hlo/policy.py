@@ -54,10 +54,13 @@ class EnginePolicy(NamedTuple):
     # 2x1x32x64 conv on 17x16 px takes 580-780 us, its two 1x1 convs 98 us, the whole 3x3/2
     # conv 230 us).
     split_line_partials: bool
-    # A partial conv of a depthwise conv (one input feature per group) with at most this many
-    # taps is written as one 1x1 conv per tap (0: never): a 1x1 depthwise conv is a per-feature
-    # scale, which an engine can fuse with the other taps' and the sum into one loop, where its
-    # depthwise conv kernel is slow for every kernel shape.
+    # The partial convs of a strided depthwise conv (one input feature per group) whose kernel
+    # has at most this many taps are written as one 1x1 conv per tap (0: never): a 1x1
+    # depthwise conv is a per-feature scale, which XLA CPU fuses with the other taps' and their
+    # sum into one loop, where its depthwise conv kernel is slow for every other kernel shape
+    # (EfficientNet-B0's strided depthwise convs at 224 px: x2.1-x3.0 as phase convs,
+    # x0.04-x0.11 of the original split; IREE CPU runs them x1.0-x1.2 as phase convs and
+    # x1.0-x1.5 split).
     split_depthwise_taps: int
     # Under merge-phases=auto, a strided conv over at most this many input features (an image
     # stem: RGB) zero-extends its sub-kernels so that its phases merge into one conv
@@ -88,17 +91,25 @@ class EnginePolicy(NamedTuple):
             and p.lhs_shape[p.dims.lhs_feature] <= self.pad_kernel_features
             and (not self.pad_kernel_needs_line or has_line_phase(p))
             and any(kernel_extension(p, max_mac_ratio))
+            and not self.splits_depthwise(p, p.kernel_spatial)
         )
         return "pad-kernel" if stem else "exact"
 
-    def splits_taps(self, kernel: tuple[int, ...], taps: tuple[int, ...], depthwise: bool) -> bool:
+    def splits_line(self, kernel: tuple[int, ...], taps: tuple[int, ...]) -> bool:
         """Whether a partial with `taps` per spatial dim, of a conv with kernel extents
-        `kernel`, is written as one conv per tap; `depthwise`: the partial reads one input
-        feature per group, of several groups."""
-        if depthwise and 1 < math.prod(taps) <= self.split_depthwise_taps:
-            return True
+        `kernel`, is written as one conv per tap."""
         lines = sum(t > 1 for t in taps) == 1
         return self.split_line_partials and lines and sum(k > 1 for k in kernel) > 1
+
+    def splits_depthwise(self, p: ConvParams, kernel: tuple[int, ...]) -> bool:
+        """Whether every partial of `p`, a phase of a conv with kernel extents `kernel` or a
+        strided conv, is one conv per tap: `p` is depthwise (one input feature per group, of
+        several groups) and the kernel has at most `split_depthwise_taps` taps."""
+        return (
+            p.feature_group_count > 1
+            and p.rhs_shape[p.dims.rhs_in_feature] == 1
+            and math.prod(kernel) <= self.split_depthwise_taps
+        )
 
     def routes_pad(self, p: ConvParams) -> bool:
         """Whether the explicit pad of unit-stride `p` is written channels-last. Always so for a
@@ -125,7 +136,7 @@ XLA_CPU = EnginePolicy(
     pad_channels_last=True,
     max_routed_pad_growth=(3, 2),
     split_line_partials=False,
-    split_depthwise_taps=0,
+    split_depthwise_taps=25,
     pad_kernel_features=4,
     pad_kernel_needs_line=False,
 )
@@ -144,6 +155,7 @@ IREE_CPU = XLA_CPU._replace(
     fold_channels_last=False,
     pad_channels_last=False,
     split_line_partials=True,
+    split_depthwise_taps=0,
     pad_kernel_needs_line=True,
 )
 # For engines not measured: IREE's channels-last convs and split line phases, with XLA's
@@ -152,6 +164,8 @@ IREE_CPU = XLA_CPU._replace(
 # bench/RESULTS_runtime_policies.md): IREE x0.88 small / x0.89 full (iree-cpu x0.81 / x0.91),
 # XLA x1.05 / x1.19 (xla-cpu x0.82 / x1.10); strided slices instead of the fold were XLA x1.24
 # full size (wav2vec2's encoder x1.65) and kept line phases left IREE's VGG-style stack at x4.8.
-GENERIC = IREE_CPU._replace(name="generic", fold_single_phases=True, fold_channels_last=True)
+GENERIC = IREE_CPU._replace(
+    name="generic", fold_single_phases=True, fold_channels_last=True, split_depthwise_taps=25
+)
 
 POLICIES = {policy.name: policy for policy in (XLA_CPU, IREE_CPU, GENERIC)}
