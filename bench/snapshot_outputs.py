@@ -66,6 +66,7 @@ PRESETS: dict[str, str] = {
     "exact": "gate=general merge-phases=exact",
     "iree-cpu": "gate=general engine=iree-cpu",
     "generic": "gate=general engine=generic",
+    "xla-cpu": "gate=general engine=xla-cpu",
 }
 EXPLAIN_PRESETS = ("neuron", "general")
 RANDOM_CONVS = 240  # per strategy; hypothesis derandomized, so the same list every run

@@ -85,13 +85,13 @@ def test_an_nchw_conv_is_padded_and_computed_channels_last_between_two_transpose
     dialect: Dialect,
 ) -> None:
     after, stats, printed = run_pass(
-        NCHW_PAD_1, dialect, gate="general", conv_layout="channels-last"
+        NCHW_PAD_1, dialect, engine="xla-cpu", gate="general", conv_layout="channels-last"
     )
     p = _only(all_conv_params(after, dialect))
     assert is_channels_last(p) and p.lhs_shape == (2, 11, 11, 4) and p.rhs_shape == (3, 3, 4, 6)
     assert _transposes(printed) == 3  # lhs, kernel, result
     assert stats.counters["channels-last"] == 1
-    kept, _, kept_printed = run_pass(NCHW_PAD_1, dialect, gate="general")
+    kept, _, kept_printed = run_pass(NCHW_PAD_1, dialect, engine="xla-cpu", gate="general")
     assert not is_channels_last(_only(all_conv_params(kept, dialect)))
     assert _transposes(kept_printed) == 2  # `keep`: only the pad is written channels-last
     inputs = random_inputs([(2, 4, 9, 9), (6, 4, 3, 3)], "f32", 0)
@@ -152,7 +152,7 @@ def test_a_kernel_gradient_conv_is_padded_channels_last_and_keeps_its_dimension_
     so an engine's own transpose into the conv cancels and the pad feeds the conv."""
     text = _kernel_gradient_conv(lhs_dims, lhs_type)
     before = _only(all_conv_params(parse(text), STABLEHLO))
-    after, stats, printed = run_pass(text, dialect, gate="general")
+    after, stats, printed = run_pass(text, dialect, engine="xla-cpu", gate="general")
     p = _only(all_conv_params(after, dialect))
     assert_canonical([p])
     assert p.dims == before.dims and total_macs([p]) == lattice_macs(before)
@@ -182,7 +182,7 @@ def test_a_unit_stride_pad_is_written_channels_last_unless_it_grows_the_lhs_by_o
     half; a kernel-gradient lhs (batch inside) always. The conv keeps its dimension numbers."""
     (p,) = all_conv_params(parse(case.text, dialect), dialect)
     assume(not p.needs_stride and p.needs_pad)
-    after, stats, printed = run_pass(case.text, dialect, gate="general")
+    after, stats, printed = run_pass(case.text, dialect, engine="xla-cpu", gate="general")
     assume(stats.counters.get("rewritten-pad") == 1)
     q = _only(all_conv_params(after, dialect))
     assert_canonical([q])

@@ -168,7 +168,9 @@ def test_transposed_conv_becomes_four_phase_convs_without_interior_padding(
     dialect: Dialect,
 ) -> None:
     before = all_conv_params(parse(TRANSPOSED, dialect), dialect)[0]
-    after, stats, printed = run_pass(TRANSPOSED, dialect, gate="general", merge_phases="none")
+    after, stats, printed = run_pass(
+        TRANSPOSED, dialect, engine="xla-cpu", gate="general", merge_phases="none"
+    )
     assert stats.counters == {"convs-seen": 1, "rewritten-lhs-dilation": 1}
     params = all_conv_params(after, dialect)
     assert len(params) == 4
@@ -238,14 +240,16 @@ def test_max_phases_counts_the_lhs_dilation_phases() -> None:
 def test_explain_shows_phases_dense_and_lattice_macs_and_max_phases() -> None:
     from convcanon.hlo.explain import explain_rows, render
 
-    pipeline = "stablehlo-canonicalize-conv{gate=general max-phases=9}"
+    pipeline = "stablehlo-canonicalize-conv{gate=general max-phases=9 engine=xla-cpu}"
     (row,) = explain_rows(TRANSPOSED, "t.mlir", pipeline)
     assert (row["phases"], row["lhs_phases"], row["max_phases"]) == (4, 4, 9)
     assert row["policy"] == "xla-cpu" and "engine policy: xla-cpu" in render([row], "table")
     (iree,) = explain_rows(TRANSPOSED, "t.mlir", pipeline[:-1] + " engine=iree-cpu}")
     assert iree["policy"] == "iree-cpu" and iree["macs_after"] == row["macs_after"]
+    (default,) = explain_rows(TRANSPOSED, "t.mlir", "stablehlo-canonicalize-conv{gate=general}")
+    assert default["policy"] == "generic"
     assert row["macs_after"] == row["lattice_macs_before"] == row["macs_before"] // 4
-    _, _, printed = run_pass(TRANSPOSED, STABLEHLO, gate="general", max_phases=9)
+    _, _, printed = run_pass(TRANSPOSED, STABLEHLO, gate="general", max_phases=9, engine="xla-cpu")
     emitted = re.findall(r"= stablehlo\.(\w+)", printed)  # counted in the output, not the pass
     assert sorted(row["ops_added"]) == sorted(emitted)
     assert emitted.count("convolution") == 4 and "convert" not in emitted

@@ -76,13 +76,21 @@ def test_small_cnn_example_matches_xla_after_canonicalization(dialect) -> None:
     text = (EXAMPLES / "small_cnn.stablehlo.mlir").read_text()
     after, _, _ = run_pass(text, dialect, gate="general")
     params = all_conv_params(after, dialect)
-    # 6 convs, 2 of them split into 4 phases; the 7x7/2 RGB stem is one conv over its fold with
-    # the kernel zero-extended to 8x8 (the engine policy's choice: 64/49 of its floor)
-    assert len(params) == 12
+    # 6 convs: the 7x7/2 RGB stem split into its 4 phases (the default policy zero-extends a
+    # stem's kernel only where a phase is a line), two 3x3/2 convs into 2x2 and 1x1 phases with
+    # their 2x1 and 1x2 line phases one 1x1 conv per tap (4 + 2 x 6 + 3 unit-stride convs)
+    assert len(params) == 19
     assert_canonical(params)
     before = all_conv_params(parse(text, dialect), dialect)
-    assert total_macs(before) == 687104 and total_macs(params) == 779264
-    assert total_macs(params) <= mac_ceiling(before, gate="general")
+    assert total_macs(before) == total_macs(params) == 687104
+    inputs = _main_inputs(text, seed=0)
+    assert_same_results(xla(text, inputs), xla(as_stablehlo_text(after, dialect), inputs), "f32")
+    # engine=xla-cpu: the stem is one conv over its fold with the kernel zero-extended to 8x8
+    # (64/49 of its floor), the 3x3/2 convs four phase convs each
+    after, _, _ = run_pass(text, dialect, gate="general", engine="xla-cpu")
+    params = all_conv_params(after, dialect)
+    assert len(params) == 12 and total_macs(params) == 779264
+    assert total_macs(params) <= mac_ceiling(before, gate="general", engine="xla-cpu")
     inputs = _main_inputs(text, seed=0)
     assert_same_results(xla(text, inputs), xla(as_stablehlo_text(after, dialect), inputs), "f32")
 

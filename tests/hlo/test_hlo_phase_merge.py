@@ -100,7 +100,7 @@ def test_a_kernel_that_divides_by_its_stride_is_one_unit_stride_conv(
 ) -> None:
     """ViT's 16x16/16 patchify (256 phases) and wav2vec2's 10/5 (5 phases) are accepted by the
     default gate options and become one conv over a space-to-depth of the input."""
-    after, stats, printed = run_pass(text, dialect, gate="general")
+    after, stats, printed = run_pass(text, dialect, engine="xla-cpu", gate="general")
     params = all_conv_params(after, dialect)
     assert len(params) == 1
     assert_canonical(params)
@@ -184,7 +184,9 @@ def test_a_channels_first_fold_read_by_several_convs_is_made_channels_last(
     conv's lhs is transposed back: the convs keep their dimension numbers, and an engine that
     computes channels-last cancels those transposes against its own."""
     before = all_conv_params(parse(text), STABLEHLO)[0]
-    after, _, printed = run_pass(text, dialect, gate="general", merge_phases="exact")
+    after, _, printed = run_pass(
+        text, dialect, engine="xla-cpu", gate="general", merge_phases="exact"
+    )
     params = all_conv_params(after, dialect)
     assert len(params) == _expected_convs(before) > 1
     assert all(p.dims == before.dims for p in params)
@@ -275,7 +277,9 @@ def test_merged_stride_phases_are_exact_at_the_floor_and_as_few_as_the_shapes(
 ) -> None:
     before = all_conv_params(parse(case.text, dialect), dialect)
     (p,) = before
-    after, stats, _ = run_pass(case.text, dialect, gate="general", merge_phases="exact")
+    after, stats, _ = run_pass(
+        case.text, dialect, engine="xla-cpu", gate="general", merge_phases="exact"
+    )
     params = all_conv_params(after, dialect)
     assert_canonical(params)
     assert total_macs(params) == p.macs

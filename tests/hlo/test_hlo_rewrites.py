@@ -71,7 +71,7 @@ def test_explicit_pad_folds_padding_and_lhs_dilation_into_one_pad(dialect) -> No
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("mode", ["interior-pad", "polyphase"])
 def test_rebuilt_conv_keeps_every_other_attribute_and_the_location(dialect, mode: str) -> None:
-    after, _, _ = run_pass(PAD_CASE, dialect, gate="general", lhs_dilation=mode)
+    after, _, _ = run_pass(PAD_CASE, dialect, engine="xla-cpu", gate="general", lhs_dilation=mode)
     with after.module.context:
         convs = [c for f in functions(after.module) for c in convs_of(f, dialect)]
         assert len(convs) == (1 if mode == "interior-pad" else 2)
@@ -121,7 +121,9 @@ def test_polyphase_splits_the_dilated_dim_and_crops_negative_padding(dialect, ne
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_explicit_stride_is_a_sum_of_phase_convs(dialect) -> None:
     """The unmerged polyphase form: a strided slice of the lhs and of the kernel per phase."""
-    after, stats, printed = run_pass(STRIDE_CASE, dialect, gate="general", merge_phases="none")
+    after, stats, printed = run_pass(
+        STRIDE_CASE, dialect, engine="xla-cpu", gate="general", merge_phases="none"
+    )
     assert stats.counters == {"convs-seen": 1, "rewritten-stride": 1}
     ops = _ops(printed)
     # phases: 2 per dim -> 4 partial convs, 3 adds, a lhs slice each, a kernel slice each
@@ -137,10 +139,12 @@ def test_explicit_stride_is_a_sum_of_phase_convs(dialect) -> None:
 def test_neuron_gate_skips_small_spatial_extent(dialect) -> None:
     # STRIDE_CASE has spatial extents 9 and 8: accepted; make one 3 wide and it is skipped.
     small = STRIDE_CASE.replace("2x3x9x8xf32", "2x3x9x3xf32").replace("2x4x4x3xf32", "2x4x4x1xf32")
-    _, stats, printed = run_pass(small, dialect)
+    _, stats, printed = run_pass(small, dialect, engine="xla-cpu")
     assert stats.counters == {
         "convs-seen": 1,
         "skipped: spatial extent 3 needs allow-small-spatial": 1,
     }
-    _, stats, _ = run_pass(small, dialect, allow_small_spatial=True, merge_phases="none")
+    _, stats, _ = run_pass(
+        small, dialect, engine="xla-cpu", allow_small_spatial=True, merge_phases="none"
+    )
     assert stats.counters == {"convs-seen": 1, "rewritten-stride": 1}

@@ -70,14 +70,21 @@ def test_wide_partials_are_as_accurate_as_the_original(
     inputs = [rng.standard_normal(s).astype(NUMPY[element]) for s in SHAPES[template]]
     (truth,) = xla(template.replace("xT>", "xf64>"), [x.astype(np.float64) for x in inputs])
     original = _error(text, inputs, truth)
-    after, stats, printed = run_pass(text, dialect, gate="general", merge_phases=merge)
+    after, stats, printed = run_pass(
+        text, dialect, engine="xla-cpu", gate="general", merge_phases=merge
+    )
     converts = CONVERTS[merge][template]
     assert stats.counters.get("wide-partials", 0) == converts
     assert len(re.findall(r"\.convert", printed)) == converts
     assert _error(as_stablehlo_text(after, dialect), inputs, truth) <= 1.25 * original
     if converts:  # the bound is tight enough to catch rounding each partial
         _, _, narrow = run_pass(
-            text, STABLEHLO, gate="general", wide_partials=False, merge_phases=merge
+            text,
+            STABLEHLO,
+            engine="xla-cpu",
+            gate="general",
+            wide_partials=False,
+            merge_phases=merge,
         )
         assert _error(narrow, inputs, truth) > 1.25 * original
 

@@ -53,7 +53,7 @@ def canonical(element: str) -> str:
     return transform_text(
         typed(CONV, element),
         "conv.mlir",
-        "stablehlo-canonicalize-conv{gate=general merge-phases=exact}",
+        "stablehlo-canonicalize-conv{gate=general merge-phases=exact engine=xla-cpu}",
     )
 
 

@@ -105,9 +105,9 @@ class ConvOptions(NamedTuple):
             "the engine whose cost choices the planner makes among exact forms (layout, fold"
             " vs slices, where a pad sits, an image stem's zero-extended kernel): xla-cpu"
             " (XLA CPU), iree-cpu (IREE llvm-cpu), generic"
-            " (a choice that serves both, for engines not measured)"
+            " (the choices that serve both, for engines not measured)"
         ),
-    ] = "xla-cpu"
+    ] = "generic"
 
     @property
     def polyphase(self) -> bool:

@@ -3,7 +3,7 @@
 // the batch from get_dimension_size (jax.export's own idiom), results keep their `?`. The NCHW lhs
 // is folded channels-last and each phase group transposed back, through the dynamic batch too.
 // (merge-phases=exact: under auto this 3-feature conv, an image stem, is one zero-extended conv.)
-// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv{merge-phases=exact}' | FileCheck %s
+// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv{merge-phases=exact engine=xla-cpu}' | FileCheck %s
 
 // CHECK-LABEL: func.func @main
 // CHECK:       %[[NHWC:.+]] = stablehlo.transpose %arg0, dims = [0, 2, 3, 1] : (tensor<?x3x9x9xf32>) -> tensor<?x9x9x3xf32>

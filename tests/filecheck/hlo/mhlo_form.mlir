@@ -1,6 +1,6 @@
 // canonicalize-conv is the same algorithm on MHLO: pad and slice index lists are
 // `dense<...> : tensor<Nxi64>` (they print in generic form) and every op stays in mhlo.
-// RUN: convcanon-opt %s --canonicalize-conv='gate=general merge-phases=none' | FileCheck %s
+// RUN: convcanon-opt %s --canonicalize-conv='gate=general merge-phases=none engine=xla-cpu' | FileCheck %s
 
 // CHECK-LABEL: func.func @main
 // CHECK:       %[[ZERO:.+]] = mhlo.constant dense<0.000000e+00> : tensor<f32>

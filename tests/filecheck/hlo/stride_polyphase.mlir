@@ -1,7 +1,7 @@
 // A strided conv with a wider-than-1 window becomes the exact polyphase sum: per spatial dim,
 // phase p takes the taps k with k mod s == p (kernel slice start p, stride s) and the lhs slice
 // start p, stride s; every phase pair is a unit-stride conv and the partials are added.
-// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv{gate=general merge-phases=none}' | FileCheck %s
+// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv{gate=general merge-phases=none engine=xla-cpu}' | FileCheck %s
 
 // CHECK-LABEL: func.func @main
 // CHECK:       %[[X00:.+]] = stablehlo.slice %arg0 [0:1, 0:9:2, 0:9:2, 0:2] : (tensor<1x9x9x2xf32>) -> tensor<1x5x5x2xf32>

@@ -5,7 +5,7 @@
 //   swapped, [f, 0, 1, b]) always; dynamic batch too.
 // - An NCHW or NCW forward conv where the pad grows the lhs by at most half.
 // - Where it grows it by more (a 3x3 conv on 7x7), and on an NHWC conv, the pad stays in place.
-// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv{gate=general}' | FileCheck %s
+// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv{gate=general engine=xla-cpu}' | FileCheck %s
 
 // CHECK-LABEL: func.func @kernel_gradient
 // CHECK:       %[[T:.+]] = stablehlo.transpose %arg0, dims = [3, 1, 2, 0] : (tensor<32x16x16x8xf32>) -> tensor<8x16x16x32xf32>

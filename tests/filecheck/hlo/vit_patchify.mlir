@@ -1,8 +1,8 @@
 // A ViT patchify conv (16x16 / 16, NCHW/OIHW as torch-mlir writes it) has 256 stride phases of
 // one tap count each: they are ONE unit-stride conv over 16*16*3 input features, the input and
 // the kernel folded by a reshape and a transpose (space-to-depth), accepted by the default gate.
-// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv' | FileCheck %s
-// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv{merge-phases=none}' -o /dev/null --stats 2>&1 | FileCheck %s --check-prefix=NONE
+// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv{engine=xla-cpu}' | FileCheck %s
+// RUN: convcanon-opt %s -p 'stablehlo-canonicalize-conv{merge-phases=none engine=xla-cpu}' -o /dev/null --stats 2>&1 | FileCheck %s --check-prefix=NONE
 
 // CHECK-LABEL: func.func @main
 // CHECK:       %[[X:.+]] = stablehlo.reshape %arg0 : (tensor<1x3x224x224xf32>) -> tensor<1x3x14x16x14x16xf32>
