@@ -163,7 +163,7 @@ IREE_CPU = XLA_CPU._replace(
 # depthwise convs. Of the forms measured it is the one that serves both engines (8 programs,
 # bench/RESULTS_runtime_policies.md): IREE x0.92 small / x0.92 full (iree-cpu x0.93 / x0.90),
 # XLA x0.98 / x1.09 (xla-cpu x0.81 / x1.05); xla-cpu's forms run NCHW programs and small
-# strided stacks x5-x9 on IREE; strided slices instead of the fold were XLA x1.24 full size
+# strided stacks x2.2-x9.2 on IREE; strided slices instead of the fold were XLA x1.24 full size
 # (wav2vec2's encoder x1.65) and kept line phases left IREE's VGG-style stack at x4.8.
 GENERIC = IREE_CPU._replace(
     name="generic", fold_single_phases=True, fold_channels_last=True, split_depthwise_taps=25
