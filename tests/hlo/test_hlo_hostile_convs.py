@@ -50,6 +50,32 @@ def test_a_stride_of_a_billion_plans_at_once() -> None:
     assert row["macs_after"] == row["macs_before"]
 
 
+_LONG_LINE = """
+func.func @main(%x: tensor<1x5x{n}x8xf32>, %w: tensor<3x{n}x8x1xf32>) -> tensor<1x2x1x1xf32> {{
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+    window = {{stride = [2, 1]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}}
+    : (tensor<1x5x{n}x8xf32>, tensor<3x{n}x8x1xf32>) -> tensor<1x2x1x1xf32>
+  return %0 : tensor<1x2x1x1xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("engine", ["generic", "iree-cpu", "xla-cpu"])
+def test_a_line_phase_of_twenty_thousand_taps_is_not_split_into_a_conv_per_tap(
+    engine: str,
+) -> None:
+    """A 3x20000 conv with stride (2, 1) has a 1x20000 line phase: the policies that split line
+    phases into 1x1 convs per tap split none longer than their limit, so a few hundred bytes
+    of input do not become 20000 convs."""
+    _, _, printed = run_pass(_LONG_LINE.format(n=20000), STABLEHLO, gate="general", engine=engine)
+    assert printed.count("stablehlo.convolution") <= 2
+    small = _LONG_LINE.format(n=3)  # a 3x3 kernel: its line phases are split where lines are
+    after, _, printed = run_pass(small, STABLEHLO, gate="general", engine=engine)
+    convs = all_conv_params(after, STABLEHLO)
+    assert_canonical(convs)
+    assert len(convs) == (2 if engine == "xla-cpu" else 4)
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_conv_needing_a_million_partials_is_refused_with_the_reason(dialect: Dialect) -> None:
     start = time.perf_counter()

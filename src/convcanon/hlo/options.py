@@ -121,7 +121,16 @@ class ConvOptions(NamedTuple):
     def merge_plan(self, p: "ConvParams") -> "MergePlan":
         """The convs the rewrite of `p` (an accepted conv) emits under these options."""
         from convcanon.hlo.phase_merge import merge_plan
+        from convcanon.hlo.phase_plan import uses_polyphase
         from convcanon.hlo.policy import POLICIES
 
-        mode = POLICIES[self.engine].merge_mode(p, self.merge_phases, self.max_mac_ratio)
+        policy = POLICIES[self.engine]
+        mode = policy.merge_mode(p, self.merge_phases, self.max_mac_ratio)
+        if (
+            mode == "exact"
+            and p.needs_stride
+            and not uses_polyphase(p, self.polyphase)
+            and policy.splits_depthwise(p, p.kernel_spatial)
+        ):
+            mode = "none"  # its phases are split per tap, never joined
         return merge_plan(p, self.polyphase, mode, self.max_mac_ratio)

@@ -54,14 +54,18 @@ class EnginePolicy(NamedTuple):
     # 2x1x32x64 conv on 17x16 px takes 580-780 us, its two 1x1 convs 98 us, the whole 3x3/2
     # conv 230 us).
     split_line_partials: bool
-    # The partial convs of a strided depthwise conv (one input feature per group) whose kernel
-    # has at most this many taps are written as one 1x1 conv per tap (0: never): a 1x1
-    # depthwise conv is a per-feature scale, which XLA CPU fuses with the other taps' and their
-    # sum into one loop, where its depthwise conv kernel is slow for every other kernel shape
-    # (EfficientNet-B0's strided depthwise convs at 224 px: x2.1-x3.0 as phase convs,
-    # x0.04-x0.11 of the original split; IREE CPU runs them x1.0-x1.2 as phase convs and
-    # x1.0-x1.5 split).
-    split_depthwise_taps: int
+    # The partial convs of a strided depthwise conv (one input feature per group) are written as
+    # one 1x1 conv per tap: a 1x1 depthwise conv is a per-feature scale, which XLA CPU fuses
+    # with the other taps' and their sum into one loop, where its depthwise conv kernel is slow
+    # for every other kernel shape (EfficientNet-B0's strided depthwise convs at 224 px:
+    # x2.1-x3.0 as phase convs, x0.04-x0.11 of the original split; IREE CPU runs them
+    # x1.0-x1.2 as phase convs and x1.0-x1.5 split).
+    split_depthwise: bool
+    # No split writes more convs than this per partial (a line of taps) or per depthwise
+    # kernel: the splits measured are of 3x3 and 5x5 kernels, and a kernel extent declared in a
+    # few bytes must not become thousands of ops (a 3x20000 conv with stride (2, 1) had a line
+    # phase of 20000 taps).
+    max_split_taps: int
     # Under merge-phases=auto, a strided conv over at most this many input features (an image
     # stem: RGB) zero-extends its sub-kernels so that its phases merge into one conv
     # (pad-kernel, within max-mac-ratio of the floor): the partial convs of a 3-feature conv
@@ -99,16 +103,22 @@ class EnginePolicy(NamedTuple):
         """Whether a partial with `taps` per spatial dim, of a conv with kernel extents
         `kernel`, is written as one conv per tap."""
         lines = sum(t > 1 for t in taps) == 1
-        return self.split_line_partials and lines and sum(k > 1 for k in kernel) > 1
+        return (
+            self.split_line_partials
+            and lines
+            and sum(k > 1 for k in kernel) > 1
+            and math.prod(taps) <= self.max_split_taps
+        )
 
     def splits_depthwise(self, p: ConvParams, kernel: tuple[int, ...]) -> bool:
         """Whether every partial of `p`, a phase of a conv with kernel extents `kernel` or a
         strided conv, is one conv per tap: `p` is depthwise (one input feature per group, of
-        several groups) and the kernel has at most `split_depthwise_taps` taps."""
+        several groups) and the kernel has at most `max_split_taps` taps."""
         return (
-            p.feature_group_count > 1
+            self.split_depthwise
+            and p.feature_group_count > 1
             and p.rhs_shape[p.dims.rhs_in_feature] == 1
-            and math.prod(kernel) <= self.split_depthwise_taps
+            and math.prod(kernel) <= self.max_split_taps
         )
 
     def routes_pad(self, p: ConvParams) -> bool:
@@ -136,7 +146,8 @@ XLA_CPU = EnginePolicy(
     pad_channels_last=True,
     max_routed_pad_growth=(3, 2),
     split_line_partials=False,
-    split_depthwise_taps=25,
+    split_depthwise=True,
+    max_split_taps=25,
     pad_kernel_features=4,
     pad_kernel_needs_line=False,
 )
@@ -155,7 +166,7 @@ IREE_CPU = XLA_CPU._replace(
     fold_channels_last=False,
     pad_channels_last=False,
     split_line_partials=True,
-    split_depthwise_taps=0,
+    split_depthwise=False,
     pad_kernel_needs_line=True,
 )
 # The default, for engines not measured: IREE's channels-last convs and split line phases, with
@@ -166,7 +177,7 @@ IREE_CPU = XLA_CPU._replace(
 # strided stacks x2.2-x9.2 on IREE; strided slices instead of the fold were XLA x1.24 full size
 # (wav2vec2's encoder x1.65) and kept line phases left IREE's VGG-style stack at x4.8.
 GENERIC = IREE_CPU._replace(
-    name="generic", fold_single_phases=True, fold_channels_last=True, split_depthwise_taps=25
+    name="generic", fold_single_phases=True, fold_channels_last=True, split_depthwise=True
 )
 
 POLICIES = {policy.name: policy for policy in (XLA_CPU, IREE_CPU, GENERIC)}
