@@ -283,7 +283,9 @@ def test_merged_stride_phases_are_exact_at_the_floor_and_as_few_as_the_shapes(
     params = all_conv_params(after, dialect)
     assert_canonical(params)
     assert total_macs(params) == p.macs
-    if stats.counters.get("rewritten-stride") and XLA_CPU.splits_depthwise(p, p.kernel_spatial):
+    if stats.counters.get("rewritten-stride") and XLA_CPU.splits_depthwise(
+        p, p.kernel_spatial, "exact"
+    ):
         # the default policy writes a depthwise conv's phases as one 1x1 conv per tap
         assert all(q.kernel_spatial == (1,) * p.num_spatial for q in params)
         assert len(params) <= math.prod(p.kernel_spatial)

@@ -126,11 +126,7 @@ class ConvOptions(NamedTuple):
 
         policy = POLICIES[self.engine]
         mode = policy.merge_mode(p, self.merge_phases, self.max_mac_ratio)
-        if (
-            mode == "exact"
-            and p.needs_stride
-            and not uses_polyphase(p, self.polyphase)
-            and policy.splits_depthwise(p, p.kernel_spatial)
-        ):
+        polyphase = uses_polyphase(p, self.polyphase)
+        if not polyphase and policy.splits_depthwise(p, p.kernel_spatial, mode):
             mode = "none"  # its phases are split per tap, never joined
         return merge_plan(p, self.polyphase, mode, self.max_mac_ratio)

@@ -339,11 +339,7 @@ def _plan_window(
     written = set(writes)
     conv_dims = p.dims
     merge = options.merge_phases != "none"
-    per_tap = (
-        (p.needs_stride or phase)
-        and options.merge_phases in ("exact", "none")
-        and policy.splits_depthwise(p, kernel)
-    )
+    per_tap = policy.splits_depthwise(p, kernel, options.merge_phases, phase)
     kernel_pad = None
     if options.merge_phases == "pad-kernel" and joins_inputs(p):
         extra = kernel_extension(p, options.max_mac_ratio)

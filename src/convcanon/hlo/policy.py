@@ -95,7 +95,7 @@ class EnginePolicy(NamedTuple):
             and p.lhs_shape[p.dims.lhs_feature] <= self.pad_kernel_features
             and (not self.pad_kernel_needs_line or has_line_phase(p))
             and any(kernel_extension(p, max_mac_ratio))
-            and not self.splits_depthwise(p, p.kernel_spatial)
+            and not self.splits_depthwise(p, p.kernel_spatial, "exact")
         )
         return "pad-kernel" if stem else "exact"
 
@@ -110,12 +110,17 @@ class EnginePolicy(NamedTuple):
             and math.prod(taps) <= self.max_split_taps
         )
 
-    def splits_depthwise(self, p: ConvParams, kernel: tuple[int, ...]) -> bool:
-        """Whether every partial of `p`, a phase of a conv with kernel extents `kernel` or a
-        strided conv, is one conv per tap: `p` is depthwise (one input feature per group, of
-        several groups) and the kernel has at most `max_split_taps` taps."""
+    def splits_depthwise(
+        self, p: ConvParams, kernel: tuple[int, ...], mode: str, phase: bool = False
+    ) -> bool:
+        """Whether every partial of `p` (strided, or an output `phase` of a conv with kernel
+        extents `kernel`) is one conv per tap, its phases never joined: merge mode `mode` keeps
+        the floor, `p` is depthwise (one input feature per group, of several groups) and the
+        kernel has at most `max_split_taps` taps."""
         return (
             self.split_depthwise
+            and (p.needs_stride or phase)
+            and mode in ("exact", "none")
             and p.feature_group_count > 1
             and p.rhs_shape[p.dims.rhs_in_feature] == 1
             and math.prod(kernel) <= self.max_split_taps
