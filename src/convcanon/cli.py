@@ -267,8 +267,10 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
         set_max_input_size(args.max_input_size)
         if pass_flags and args.pass_pipeline:
             raise UsageError("convcanon-opt: give either --pass-pipeline or pass flags, not both")
-        from convcanon.driver import PrintOptions, run_opt
+        from convcanon.driver import PrintOptions, keep_modules_until_exit, run_opt
 
+        if argv is None:  # the convcanon-opt script, which ends in `_exit_now`
+            keep_modules_until_exit()
         return run_opt(
             args.input,
             args.pass_pipeline or ",".join(pass_flags),

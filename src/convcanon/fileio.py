@@ -84,15 +84,20 @@ def _over_limit(loc: SourceLoc, limit: int, size: int | None = None) -> Convcano
 # -- reading -------------------------------------------------------------------------------------
 
 
-def _read_bounded(handle: BinaryIO, loc: SourceLoc, limit: int, text: bool) -> bytes:
+def _read_bounded(
+    handle: BinaryIO, loc: SourceLoc, limit: int, text: bool, first: int = _CHUNK
+) -> bytes:
     """Read chunks until EOF, refusing as soon as more than `limit` bytes came; with `text`, also
-    at the first NUL byte (no MLIR or program text has one), so `cat /dev/zero |` stops at once."""
+    at the first NUL byte (no MLIR or program text has one), so `cat /dev/zero |` stops at once.
+    `first` sizes the first read (a regular file's size: one read, no join)."""
     chunks: list[bytes] = []
     total = lines = line_start = 0
+    size = max(first, 1)
     while True:
-        chunk = handle.read(min(_CHUNK, limit + 1 - total))
+        chunk = handle.read(min(size, limit + 1 - total))
+        size = _CHUNK
         if not chunk:
-            return b"".join(chunks)
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
         if text and (nul := chunk.find(b"\0")) >= 0:
             lines += chunk.count(b"\n", 0, nul)
             last = chunk.rfind(b"\n", 0, nul)
@@ -158,7 +163,7 @@ def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int, text: bool) -> byte
         size = os.fstat(handle.fileno()).st_size
         if size > limit:
             raise _over_limit(loc, limit, size)
-        return _read_bounded(handle, loc, limit, text=False)
+        return _read_bounded(handle, loc, limit, text=False, first=size + 1)
     elif (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) and not os.isatty(handle.fileno()):
         if handle.read(1):
             kind = "character" if stat.S_ISCHR(mode) else "block"
@@ -179,7 +184,7 @@ def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
         text = data.decode()
     except UnicodeDecodeError as err:
         raise ConvcanonError(f"not UTF-8 text (byte {err.start})", SourceLoc(name)) from None
-    return name, text.replace("\r\n", "\n").replace("\r", "\n")
+    return name, text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -395,7 +395,8 @@ def _nesting_bound(text: str) -> int:
     Keep only the brackets, then peel adjacent `()` pairs: each pass removes one level of the
     matched pairs, and unmatched openers can add at most their count. Real modules need ~10
     passes over a string a fraction of the text's size."""
-    rest = text.encode().replace(b"->", b"-").translate(_BRACKETS, _NOT_BRACKETS)
+    # "->" becomes "--" (a same-length replace is twice as fast) and translate drops the "-"s
+    rest = text.encode().replace(b"->", b"--").translate(_BRACKETS, _NOT_BRACKETS)
     passes = 0
     while passes <= MAX_NESTING:
         peeled = rest.replace(b"()", b"")

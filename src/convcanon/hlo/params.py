@@ -245,5 +245,4 @@ def conv_key(op: ir.Operation | ir.OpView, types: tuple[ir.Type, ir.Type, ir.Typ
     """Everything `read_conv_params` reads, as uniqued MLIR objects (equal keys, equal params).
 
     `types` are the lhs, rhs and result types; attributes a conv lacks are None."""
-    attrs = op.attributes
-    return (*types, *(attrs.get(name) for name in _PARAM_ATTRS))
+    return (*types, *map(op.attributes.get, _PARAM_ATTRS))
