@@ -10,12 +10,13 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from convcanon.diagnostics import ConvcanonError, UsageError
 from convcanon.fileio import check_output_path, read_mlir_input, write_output
 from convcanon.ir_kind import sniff_framework
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
+from convcanon.records import NamedTuple
 
 
 class PrintOptions(NamedTuple):

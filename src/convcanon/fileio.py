@@ -24,9 +24,10 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from types import FrameType
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
+from convcanon.records import NamedTuple
 
 if TYPE_CHECKING:
     import zipfile

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from convcanon.diagnostics import UsageError
 from convcanon.options import OptionSpec, OptionValue, declared_options, spelling
+from convcanon.records import NamedTuple
 
 __all__ = [
     "CONV_PASS_FOR_DIALECT",

@@ -10,9 +10,11 @@ identically, so they need no entry.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from jaxlib.mlir import ir
+
+from convcanon.records import NamedTuple
 
 ListKind = Literal["array", "dense"]
 

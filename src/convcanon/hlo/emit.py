@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 import math
 from functools import lru_cache
-from typing import NamedTuple
 
 from jaxlib.mlir import ir
 
@@ -28,6 +27,7 @@ from convcanon.hlo.plan import (
     Unfold,
     WindowPlan,
 )
+from convcanon.records import NamedTuple
 
 
 class _Folded:

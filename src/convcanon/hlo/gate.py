@@ -10,11 +10,10 @@ and `verbose` remarks.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from convcanon.hlo.options import ConvOptions
 from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_merge import MAX_KERNEL_TAPS, MAX_PHASE_SLICES, within_tap_limit
+from convcanon.records import NamedTuple
 
 __all__ = ["ConvOptions", "Decision", "decide"]
 

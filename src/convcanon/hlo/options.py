@@ -7,9 +7,10 @@ Imported by the pass registry for `--help`, so it imports nothing heavy.
 """
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from convcanon.options import Doc, options_from_mapping
+from convcanon.records import NamedTuple
 
 if TYPE_CHECKING:
     from convcanon.hlo.params import ConvParams

@@ -10,11 +10,11 @@ unknown and records why, so the gate can skip the conv with that reason.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 from jaxlib.mlir import ir
 
 from convcanon.hlo.dialects import DimensionNumbers, read_dimension_numbers, read_ints, read_padding
+from convcanon.records import NamedTuple
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()  # a `?` extent
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_plan import (
@@ -36,6 +36,7 @@ from convcanon.hlo.phase_plan import (
     tap_step,
     uses_polyphase,
 )
+from convcanon.records import NamedTuple
 
 MergeMode = Literal["exact", "pad-kernel", "none"]
 

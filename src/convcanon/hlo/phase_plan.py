@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import NamedTuple
 
 from convcanon.hlo.params import ConvParams, static_extent
+from convcanon.records import NamedTuple
 
 # -- stride phases --------------------------------------------------------------------------------
 

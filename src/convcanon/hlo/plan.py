@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from convcanon.hlo.dialects import DimensionNumbers
 from convcanon.hlo.gate import ConvOptions, Decision, decide
@@ -45,6 +45,7 @@ from convcanon.hlo.phase_plan import (
     uses_polyphase,
 )
 from convcanon.hlo.policy import EnginePolicy
+from convcanon.records import NamedTuple
 
 Window = tuple[int, int, int]  # (start, stride, length) of a slice in one dim
 Permutation = tuple[int, ...]

@@ -11,10 +11,11 @@ a branch inside a rewrite.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_merge import has_line_phase, kernel_extension
+from convcanon.records import NamedTuple
 
 if TYPE_CHECKING:
     from convcanon.hlo.phase_merge import MergeMode

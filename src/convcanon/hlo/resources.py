@@ -18,9 +18,9 @@ rewritten text point at the user's file.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from convcanon.diagnostics import ConvcanonError, offset_loc
+from convcanon.records import NamedTuple
 
 _REFERENCE = "dense_resource<"
 _ALIGNMENT_HEX_DIGITS = 8  # a blob starts with its alignment, a little-endian uint32

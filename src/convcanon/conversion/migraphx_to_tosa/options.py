@@ -2,9 +2,10 @@
 adding a field here. Imported by the pass registry for `--help`, so it imports nothing heavy."""
 
 from collections.abc import Mapping
-from typing import Annotated, Literal, NamedTuple
+from typing import Annotated, Literal
 
 from convcanon.options import Doc, options_from_mapping
+from convcanon.records import NamedTuple
 
 Types = Literal["conformant", "native"]
 
