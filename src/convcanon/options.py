@@ -13,18 +13,22 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from functools import cache
-from typing import (
-    Annotated,
-    Any,
-    Literal,
-    NamedTuple,
-    Protocol,
-    TypeVar,
-    get_args,
-    get_origin,
-)
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 from convcanon.diagnostics import UsageError
+from convcanon.records import NamedTuple
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class _Declaration(Protocol):
+        """A pass's options NamedTuple (its class, seen through what this module reads of it);
+        for type checkers only, as making a Protocol class costs start-up time."""
+
+        __annotations__: dict[str, Any]
+        _fields: tuple[str, ...]
+        _field_defaults: dict[str, Any]
+
 
 OptionValue = bool | int | float | str
 
@@ -149,14 +153,6 @@ class OptionSpec(NamedTuple):
         return f"{self.name}=<{self.values}> (default {spelling(self.default)}): {self.help}"
 
 
-class _Declaration(Protocol):
-    """A pass's options NamedTuple (its class, seen through what this module reads of it)."""
-
-    __annotations__: dict[str, Any]
-    _fields: tuple[str, ...]
-    _field_defaults: dict[str, Any]
-
-
 @cache
 def declared_options(declaration: type[_Declaration]) -> tuple[OptionSpec, ...]:
     """The options a NamedTuple declares, in field order; a field without a `Doc`, a default or a
@@ -209,7 +205,7 @@ def keyword_options(
     return resolved
 
 
-D = TypeVar("D", bound=_Declaration)
+D = TypeVar("D", bound="_Declaration")
 
 
 def options_from_mapping(declaration: type[D], options: Mapping[str, object], pass_name: str) -> D:
