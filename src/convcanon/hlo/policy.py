@@ -181,7 +181,9 @@ IREE_CPU = XLA_CPU._replace(
 # bench/RESULTS_runtime_policies.md): IREE x0.92 small / x0.92 full (iree-cpu x0.93 / x0.90),
 # XLA x0.98 / x1.09 (xla-cpu x0.81 / x1.05); xla-cpu's forms run NCHW programs and small
 # strided stacks x2.2-x9.2 on IREE; strided slices instead of the fold were XLA x1.24 full size
-# (wav2vec2's encoder x1.65) and kept line phases left IREE's VGG-style stack at x4.8.
+# (wav2vec2's encoder x1.65) and kept line phases left IREE's VGG-style stack at x4.8. The split
+# line phases are what it pays on XLA (the VGG-style stack x1.72 against x1.46 with them kept, the
+# training step x1.16 against x1.05), and what IREE cannot do without (x1.06 against x6.14).
 GENERIC = IREE_CPU._replace(
     name="generic", fold_single_phases=True, fold_channels_last=True, split_depthwise=True
 )
