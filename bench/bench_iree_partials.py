@@ -7,7 +7,8 @@ pass's own forms (`engine=generic`, `engine=iree-cpu`, `merge-phases=pad-kernel`
 operands materialised behind `optimization_barrier`s, lhs or kernel phases from a space-to-depth
 reshape and transpose instead of strided slices, the sum as a tree or as one reduce, NCHW
 partials, line kernels (2x1, 1x2) split into one 1x1 conv per tap or into one 1x1 conv over taps
-joined on the features, and a whole im2col. `alone-*` modules are single partial convs with their
+joined on the features, every tap outside the 2x2 phase joined so (two partial convs), and a
+whole im2col. `alone-*` modules are single partial convs with their
 phase as an argument, and the 2x1 one in other layouts. Every variant's result is checked
 against the original's on the same engine, then N paired samples: each module runs back to back
 for >= 50 ms, in an order that alternates; a variant's ratio is the median over samples of its
@@ -274,6 +275,29 @@ def im2col(conv: Conv) -> str:
     return m.text(m.conv_op(joined, kernel, out), out)
 
 
+def taps_joined(conv: Conv) -> str:
+    """The 2x2 phase as a conv; the other five taps (both line phases' and the 1x1 phase's) as
+    strided slices joined on the features, one 1x1 conv: two partial convs, neither with a unit
+    kernel dim beside a wider one, at the floor."""
+    m = Module(conv)
+    c, f, o = conv.c, conv.f, conv.out
+    padded = m.pad(("%x", [1, conv.h, conv.h, c]), [0, 1, 1, 0])
+    w: tuple[str, Shape] = ("%w", [3, 3, c, f])
+    corner = m.slice(padded, [(0, 1, 1), (0, 2 * o + 1, 2), (0, 2 * o + 1, 2), (0, c, 1)])
+    corner_kernel = m.slice(w, [(0, 3, 2), (0, 3, 2), (0, c, 1), (0, f, 1)])
+    out = [1, o, o, f]
+    taps = [(0, 1), (2, 1), (1, 0), (1, 2), (1, 1)]
+    slices = [
+        m.slice(padded, [(0, 1, 1), (i, i + 2 * o - 1, 2), (j, j + 2 * o - 1, 2), (0, c, 1)])[0]
+        for i, j in taps
+    ]
+    kernels = [m.slice(w, [(i, i + 1, 1), (j, j + 1, 1), (0, c, 1), (0, f, 1)])[0] for i, j in taps]
+    joined = m.concatenate(slices, [1, o, o, c], 3)
+    kernel = m.concatenate(kernels, [1, 1, c, f], 2)
+    partials = [m.conv_op(corner, corner_kernel, out), m.conv_op(joined, kernel, out)]
+    return m.text(_total(m, partials, out, "chain"), out)
+
+
 def pass_form(options: str) -> Callable[[Conv], str]:
     def build(conv: Conv) -> str:
         from convcanon import canonicalize_conv
@@ -350,6 +374,7 @@ VARIANTS: dict[str, Callable[[Conv], str]] = {
     "lines-as-taps-sum-tree": lambda conv: phases(conv, Form(lines="taps", total="tree")),
     "lines-joined": lambda conv: phases(conv, Form(lines="joined")),
     "im2col": im2col,
+    "taps-joined": taps_joined,
     "alone-2x2": alone((2, 2)),
     "alone-2x1": alone((2, 1)),
     "alone-1x2": alone((1, 2)),
