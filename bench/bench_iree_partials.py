@@ -259,17 +259,24 @@ def _total(m: Module, partials: list[str], out: Shape, how: str) -> str:
     return partials[0]
 
 
+def _tap_slices_joined(
+    m: Module, conv: Conv, padded: tuple[str, Shape], taps: list[tuple[int, int]]
+) -> tuple[str, Shape]:
+    """The strided slice each tap (i, j) of the 3x3/2 window reads, joined on the features."""
+    c, o = conv.c, conv.out
+    slices = [
+        m.slice(padded, [(0, 1, 1), (i, i + 2 * o - 1, 2), (j, j + 2 * o - 1, 2), (0, c, 1)])[0]
+        for i, j in taps
+    ]
+    return m.concatenate(slices, [1, o, o, c], 3)
+
+
 def im2col(conv: Conv) -> str:
     """The nine taps' strided slices joined on the features, one 1x1 conv."""
     m = Module(conv)
     c, o = conv.c, conv.out
     padded = m.pad(("%x", [1, conv.h, conv.h, c]), [0, 1, 1, 0])
-    taps = [
-        m.slice(padded, [(0, 1, 1), (i, i + 2 * o - 1, 2), (j, j + 2 * o - 1, 2), (0, c, 1)])[0]
-        for i in range(3)
-        for j in range(3)
-    ]
-    joined = m.concatenate(taps, [1, o, o, c], 3)
+    joined = _tap_slices_joined(m, conv, padded, [(i, j) for i in range(3) for j in range(3)])
     kernel = m.reshape(("%w", [3, 3, c, conv.f]), [1, 1, 9 * c, conv.f])
     out = [1, o, o, conv.f]
     return m.text(m.conv_op(joined, kernel, out), out)
@@ -287,12 +294,8 @@ def taps_joined(conv: Conv) -> str:
     corner_kernel = m.slice(w, [(0, 3, 2), (0, 3, 2), (0, c, 1), (0, f, 1)])
     out = [1, o, o, f]
     taps = [(0, 1), (2, 1), (1, 0), (1, 2), (1, 1)]
-    slices = [
-        m.slice(padded, [(0, 1, 1), (i, i + 2 * o - 1, 2), (j, j + 2 * o - 1, 2), (0, c, 1)])[0]
-        for i, j in taps
-    ]
     kernels = [m.slice(w, [(i, i + 1, 1), (j, j + 1, 1), (0, c, 1), (0, f, 1)])[0] for i, j in taps]
-    joined = m.concatenate(slices, [1, o, o, c], 3)
+    joined = _tap_slices_joined(m, conv, padded, taps)
     kernel = m.concatenate(kernels, [1, 1, c, f], 2)
     partials = [m.conv_op(corner, corner_kernel, out), m.conv_op(joined, kernel, out)]
     return m.text(_total(m, partials, out, "chain"), out)

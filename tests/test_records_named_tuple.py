@@ -50,12 +50,23 @@ def test_annotations_resolve_as_typing_namedtuples_do() -> None:
     assert typing.get_type_hints(Window) == {"start": int, "stride": int, "name": str}
 
 
-def test_a_body_that_typing_refuses_is_refused() -> None:
-    with pytest.raises(TypeError, match="Non-default namedtuple field"):
+def test_a_body_that_typing_refuses_is_refused_with_typings_message() -> None:
+    with pytest.raises(TypeError) as ours:
 
         class Bad(NamedTuple):
             a: int = 0
+            c: int = 1
             b: int
+
+    with pytest.raises(TypeError) as typings:
+
+        class TypingBad(typing.NamedTuple):
+            a: int = 0
+            c: int = 1
+            b: int
+
+    assert str(ours.value) == str(typings.value)
+    assert str(ours.value) == "Non-default namedtuple field b cannot follow default fields a, c"
 
     with pytest.raises(AttributeError, match="Cannot overwrite NamedTuple attribute _replace"):
 

@@ -39,17 +39,20 @@ else:
             if namespace.get("__module__") == __name__ and typename == "NamedTuple":
                 return super().__new__(mcls, typename, bases, namespace)
             annotations = dict(namespace.get("__annotations__", {}))
-            defaults = []
+            defaulted: list[str] = []  # as typing's: a default field may not precede one without
             for field in annotations:
                 if field in namespace:
-                    defaults.append(namespace[field])
-                elif defaults:
+                    defaulted.append(field)
+                elif defaulted:
                     raise TypeError(
                         f"Non-default namedtuple field {field} cannot follow default field"
-                        f"{'s' if len(defaults) > 1 else ''} {', '.join(annotations)}"
+                        f"{'s' if len(defaulted) > 1 else ''} {', '.join(defaulted)}"
                     )
             cls = collections.namedtuple(
-                typename, list(annotations), defaults=defaults, module=namespace["__module__"]
+                typename,
+                list(annotations),
+                defaults=[namespace[field] for field in defaulted],
+                module=namespace["__module__"],
             )
             cls.__annotations__ = cls.__new__.__annotations__ = annotations
             for key, value in namespace.items():

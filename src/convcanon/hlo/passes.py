@@ -164,8 +164,9 @@ def _convs_in_functions(module: ir.Module, dialect: Dialect) -> list[ir.Operatio
 def _ops_of(regions: ir.RegionSequence) -> Iterator[ir.OpView]:
     """One iterator over the ops of every block (the bindings' own iterator restarts when a
     `for` asks it for an iterator again)."""
-    blocks = [block for region in regions for block in region.blocks]
-    return itertools.chain.from_iterable(block.operations for block in blocks)
+    return itertools.chain.from_iterable(
+        block.operations for region in regions for block in region.blocks
+    )
 
 
 def _reaches_conv(conv: ir.Operation, dialect: Dialect) -> ir.Operation | None:
