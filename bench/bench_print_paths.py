@@ -8,8 +8,9 @@ what that would save, and checks that it prints the same text after its one head
 
 It is not used by the tool: the instrumentation writes files other than the named output, under
 names taken from the module's symbol; it needs the context's threading off; and an I/O error on
-its file (a full disk) ends the process in LLVM's fatal-error handler, with the file left behind,
-where the tool must give a diagnostic and leave nothing.
+its file ends the process in LLVM's fatal-error handler (on a full 1 MB tmpfs: "LLVM ERROR: IO
+failure on output stream: No space left on device", exit 1, its directories left behind), where
+the tool must give a diagnostic and leave nothing.
 
 Run: python bench/bench_print_paths.py FILE [--reps 5]
 """
