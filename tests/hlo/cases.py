@@ -18,12 +18,12 @@ import numpy as np
 from hypothesis import strategies as st
 
 from convcanon.hlo import legalize
-from convcanon.hlo.context import make_context, parse_module
+from convcanon.hlo.context import ir, make_context, parse_module
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.gate import ConvOptions
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.params import ConvParams, read_conv_params
-from convcanon.hlo.passes import canonicalize, convs_of, functions
+from convcanon.hlo.passes import canonicalize
 from convcanon.hlo.phase_plan import lattice_macs
 from convcanon.hlo.policy import POLICIES
 from convcanon.pipeline import PassStats
@@ -193,6 +193,27 @@ def run_pass(
     reparsed = parse_module(printed, "out.mlir", make_context())  # parse + verify, MHLO included
     del reparsed
     return hlo, stats, printed
+
+
+def _walk(op: ir.Operation | ir.OpView) -> list[ir.Operation]:
+    """Every op nested under `op`, in pre-order, by MLIR's own walk: a finder independent of the
+    pass's (which iterates blocks from Python)."""
+    ops: list[ir.Operation] = []
+
+    def visit(current: ir.Operation) -> ir.WalkResult:
+        ops.append(current)
+        return ir.WalkResult.ADVANCE
+
+    op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return ops
+
+
+def functions(module: ir.Module) -> list[ir.Operation]:
+    return [op for op in _walk(module.operation) if op.name == "func.func"]
+
+
+def convs_of(func: ir.Operation, dialect: Dialect) -> list[ir.Operation]:
+    return [op for op in _walk(func) if op.name == dialect.conv]
 
 
 def all_conv_params(hlo: HloFile, dialect: Dialect) -> list[ConvParams]:

@@ -8,13 +8,14 @@ import re
 import pytest
 
 from convcanon.hlo.dialects import MHLO, STABLEHLO
-from convcanon.hlo.passes import convs_of, functions
 
 from .cases import (
     all_conv_params,
     as_stablehlo_text,
     assert_canonical,
     assert_same_results,
+    convs_of,
+    functions,
     random_inputs,
     run_pass,
     xla,

@@ -114,26 +114,6 @@ class ConvRecord:
         return str(lhs), str(rhs), str(result)
 
 
-def _walk(op: ir.Operation | ir.OpView) -> Iterator[ir.Operation]:
-    """Every op nested under `op`, in pre-order (MLIR's own walk: no Python per-op recursion)."""
-    ops: list[ir.Operation] = []
-
-    def visit(current: ir.Operation) -> ir.WalkResult:
-        ops.append(current)
-        return ir.WalkResult.ADVANCE
-
-    op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return iter(ops)
-
-
-def functions(module: ir.Module) -> list[ir.Operation]:
-    return [op for op in _walk(module.operation) if op.name == "func.func"]
-
-
-def convs_of(func: ir.Operation, dialect: Dialect) -> list[ir.Operation]:
-    return [op for op in _walk(func) if op.name == dialect.conv]
-
-
 def _convs_in_functions(module: ir.Module, dialect: Dialect) -> list[ir.Operation]:
     """Every conv nested in a `func.func`, in pre-order.
 
