@@ -501,9 +501,19 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def encode_text(text: str, encoding: str = "utf-8") -> bytes:
+    """`text` as bytes, where a file name from argv that is not UTF-8 (Python holds its bytes
+    as lone surrogates) is written as those bytes, and any other lone surrogate (from the Python
+    API) as its code point's UTF-8-like form: an output never fails on a name."""
+    try:
+        return text.encode(encoding, "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode(encoding, "surrogatepass" if encoding == "utf-8" else "backslashreplace")
+
+
 def write_output(path: str, data: str | bytes) -> None:
     """Write a command's whole output to `path` (`-` is stdout) so that nothing is ever harmed."""
-    payload = data.encode() if isinstance(data, str) else data
+    payload = encode_text(data) if isinstance(data, str) else data
     if path == "-":
         write_stdout(data)
         return
@@ -621,7 +631,14 @@ def write_stdout(data: str | bytes) -> None:
     """Write to stdout and flush, so a full device or closed pipe is an error here, not at exit."""
     try:
         if isinstance(data, str):
-            sys.stdout.write(data)
+            try:
+                sys.stdout.write(data)  # encodes the whole text before writing any of it
+            except UnicodeEncodeError:  # a name from argv that is not UTF-8, on a strict stdout
+                if hasattr(sys.stdout, "buffer"):
+                    sys.stdout.flush()
+                    sys.stdout.buffer.write(encode_text(data, sys.stdout.encoding))
+                else:
+                    sys.stdout.write(data.encode("utf-8", "backslashreplace").decode())
         elif hasattr(sys.stdout, "buffer"):
             sys.stdout.flush()
             sys.stdout.buffer.write(data)

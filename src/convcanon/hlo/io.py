@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from convcanon.diagnostics import SourceLoc
+from convcanon.fileio import encode_text
 from convcanon.hlo.context import ir, op_positions, parse_module, print_module, source_loc
 
 
@@ -101,4 +102,13 @@ def print_file(
 
 
 def _quoted(name: str) -> str:
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """`name` as MLIR prints a string: printable ASCII as is, `\\` doubled, every other byte
+    (a quote, UTF-8, a byte of a name that is not UTF-8) as `\\XX`, as mlir-opt prints it."""
+    raw = encode_text(name)  # a name from argv: its own bytes
+    return '"' + "".join(_ESCAPED[b] for b in raw) + '"'
+
+
+_ESCAPED = [
+    "\\\\" if b == 0x5C else chr(b) if 0x20 <= b < 0x7F and b != 0x22 else f"\\{b:02X}"
+    for b in range(256)
+]

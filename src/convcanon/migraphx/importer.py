@@ -49,7 +49,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from convcanon.diagnostics import MAX_SPLAT_ELEMENTS, ConvcanonError, SourceLoc
+from convcanon.diagnostics import MAX_SPLAT_ELEMENTS, ConvcanonError, SourceLoc, UsageError
 from convcanon.fileio import check_output_path, read_input, write_output
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
@@ -564,8 +564,22 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _check_function_name(name: str) -> None:
+    """A symbol is any text, but not empty, and it is printed: a name from argv that is not
+    UTF-8 (lone surrogates in Python) has no MLIR spelling."""
+    if not name:
+        raise UsageError("import-migraphx: the function name (--name) is empty")
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"import-migraphx: the function name (--name) is not UTF-8 text: {name!r}"
+        ) from None
+
+
 def import_program(text: str, filename: str, name: str = "main") -> ModuleOp:
     """Translate a printed MIGraphX program into a module with one `func.func @name`."""
+    _check_function_name(name)
     program = _Program(filename)
     with _collector_paused():
         for number, raw in enumerate(text.splitlines(), 1):
