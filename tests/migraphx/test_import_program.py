@@ -57,6 +57,10 @@ def test_seed_text_as_filed_names_its_dangling_reference(tmp_path: Path) -> None
 
 
 P = "x = @param:x -> float_type, {4, 3}, {3, 1}\n"
+CONV_1D = (
+    "x = @param:x -> float_type, {1, 1, 4}, {4, 4, 1}\n"
+    "w = @param:w -> float_type, {1, 1, 1}, {1, 1, 1}\n"
+)
 PROGRAMS = {
     "add": P + "@1 = add(x,x) -> float_type, {4, 3}, {3, 1}\n@2 = @return(@1)\n",
     "sub": P + "@1 = sub(x,x) -> float_type, {4, 3}, {1, 4}\n@2 = @return(@1)\n",
@@ -153,6 +157,21 @@ def test_params_in_order_of_appearance_and_fp8_types() -> None:
         (P + "@1 = exp(x) -> float_type, {4, 3}, {3, 1}, target=0\n", ":2:", "target_id"),
         (P + "@1 = softmax[axes=1](x) -> float_type, {4, 3}, {3, 1}\n", ":2:", "unknown field"),
         (P, "prog.txt", "no @return"),
+        *(
+            (
+                CONV_1D.replace("float", element)
+                + f"@2 = {op}[padding={pads},stride={{1}},dilation={{1}},group=1,"
+                f"padding_mode=0](x,w) -> {result}, {{1, 1, 2}}, {{2, 2, 1}}\n",
+                ":3:6",
+                "convolution padding must be >= 0",
+            )
+            for op, element, result in [
+                ("convolution", "float", "float_type"),
+                ("convolution_backwards", "float", "float_type"),
+                ("quant_convolution", "int8", "int32_type"),
+            ]
+            for pads in ["{-1}", "{-1, 0}"]  # one symmetric value per dim, or begin and end
+        ),
     ],
 )
 def test_bad_programs_name_line_and_expectation(text: str, where: str, message: str) -> None:

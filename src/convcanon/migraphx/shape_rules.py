@@ -177,12 +177,12 @@ def conv_padding(
     """
     sd = len(in_spatial)
     if padding_mode == 0:
-        if len(padding) == sd:
-            return tuple(padding), tuple(padding)
-        if len(padding) != 2 * sd:
+        if len(padding) not in (sd, 2 * sd):
             raise ShapeError(f"convolution padding needs {2 * sd} values, got {len(padding)}")
         if any(p < 0 for p in padding):
             raise ShapeError(f"convolution padding must be >= 0, got {list(padding)}")
+        if len(padding) == sd:
+            return tuple(padding), tuple(padding)
         return tuple(padding[:sd]), tuple(padding[sd:])
     if padding_mode == 2:
         return (0,) * sd, (0,) * sd
