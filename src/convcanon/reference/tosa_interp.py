@@ -74,8 +74,13 @@ def _to(op: Operation, x: np.ndarray) -> np.ndarray:
         return x.astype(dtype)
 
 
+def _acc_dtype(dtype: np.dtype) -> np.dtype:
+    """Floats narrower than f64 compute in f32; f64 and integers in their own type."""
+    return np.dtype(np.float32) if dtype.kind == "f" and dtype.itemsize < 8 else dtype
+
+
 def _acc(x: np.ndarray) -> np.ndarray:
-    return x.astype(np.float32 if x.dtype.kind == "f" and x.itemsize < 8 else x.dtype)
+    return x.astype(_acc_dtype(x.dtype))
 
 
 def _conv(op: Operation, args: list[np.ndarray]) -> np.ndarray:
@@ -115,7 +120,8 @@ def _conv(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
 def _matmul(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     a, b, azp, bzp = args
-    acc = np.dtype(np.int64) if a.dtype.kind in "iu" else np.dtype(np.float32)
+    # no accumulator attribute: floats accumulate in f32, or in f64 for f64 (its result type)
+    acc = np.dtype(np.int64) if a.dtype.kind in "iu" else _acc_dtype(a.dtype)
     lhs = a.astype(acc) - azp.astype(acc).reshape(())
     rhs = b.astype(acc) - bzp.astype(acc).reshape(())
     return _to(op, np.matmul(lhs, rhs))

@@ -46,6 +46,7 @@ from convcanon.conversion.migraphx_to_tosa.op_lowering import (
     fit_strides,
 )
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
+    float_accumulator,
     integer_width,
     lowering_error,
     operand_element,
@@ -709,8 +710,7 @@ def _conv(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     tosa_nsp = max(nsp, 2)
     out_spatial = list(out_lens[2:]) if nsp > 1 else [1, out_lens[2]]
     channels, out_channels = x.lens[1], out_lens[1]
-    acc = f32
-    props = tosa.conv_properties(pad, strides, dilations, acc)
+    props = tosa.conv_properties(pad, strides, dilations, float_accumulator(op, et))
     zp = em.zero_point(et)
     out_shape = [out_lens[0], *out_spatial]
     if group == 1:

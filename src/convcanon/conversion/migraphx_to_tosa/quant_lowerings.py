@@ -42,7 +42,11 @@ from convcanon.conversion.migraphx_to_tosa.op_lowering import (
     declared_frame,
     fit_strides,
 )
-from convcanon.conversion.migraphx_to_tosa.type_conversion import lowering_error, result_type
+from convcanon.conversion.migraphx_to_tosa.type_conversion import (
+    float_accumulator,
+    lowering_error,
+    result_type,
+)
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import quant_ops as qx
 from convcanon.migraphx.shaped_type import numpy_dtype
@@ -519,7 +523,7 @@ def _backwards_data_convolution(lw: LoweringContext, op: Operation, args: list[V
         xk = em.reshape(xk, [*shape_of(xk)[:2], 1, shape_of(xk)[2]])
         wk = em.reshape(wk, [*shape_of(wk)[:2], 1, shape_of(wk)[2]])
         strides, dilations, begins = [1, *strides], [1, *dilations], (0, *begins)
-    props = tq.transpose_conv_properties([0, 0, 0, 0], list(strides), f32)
+    props = tq.transpose_conv_properties([0, 0, 0, 0], list(strides), float_accumulator(op, et))
     zp, bias = em.zero_point(et), em.zero_point(et)
     parts = []
     for g in range(group):
@@ -582,7 +586,7 @@ def _backwards_data_convolution_3d(lw: LoweringContext, op: Operation, args: lis
     start = [0, *(max(-v, 0) for v in low), 0]
     size = [n - a - max(-h, 0) for n, a, h in zip(shape, start, [0, *high, 0], strict=True)]
     xt = em.slice(xt, start, size)
-    props = tosa.conv_properties([0] * 6, [1, 1, 1], dilations, f32)
+    props = tosa.conv_properties([0] * 6, [1, 1, 1], dilations, float_accumulator(op, et))
     per_in, per_out = x.lens[1] // group, w.lens[1]
     zp = em.zero_point(et)
     parts = []

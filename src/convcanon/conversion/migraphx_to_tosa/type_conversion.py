@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, TensorType, i32
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, TensorType, f32, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from convcanon.conversion.migraphx_to_tosa.emitter import (
@@ -32,6 +32,17 @@ from convcanon.tosa import ops as tosa
 
 def lowering_error(op: Operation, message: str) -> ConvcanonError:
     return ConvcanonError(f"'{op.name}' {message}", op_location(op))
+
+
+def float_accumulator(op: Operation, element: Attribute) -> Float32Type:
+    """A float conv's accumulator. TOSA's convolutions name theirs, of at most 32 bits: an f64
+    conv has no exact lowering and is refused rather than rounded (IREE computes f64 in f32
+    too)."""
+    if isinstance(element, Float64Type):
+        raise lowering_error(
+            op, "on f64 has no exact TOSA lowering: TOSA's convolutions accumulate in at most f32"
+        )
+    return f32
 
 
 def result_type(op: Operation) -> ShapedType:
