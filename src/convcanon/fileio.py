@@ -184,7 +184,10 @@ def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
     try:
         text = data.decode()
     except UnicodeDecodeError as err:
-        raise ConvcanonError(f"not UTF-8 text (byte {err.start})", SourceLoc(name)) from None
+        # at the line and (byte) column of the first bad byte, as MLIR counts columns
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        where = SourceLoc(name, data.count(b"\n", 0, err.start) + 1, err.start - line_start + 1)
+        raise ConvcanonError(f"not UTF-8 text (byte {err.start})", where) from None
     return name, text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
@@ -665,7 +668,9 @@ def read_mlir_input(path: str) -> tuple[str, str]:
     try:
         name, text = read_input(path)
     except ConvcanonError as err:
-        if err.message.startswith("not UTF-8 text"):
+        # a serialized proto is binary from its first bytes; a bad byte further in is a text's
+        bad = re.match(r"not UTF-8 text \(byte (\d+)\)", err.message)
+        if bad and int(bad[1]) < 64:
             err.message += (
                 "; if it is a serialized XLA HloModuleProto (.pb), convert it with --input-hlo "
                 "(convcanon-opt, explain)"

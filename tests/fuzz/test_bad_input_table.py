@@ -829,6 +829,8 @@ CASES += [
     Case("graph --timeout nan (Graphviz unbounded)", ["graph", "{m.mlir}", "--timeout", "nan", "-o", "{g.svg}"], _CHAIN, 2, "error: --timeout must be a finite number of seconds > 0, not nan"),
     Case("graph --memory-limit 0 (Graphviz unbounded)", ["graph", "{m.mlir}", "--memory-limit", "0", "-o", "{g.svg}"], _CHAIN, 2, "error: bad memory limit '0': it must be at least one byte"),
     Case("run --memory-limit 0 (was: the 4 GiB default)", ["run", "{m.mlir}", "--memory-limit", "0"], _CHAIN, 2, "error: bad memory limit '0': it must be at least one byte"),
+    Case("verify --trials 10**20 (ran until killed)", ["verify", "{m.mlir}", "{m.mlir}", "--trials", "100000000000000000000"], _CHAIN, 2, "error: --trials must be at least 1 and at most 10000"),
+    Case("verify --trials 0", ["verify", "{m.mlir}", "{m.mlir}", "--trials", "0"], _CHAIN, 2, "error: --trials must be at least 1 and at most 10000"),
 ]  # fmt: skip
 
 # -- declarations and odd entries (run, verify)

@@ -374,3 +374,24 @@ def test_damaged_npz_is_a_diagnostic_or_loads(
         assert err.render().startswith(f"{path}: error: ")
     else:
         assert all(isinstance(a, np.ndarray) for a in arrays.values())
+
+
+@pytest.mark.parametrize(
+    ("data", "where", "hint"),
+    [
+        (MODULE.encode() + b"// caf\xe9\n", "4:7", False),  # a text with one bad byte
+        (b"\n\x05jit_f\x1a\xff\xfe", "2:8", True),  # a serialized proto: binary from the start
+    ],
+)
+def test_bytes_that_are_not_utf8_are_located_and_only_a_binary_start_suggests_input_hlo(
+    data: bytes, where: str, hint: bool, tmp_path: Path
+) -> None:
+    path = tmp_path / "in.mlir"
+    path.write_bytes(data)
+    with pytest.raises(ConvcanonError) as info:
+        read_input(str(path))
+    assert info.value.render().startswith(f"{path}:{where}: error: not UTF-8 text (byte ")
+    result = _run([str(path)], opt=True)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"{path}:{where}: error: not UTF-8 text")
+    assert ("--input-hlo" in result.stderr) == hint

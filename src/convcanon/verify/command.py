@@ -226,6 +226,7 @@ class Plan:
 
 
 DEFAULT_BATCH_SIZES = (1, 2, 5)
+MAX_TRIALS = 10_000  # each trial runs both modules: a count past this would never end
 
 
 def verify_command(
@@ -246,8 +247,8 @@ def verify_command(
 
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
-    if trials < 1:
-        raise UsageError("--trials must be at least 1")
+    if not 1 <= trials <= MAX_TRIALS:
+        raise UsageError(f"--trials must be at least 1 and at most {MAX_TRIALS}")
     if seed < 0:
         raise UsageError("--seed must be a non-negative integer")
     if not batch_sizes or any(b < 1 for b in batch_sizes):
