@@ -4,6 +4,7 @@ numbers, strides, negative padding, lhs/rhs dilation, reversal, feature and batc
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hlo.cases import EXAMPLES, ConvCase, conv_cases
 from hypothesis import HealthCheck, given, settings
 
@@ -29,3 +30,30 @@ def test_jax_exported_cnn_matches_xla() -> None:
         for a in main.regions[0].blocks[0].arguments
     ]
     assert_matches_xla(text, inputs)
+
+
+def _one_window_conv(window: str, kernel: int) -> str:
+    return (
+        f"func.func @main(%x: tensor<1x4x1xf32>, %w: tensor<{kernel}x1x1xf32>)"
+        " -> tensor<1x1x1xf32> {\n"
+        "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f],"
+        f" window = {{{window}}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}}"
+        f" : (tensor<1x4x1xf32>, tensor<{kernel}x1x1xf32>) -> tensor<1x1x1xf32>\n"
+        "  return %0 : tensor<1x1x1xf32>\n}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("window", "kernel"),
+    [
+        ("stride = [9223372036854775807], rhs_dilate = [3]", 2),  # one window: x0 w0 + x3 w1
+        ("stride = [4611686018427387904], rhs_dilate = [4611686018427387904]", 1),  # one tap
+    ],
+)
+def test_steps_near_int64s_limit_in_a_dim_that_never_steps_match_xla(
+    window: str, kernel: int
+) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 4, 1)).astype(np.float32)
+    w = rng.standard_normal((kernel, 1, 1)).astype(np.float32)
+    assert_matches_xla(_one_window_conv(window, kernel), [x, w])

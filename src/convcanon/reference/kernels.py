@@ -350,15 +350,17 @@ def conv_general(
     )
     xg = np.ascontiguousarray(xg)
     st = xg.strides
+    # a dim of extent 1 takes no step: a stride or dilation near int64's limit there (valid, as
+    # one window or one tap never steps) would overflow the byte stride
     windows = as_strided(
         xg,
         shape=(g, ng, *osz, cg, *ksz),
         strides=(
             st[0],
             st[1],
-            *(st[3 + i] * window_strides[i] for i in range(nsp)),
+            *(st[3 + i] * window_strides[i] if osz[i] > 1 else 0 for i in range(nsp)),
             st[2],
-            *(st[3 + i] * rhs_dilation[i] for i in range(nsp)),
+            *(st[3 + i] * rhs_dilation[i] if ksz[i] > 1 else 0 for i in range(nsp)),
         ),
         writeable=False,
     )
