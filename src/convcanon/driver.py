@@ -14,7 +14,7 @@ from typing import Any
 
 from convcanon.diagnostics import ConvcanonError, UsageError
 from convcanon.fileio import check_output_path, read_mlir_input, write_output
-from convcanon.ir_kind import sniff_framework
+from convcanon.ir_kind import sniff_framework, with_other_half_hint
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
 from convcanon.records import NamedTuple
 
@@ -151,9 +151,14 @@ def transform_text(
 ) -> str:
     """Parse, run `pipeline`, print: the whole job on one chunk of text."""
     passes = parse_pipeline(pipeline)
-    adapter = FRAMEWORKS[choose_framework(passes, text)]
+    framework = choose_framework(passes, text)
+    adapter = FRAMEWORKS[framework]
     with adapter.job():
-        module = adapter.parse_text(text, filename)
+        try:
+            module = adapter.parse_text(text, filename)
+        except ConvcanonError as err:
+            err.message = with_other_half_hint(err.message, text, framework)
+            raise
         run_pipeline(module, passes, stats)
         printed = adapter.print_module(module, print_options)
         if _kept_modules is not None:

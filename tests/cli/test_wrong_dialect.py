@@ -74,3 +74,25 @@ def test_binary_input_suggests_input_hlo(opt: Runner, tmp_path: Path) -> None:
     result = opt(proto)
     assert result.code == 1
     assert "not UTF-8 text" in result.err and "with --input-hlo" in result.err
+
+
+def test_a_module_of_the_other_half_names_the_pass_that_takes_it(
+    opt: Runner, cc: Runner, tmp_path: Path
+) -> None:
+    from cli_support import MIGRAPHX_EXP  # pyright: ignore[reportMissingImports]
+
+    migraphx = tmp_path / "exp.mlir"
+    migraphx.write_text(MIGRAPHX_EXP)
+    for result in (opt(migraphx, "--stablehlo-canonicalize-conv"), cc("explain", migraphx)):
+        assert result.code == 1 and result.out == ""
+        assert result.err == (
+            f'{migraphx}:1:31: error: `!"migraphx"<"shaped<2xf32, 1>">` type created with'
+            " unregistered dialect (this module holds migraphx/TOSA ops: migraphx-to-tosa takes"
+            " them)\n"
+        )
+    result = opt(CNN, "-p", "migraphx-to-tosa")
+    assert result.code == 1 and result.out == ""
+    assert result.err == (
+        f"{CNN}:3:31: error: Operation stablehlo.convolution is not registered (this module holds"
+        " StableHLO/MHLO ops: stablehlo-canonicalize-conv or canonicalize-conv takes them)\n"
+    )

@@ -11,8 +11,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from convcanon.diagnostics import UsageError
+from convcanon.diagnostics import ConvcanonError, UsageError
 from convcanon.fileio import write_stdout
+from convcanon.ir_kind import with_other_half_hint
 from convcanon.pipeline import CONV_PASS_FOR_DIALECT, PassInvocation, parse_pipeline
 
 _CONV_PASSES = {name: dialect for dialect, name in CONV_PASS_FOR_DIALECT.items()}
@@ -251,7 +252,11 @@ def explain_module(
     from convcanon.hlo.passes import canonicalize
 
     invocation = _conv_pass(pipeline) if pipeline is not None else None
-    hlo_file = parse_file_text(text, filename)
+    try:
+        hlo_file = parse_file_text(text, filename)
+    except ConvcanonError as err:
+        err.message = with_other_half_hint(err.message, text, "hlo")
+        raise
     if invocation is None:
         found = convs_by_dialect(hlo_file.module)
         dialect = "mhlo" if found["mhlo"] and not found["stablehlo"] else "stablehlo"
