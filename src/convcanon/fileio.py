@@ -321,6 +321,12 @@ def input_header(inputs: Mapping[str, np.ndarray], key: str) -> tuple[tuple[int,
     return tuple(value.shape), value.dtype
 
 
+def holds_raw_bits(dtype: np.dtype, expected: np.dtype) -> bool:
+    """Whether an input of `dtype` is `expected`'s values as raw bytes: plain void of the same
+    width, as numpy saves a dtype it cannot name (bf16, fp8). A structured dtype is not."""
+    return dtype.kind == "V" and dtype.names is None and dtype.itemsize == expected.itemsize
+
+
 def open_npz(path: str, limit: int | None = None) -> NpzArrays:
     """An npz file's arrays by name, checked before anything is inflated; see `NpzArrays`.
 

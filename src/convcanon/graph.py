@@ -9,7 +9,6 @@ refused past a node limit, and `dot` runs under a time and memory limit.
 
 from __future__ import annotations
 
-import math
 import os
 import resource
 import shutil
@@ -26,6 +25,7 @@ from convcanon.fileio import check_output_path, parse_byte_size, read_mlir_input
 FORMATS = ("svg", "png", "dot")
 DEFAULT_MAX_NODES = 1500
 DEFAULT_TIMEOUT = 120.0  # seconds
+MAX_TIMEOUT = 1e6  # seconds: 11 days
 DEFAULT_MEMORY_LIMIT = "4GiB"
 _EXTENSIONS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot"}
 
@@ -260,8 +260,11 @@ def graph_command(
     fmt = format_for(output, fmt)
     if max_nodes < 1:
         raise UsageError(f"--max-nodes must be at least 1, not {max_nodes}")
-    if not math.isfinite(timeout) or timeout <= 0:  # nan or inf would leave dot unbounded
-        raise UsageError(f"--timeout must be a finite number of seconds > 0, not {timeout:g}")
+    # nan or inf would leave dot unbounded; past MAX_TIMEOUT the wait's milliseconds overflow
+    if not (0 < timeout <= MAX_TIMEOUT):
+        raise UsageError(
+            f"--timeout must be a number of seconds > 0 and <= {MAX_TIMEOUT:g}, not {timeout:g}"
+        )
     limit = parse_byte_size(memory_limit, "memory limit")  # at least one byte: 0 is no bound
     passes = parse_pipeline(pipeline)
     check_output_path(input_path, output)

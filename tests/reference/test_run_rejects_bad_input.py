@@ -130,8 +130,15 @@ def test_inputs_run_and_results_are_written(tmp_path: Path, capsys) -> None:
             {"arg0": np.zeros((2, 3), np.float64), "arg1": np.zeros((2, 3), np.float32)},
             "input arg0 is float64[2, 3] but @main expects f32[2, 3]",
         ),
+        (  # as wide as f32, but fields, not raw bits (plain void of 4 bytes would be)
+            {
+                "arg0": np.zeros((2, 3), [("a", "<i2"), ("b", "<i2")]),
+                "arg1": np.zeros((2, 3), np.float32),
+            },
+            "input arg0 is [('a', '<i2'), ('b', '<i2')][2, 3] but @main expects f32[2, 3]",
+        ),
     ],
-    ids=["missing", "extra", "shape", "dtype"],
+    ids=["missing", "extra", "shape", "dtype", "structured-dtype"],
 )
 def test_input_mismatch_is_a_clear_error(tmp_path: Path, capsys, arrays, message: str) -> None:
     path = _write(tmp_path, "add.mlir", ADD)

@@ -17,6 +17,7 @@ import numpy as np
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio import (
     check_output_path,
+    holds_raw_bits,
     input_header,
     open_npz,
     parse_byte_size,
@@ -181,7 +182,7 @@ def _check_flat_headers(
     for i, arg in enumerate(args):
         shape, dtype = input_header(feed, f"arg{i}")
         nibbles = arg.dtype.name in ("int4", "uint4") and dtype.kind in "iu"
-        viewable = dtype.kind == "V" and dtype.itemsize == arg.dtype.itemsize
+        viewable = holds_raw_bits(dtype, arg.dtype)
         if shape != arg.shape or (dtype != arg.dtype and not viewable and not nibbles):
             raise ConvcanonError(
                 f"input arg{i} is {dtype}{list(shape)} but @{function.sym_name.data} expects "

@@ -12,6 +12,7 @@ import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio import (
+    holds_raw_bits,
     input_header,
 )
 
@@ -116,7 +117,7 @@ def _bind_inputs(
     check_input_names(f"@{name} takes {len(arg_types)} argument(s)", len(arg_types), inputs, where)
     for i, tt in enumerate(arg_types):
         shape, dtype = input_header(inputs, f"arg{i}")
-        viewable = dtype.kind == "V" and dtype.itemsize == tt.dtype.itemsize
+        viewable = holds_raw_bits(dtype, tt.dtype)
         if shape != tt.shape or (dtype != tt.dtype and not viewable):
             raise ConvcanonError(
                 f"input arg{i} is {dtype}{list(shape)} but @{name} expects "
