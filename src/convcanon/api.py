@@ -5,6 +5,7 @@ Every call builds its own MLIR context, so two threads can canonicalize differen
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from typing import Any, Literal, overload
 
 from jaxlib.mlir import ir
 
-from convcanon.diagnostics import UsageError, check_argument
+from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, check_argument
 from convcanon.options import keyword_options
 from convcanon.pipeline import PASSES, OptionValue, PassStats
 
@@ -139,7 +140,15 @@ def canonicalize_exported(exported: Any, **options: Any) -> Any:
     check_argument(
         "canonicalize_exported", "exported", exported, export.Exported, "jax.export.Exported"
     )
-    result = canonicalize_conv(exported.mlir_module(), "stablehlo", **options)
+    where = SourceLoc("<jax.export.Exported>")
+    try:
+        text = exported.mlir_module()
+    except Exception as err:  # jax's deserializer: a JaxRuntimeError, or worse on odd bytes
+        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ConvcanonError(f"its module does not deserialize: {message}", where) from None
+    if not re.search(r"func\.func (?:public )?@main\(", text):
+        raise ConvcanonError("its module has no @main, the function an Exported calls", where)
+    result = canonicalize_conv(text, "stablehlo", **options)
     serialized = _portable_artifact(result.text)
     return dataclasses.replace(exported, mlir_module_serialized=serialized)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import convcanon
-from convcanon.diagnostics import UsageError
+from convcanon.diagnostics import ConvcanonError, UsageError
 
 jax = pytest.importorskip("jax")
 from _polymorphic import (  # noqa: E402  # pyright: ignore[reportMissingImports]
@@ -116,6 +116,22 @@ def test_the_canonical_exported_calls_inside_jit(
 def test_pass_options_are_checked(exported: dict[str, Any]):
     with pytest.raises(UsageError, match="unknown option 'no_such_option'"):
         convcanon.canonicalize_exported(exported["strided"], no_such_option=1)
+
+
+@pytest.mark.parametrize(
+    ("serialized", "message"),
+    [
+        (b"garbage", "its module does not deserialize: INVALID_ARGUMENT"),
+        (b"", "its module has no @main"),
+    ],
+)
+def test_an_exported_whose_module_is_broken_is_a_diagnostic(
+    exported: dict[str, Any], serialized: bytes, message: str
+):
+    broken = dataclasses.replace(exported["strided"], mlir_module_serialized=serialized)
+    with pytest.raises(ConvcanonError, match=message) as info:
+        convcanon.canonicalize_exported(broken)
+    assert info.value.render().startswith(f"<jax.export.Exported>: error: {message}")
 
 
 def test_only_an_exported_is_taken():
