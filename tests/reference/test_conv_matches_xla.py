@@ -3,6 +3,8 @@ numbers, strides, negative padding, lhs/rhs dilation, reversal, feature and batc
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hlo.cases import EXAMPLES, ConvCase, conv_cases
@@ -11,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from convcanon.hlo.context import parse_module
 from convcanon.reference.hlo_interp import tensor_type
 
-from .xla_compare import assert_matches_xla
+from .xla_compare import assert_matches_xla, interpret
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -57,3 +59,14 @@ def test_steps_near_int64s_limit_in_a_dim_that_never_steps_match_xla(
     x = rng.standard_normal((1, 4, 1)).astype(np.float32)
     w = rng.standard_normal((kernel, 1, 1)).astype(np.float32)
     assert_matches_xla(_one_window_conv(window, kernel), [x, w])
+
+
+def test_infinite_inputs_give_xlas_nans_without_numpy_warnings() -> None:
+    text = _one_window_conv("stride = [1], rhs_dilate = [1]", 2).replace("1x1x1xf32>", "1x3x1xf32>")
+    x = np.array([[[np.inf], [-np.inf], [1.0], [2.0]]], np.float32)
+    w = np.ones((2, 1, 1), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's RuntimeWarning reached stderr with our source
+        ours = interpret(text, [x, w])
+    assert np.isnan(ours[0]).sum() == 1  # inf + -inf
+    assert_matches_xla(text, [x, w])

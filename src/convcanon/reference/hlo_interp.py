@@ -397,6 +397,12 @@ class Interpreter:
         return steps
 
     def _run_ops(self, block: ir.Block, args: Sequence[np.ndarray], batched: bool) -> list[Any]:
+        # IEEE results on inf and nan are the ones the ops define; numpy's warnings about them
+        # (with a line of our source) are noise on stderr
+        with np.errstate(all="ignore"):
+            return self._run_steps(block, args, batched)
+
+    def _run_steps(self, block: ir.Block, args: Sequence[np.ndarray], batched: bool) -> list[Any]:
         values = self._scope
         for arg, value in zip(block.arguments, args, strict=True):
             values[arg] = value

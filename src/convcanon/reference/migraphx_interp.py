@@ -501,6 +501,14 @@ class Interpreter:
         self, name: str, args: Sequence[np.ndarray], caller: Operation | None = None, depth: int = 0
     ) -> list[np.ndarray]:
         """Evaluate @name on body-level values (logical arrays for shaped arguments)."""
+        # IEEE results on inf and nan are the ones the ops define; numpy's warnings about them
+        # (with a line of our source) are noise on stderr
+        with np.errstate(all="ignore"):
+            return self._call(name, args, caller, depth)
+
+    def _call(
+        self, name: str, args: Sequence[np.ndarray], caller: Operation | None, depth: int
+    ) -> list[np.ndarray]:
         function = self.functions.get(name)
         if function is None:
             raise self.error(f"no function @{name} in this module", caller)
