@@ -175,6 +175,14 @@ def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int, text: bool) -> byte
     return _read_bounded(handle, loc, limit, text)
 
 
+class NotUtf8Error(ConvcanonError):
+    """Input that is not UTF-8 text, at its first bad byte (`offset` in the file)."""
+
+    def __init__(self, offset: int, loc: SourceLoc) -> None:
+        super().__init__(f"not UTF-8 text (byte {offset})", loc)
+        self.offset = offset
+
+
 def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
     """Read a text input (`-` is stdin), bounded; returns (display name, text).
 
@@ -187,7 +195,7 @@ def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
         # at the line and (byte) column of the first bad byte, as MLIR counts columns
         line_start = data.rfind(b"\n", 0, err.start) + 1
         where = SourceLoc(name, data.count(b"\n", 0, err.start) + 1, err.start - line_start + 1)
-        raise ConvcanonError(f"not UTF-8 text (byte {err.start})", where) from None
+        raise NotUtf8Error(err.start, where) from None
     return name, text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
@@ -673,10 +681,9 @@ def read_mlir_input(path: str) -> tuple[str, str]:
     with a hint to convert it."""
     try:
         name, text = read_input(path)
-    except ConvcanonError as err:
+    except NotUtf8Error as err:
         # a serialized proto is binary from its first bytes; a bad byte further in is a text's
-        bad = re.match(r"not UTF-8 text \(byte (\d+)\)", err.message)
-        if bad and int(bad[1]) < 64:
+        if err.offset < 64:
             err.message += (
                 "; if it is a serialized XLA HloModuleProto (.pb), convert it with --input-hlo "
                 "(convcanon-opt, explain)"
