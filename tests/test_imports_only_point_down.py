@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
         "support",
         "support",
         (
+            "convcanon.child_process",
             "convcanon.diagnostics",
             "convcanon.fileio",
             "convcanon.ir_kind",

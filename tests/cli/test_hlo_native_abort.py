@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from convcanon.hlo.hlo_import import native_failure_message
+from convcanon.child_process import native_failure_message
 
 OPT = [sys.executable, "-c", "import sys; from convcanon.cli import opt_main; sys.exit(opt_main())"]
 

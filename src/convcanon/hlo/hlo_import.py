@@ -9,20 +9,16 @@ there becomes a diagnostic here. Only that child imports JAX.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import subprocess
 import sys
-from pathlib import Path
 
 from jaxlib.mlir import ir
 
+from convcanon.child_process import child_env, how_it_ended, native_failure_message, python_argv
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio import read_input_bytes
 from convcanon.hlo.context import make_context, print_module
-
-_FIRST_LINE_LIMIT = 400
 
 
 def _first_line(err: BaseException) -> str:
@@ -133,46 +129,17 @@ def child_main() -> None:
     sys.stdout.flush()
 
 
-_GLOG_PREFIX = re.compile(r"^[FEWI]\d{4} [\d:.]+\s+\d+ [\w.\-]+:\d+\] ")
-
-
-def native_failure_message(stderr: str) -> str:
-    """What a native abort printed, trimmed to its message: no log prefixes, no stack trace."""
-    kept: list[str] = []
-    for line in stderr.splitlines():
-        if line.startswith("*** Check failure stack trace") or line.lstrip().startswith("@ 0x"):
-            break
-        line = _GLOG_PREFIX.sub("", line).strip()
-        if line and not line.startswith(("WARNING: All log messages before absl", "*** SIG")):
-            kept.append(line)
-    message = "; ".join(kept) or "no message"
-    if len(message) > _FIRST_LINE_LIMIT:
-        message = message[: _FIRST_LINE_LIMIT - 3] + "..."
-    return message
-
-
-def _signal_name(returncode: int) -> str:
-    try:
-        return signal.Signals(-returncode).name
-    except ValueError:
-        return f"signal {-returncode}"
-
-
 HLO_READER_TIMEOUT = 300.0  # seconds; XLA reads a large HLO module in a few
 
 
 def hlo_bytes_to_bytecode_isolated(data: bytes, filename: str) -> bytes:
     """Convert in a child process; a crash or abort there is `filename: error: ...` here."""
-    package_root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     try:
         child = subprocess.run(
-            [sys.executable, "-c", "from convcanon.hlo.hlo_import import child_main; child_main()"],
+            python_argv("from convcanon.hlo.hlo_import import child_main; child_main()"),
             input=data,
             capture_output=True,
-            env=env,
+            env=child_env(),
             timeout=HLO_READER_TIMEOUT,
         )
     except subprocess.TimeoutExpired:  # the child is killed; a native hang is ours to bound
@@ -190,13 +157,9 @@ def hlo_bytes_to_bytecode_isolated(data: bytes, filename: str) -> bytes:
             raise ConvcanonError(message, SourceLoc(filename))
         line, col = int(located[1]), int(located[2])
         raise ConvcanonError(located[3], SourceLoc(filename, line, col))
-    how = (
-        f"was killed by {_signal_name(child.returncode)}"
-        if child.returncode < 0
-        else f"exited with status {child.returncode}"
-    )
     raise ConvcanonError(
-        f"XLA's HLO reader {how}: {native_failure_message(stderr)}", SourceLoc(filename)
+        f"XLA's HLO reader {how_it_ended(child.returncode)}: {native_failure_message(stderr)}",
+        SourceLoc(filename),
     )
 
 

@@ -1276,12 +1276,14 @@ def _handler(name: str) -> Handler | None:
 
 
 def check_planned_peaks(
-    module: ir.Module, filename: str, limit: int = DEFAULT_MEMORY_LIMIT
+    module: ir.Module, filename: str, limit: int = DEFAULT_MEMORY_LIMIT, elementwise: bool = True
 ) -> None:
     """Refuse, before any input is made, a module the interpreter would refuse at an op: a result
-    over `limit`, or an elementwise op whose plan (read from its types) is. Both are lower bounds
-    of what the run checks, so nothing it would run is refused; a caller about to allocate
-    inputs (verify's random ones, their f64 copies) learns it without allocating them."""
+    over `limit`, or (`elementwise`) an elementwise op whose plan (read from its types) is. Both
+    are lower bounds of what the run checks, so nothing it would run is refused; a caller about
+    to allocate inputs (verify's random ones, their f64 copies) learns it without allocating
+    them. Results alone bound what another engine is handed: XLA aborts the process on a shape
+    whose size overflows int64, and allocates whatever a module asks."""
     found: list[tuple[ir.Operation, str]] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -1297,7 +1299,7 @@ def check_planned_peaks(
                 found.append((op, _result_over(op.name, tt, limit)))
                 return ir.WalkResult.INTERRUPT
         params = _TYPE_PLANS.get(_handler(op.name))  # pyright: ignore[reportArgumentType]
-        if params is not None and op.operands:
+        if elementwise and params is not None and op.operands:
             fakes = [
                 np.broadcast_to(np.zeros((), tt.dtype), tt.shape)
                 for tt in (tensor_type(v.type) for v in op.operands)

@@ -443,12 +443,14 @@ def _hlo_plan(
     _same_args(sig_before.entry, sig_before.args, sig_after.args, after_name)
     run = ENGINES[engine]
     truth = _hlo_truth(before_text, before_name, after_text, after_name, engine)
-    on_reference: list[tuple[str | None, str]] = []
-    if engine == "reference":
-        on_reference += [(before_text, before_name), (after_text, after_name)]
-    if truth.run is not ENGINES.get("xla"):
-        on_reference += [(truth.before_text, before_name), (truth.after_text, after_name)]
-    _check_planned_peaks(on_reference)
+    on_reference = [engine == "reference"] * 2 + [truth.run is not ENGINES.get("xla")] * 2
+    modules = [
+        (before_text, before_name),
+        (after_text, after_name),
+        (truth.before_text, before_name),
+        (truth.after_text, after_name),
+    ]
+    _check_planned_peaks(modules, on_reference)
     return Plan(
         sig_before.entry,
         sig_before.args,
@@ -460,15 +462,19 @@ def _hlo_plan(
     )
 
 
-def _check_planned_peaks(texts: Sequence[tuple[str | None, str]]) -> None:
-    """Refuse what the reference interpreter would refuse at an op (its f64 copies too: twice
-    the bytes) before the inputs, and their f64 copies, are made (`check_planned_peaks`)."""
+def _check_planned_peaks(
+    modules: Sequence[tuple[str | None, str]], on_reference: Sequence[bool]
+) -> None:
+    """Refuse, before the inputs and their f64 copies (twice the bytes) are made, a module with
+    a result over the memory limit, whatever engine runs it, and what the reference interpreter
+    would refuse at an op where it runs the module (`check_planned_peaks`)."""
     from convcanon.hlo.context import parse_module
     from convcanon.reference import hlo_interp
 
-    for text, filename in texts:
+    for (text, filename), reference in zip(modules, on_reference, strict=True):
         if text is not None:
-            hlo_interp.check_planned_peaks(parse_module(text, filename), filename)
+            module = parse_module(text, filename)
+            hlo_interp.check_planned_peaks(module, filename, elementwise=reference)
 
 
 def _hlo_truth(

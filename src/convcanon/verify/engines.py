@@ -6,7 +6,7 @@ package, not a traceback. Each engine returns the entry function's results as nu
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
@@ -31,13 +31,16 @@ def reference_engine(
 
 
 def _require(module: str, engine: str, package: str) -> None:
+    """Found without importing it: the XLA engine imports JAX only in its child process."""
     try:
-        importlib.import_module(module)
-    except ImportError:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
         raise ConvcanonError(
             f"engine '{engine}' needs the optional package {package}, which is not installed: "
             f"pip install 'convcanon[{engine}]'"
-        ) from None
+        )
 
 
 def _make_public(func: Any) -> None:
@@ -78,18 +81,12 @@ def entry_as_main(text: str, filename: str, entry: str) -> str:
 def xla_engine(
     text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
 ) -> list[np.ndarray]:
-    """XLA's CPU backend via JAX's client, on exactly this module."""
+    """XLA's CPU backend via JAX's client, on exactly this module, in a child process (XLA
+    aborts the process on some modules MLIR verifies)."""
     _require("jax", "xla", "jax")
-    from convcanon.verify.xla_engine import run_stablehlo_text
+    from convcanon.verify.xla_process import run_isolated
 
-    text = entry_as_main(text, filename, entry)
-    try:
-        return run_stablehlo_text(text, inputs, filename)
-    except ConvcanonError:
-        raise
-    except Exception as err:  # XLA raises its own runtime error types
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ConvcanonError(f"XLA rejected the module: {first}", SourceLoc(filename)) from None
+    return run_isolated(entry_as_main(text, filename, entry), inputs, filename)
 
 
 def iree_engine(

@@ -1,0 +1,60 @@
+"""Native libraries run in a child Python process.
+
+XLA aborts the process on some inputs it accepts (a `Check failed`, an uncaught `absl` status, an
+`LLVM ERROR`). Where a command hands it user input, the call runs in a child: the abort ends the
+child, and the command reports it as one line, `file: error: ... was killed by SIGABRT: ...`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+from pathlib import Path
+
+MESSAGE_LIMIT = 400  # characters of a native failure kept in the one-line diagnostic
+
+_GLOG_PREFIX = re.compile(r"^[FEWI]\d{4} [\d:.]+\s+\d+ [\w.\-]+:\d+\] ")
+
+
+def python_argv(call: str) -> list[str]:
+    """This interpreter running `call`, e.g. `from m import main; main()`; `-P`: the working
+    directory is not on the child's import path, so no file there can stand in for a module."""
+    return [sys.executable, "-P", "-c", call]
+
+
+def child_env() -> dict[str, str]:
+    """This environment, with this copy of convcanon first on the child's import path and the
+    native libraries' INFO logging off."""
+    package_root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    return env
+
+
+def native_failure_message(stderr: str) -> str:
+    """What a native abort printed, trimmed to its message: no log prefixes, no stack trace."""
+    kept: list[str] = []
+    for line in stderr.splitlines():
+        if line.startswith("*** Check failure stack trace") or line.lstrip().startswith("@ 0x"):
+            break
+        line = _GLOG_PREFIX.sub("", line).strip()
+        if line and not line.startswith(("WARNING: All log messages before absl", "*** SIG")):
+            kept.append(line)
+    message = "; ".join(kept) or "no message"
+    if len(message) > MESSAGE_LIMIT:
+        message = message[: MESSAGE_LIMIT - 3] + "..."
+    return message
+
+
+def how_it_ended(returncode: int) -> str:
+    """`was killed by SIGABRT`, or `exited with status N`."""
+    if returncode >= 0:
+        return f"exited with status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    return f"was killed by {name}"
