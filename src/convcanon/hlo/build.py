@@ -20,7 +20,7 @@ from jaxlib.mlir import ir
 
 from convcanon.hlo import params
 from convcanon.hlo.dialects import Dialect, padding_attr
-from convcanon.hlo.params import ConvParams, padded_extent
+from convcanon.hlo.params import ConvParams, bounded_pad, padded_extent
 
 AnyOp = ir.Operation | ir.OpView
 
@@ -330,10 +330,16 @@ class Builder:
         high: Sequence[int],
         interior: Sequence[int] | None = None,
     ) -> Ref:
-        """`value` zero-padded (negative amounts crop); a dynamic extent is never padded."""
+        """`value` zero-padded (negative amounts crop; neither amount past the result's extent,
+        which leaves the result as it is); a dynamic extent is never padded."""
         shape, element = self.info(value)
         zero = self.zero(element)
         interior = interior if interior is not None else [0] * len(low)
+        bounded = [
+            bounded_pad(h, lo, hi, i)
+            for h, lo, hi, i in zip(shape, low, high, interior, strict=True)
+        ]
+        low, high = [lo for lo, _ in bounded], [hi for _, hi in bounded]
         out = tuple(
             padded_extent(h, lo, hi, i)
             for h, lo, hi, i in zip(shape, low, high, interior, strict=True)

@@ -113,6 +113,22 @@ def padded_extent(extent: int, low: int, high: int, interior: int) -> int:
     return (extent - 1) * (interior + 1) + 1 + low + high if extent > 0 else low + high
 
 
+def bounded_pad(extent: int, low: int, high: int, interior: int) -> tuple[int, int]:
+    """(low, high) of a pad with the same result as `pad(low, high, interior)`, neither past the
+    result's extent. Padding that reaches past the whole result leaves only its zeros, however
+    far it reaches; XLA pads by the positive amounts before it crops, and aborts the process on
+    an extent over int64 (a conv padded by 2**62 and cropped by as much)."""
+    if extent == DYNAMIC:
+        return low, high
+    out = padded_extent(extent, low, high, interior)
+    dilated = out - low - high
+    if low > out:
+        return out, -dilated
+    if high > out:
+        return -dilated, out
+    return low, high
+
+
 INT64_MAX = 2**63 - 1
 
 

@@ -17,7 +17,7 @@ from typing import Literal
 
 from convcanon.hlo.dialects import DimensionNumbers
 from convcanon.hlo.gate import ConvOptions, Decision, decide
-from convcanon.hlo.params import ConvParams, padded_extent
+from convcanon.hlo.params import ConvParams, bounded_pad, padded_extent
 from convcanon.hlo.phase_merge import (
     LhsGroup,
     extend_kernel,
@@ -421,7 +421,8 @@ def explicit_pad(p: ConvParams, mode: str) -> Pad:
     rank = len(p.lhs_shape)
     low, high, interior = [0] * rank, [0] * rank, [0] * rank
     for axis, (lo, hi), dil in zip(p.dims.lhs_spatial, p.padding, p.lhs_dilation, strict=True):
-        low[axis], high[axis], interior[axis] = lo, hi, dil - 1
+        low[axis], high[axis] = bounded_pad(p.lhs_shape[axis], lo, hi, dil - 1)
+        interior[axis] = dil - 1
     if mode == "pad" or all(v >= 0 for v in low + high):
         return Pad(tuple(low), tuple(high), tuple(interior))
     pos_low = [max(v, 0) for v in low]
