@@ -380,9 +380,9 @@ def dot_programs(draw: st.DrawFn) -> str:
     m, k, n = (draw(st.integers(1, 5)) for _ in range(3))
     a_lens, b_lens = (*batch, m, k), (*batch, k, n)
     p = Program()
-    a = p.arg(a_lens, draw(memory_layouts(a_lens)))
-    if batch and draw(st.booleans()):
-        small = (*(1 for _ in batch), k, n)
+    a = p.arg(a_lens, draw(memory_layouts(a_lens, allow_broadcast=True)))
+    if batch and draw(st.booleans()):  # one matrix for every batch, maybe broadcast itself
+        small = (*(1 for _ in batch), draw(st.sampled_from([1, k])), draw(st.sampled_from([1, n])))
         b0 = p.arg(small, draw(memory_layouts(small)))
         b = p.op(
             "multibroadcast",
@@ -392,7 +392,7 @@ def dot_programs(draw: st.DrawFn) -> str:
             strides=[0] * len(b_lens),
         )
     else:
-        b = p.arg(b_lens, draw(memory_layouts(b_lens)))
+        b = p.arg(b_lens, draw(memory_layouts(b_lens, allow_broadcast=True)))
     out_lens = (*batch, m, n)
     y = p.op("dot", [a, b], out_lens, strides=draw(memory_layouts(out_lens)))
     return p.text([y])

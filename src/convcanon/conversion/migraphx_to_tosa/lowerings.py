@@ -662,8 +662,11 @@ def _dot(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     batch = math.prod(lens[:-2])
     m, k, n = a.lens[-2], a.lens[-1], b.lens[-1]
     shared_rhs = batch > 1 and all(d in b.broadcast_dims() for d in range(rank - 2) if lens[d] > 1)
-    if shared_rhs:
-        rhs = em.reshape(in_frame(em, b, range(rank)), [1, k, n])
+    if shared_rhs:  # one matrix: a broadcast K or N dim of it is tiled, never its batch
+        matrix = in_frame(em, b, range(rank))
+        k_stored, n_stored = shape_of(matrix)[-2:]
+        tiled = em.tile(matrix, [1] * (rank - 2) + [k // k_stored, n // n_stored])
+        rhs = em.reshape(tiled, [1, k, n])
         lhs = em.reshape(logical(em, a), [1, batch * m, k])
         rows = batch * m
         batch = 1
