@@ -133,6 +133,26 @@ MAX_SPLAT_ELEMENTS = 1 << 22
 _SPLAT = r"dense<\s*([^<>\[\]\"]+?)\s*>\s*:\s*tensor<((?:\d+x)+)"
 
 
+MAX_INTEGER_WIDTH = 16777215  # MLIR's IntegerType::kMaxWidth
+# an integer type token (`i32`, `si8`, `ui4`, the element of `4xi8`) of 8 or more digits, not
+# part of a name
+_WIDE_INTEGER = r"(?:(?<=[\d?]x)|(?<![\w$.%@#!-]))[su]?i(\d{8,})(?![\w.$-])"
+
+
+def check_integer_widths(text: str, filename: str) -> None:
+    """Refuse an integer type wider than MLIR's limit before xDSL parses it: its parser computes
+    the type's value range, `1 << width`, so a 14-byte `: i99999999999` would take the
+    machine's memory. MLIR's own parser refuses it with the same message."""
+    for match in re.finditer(_WIDE_INTEGER, text):
+        digits = match[1]
+        if len(digits) <= len(str(MAX_INTEGER_WIDTH)) and int(digits) <= MAX_INTEGER_WIDTH:
+            continue
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if text.count('"', line_start, match.start()) % 2:  # inside a string: not a type
+            continue
+        raise ConvcanonError("invalid integer width", offset_loc(text, match.start(), filename))
+
+
 def check_splats(text: str, filename: str, limit: int = MAX_SPLAT_ELEMENTS) -> None:
     """Refuse `dense<v> : tensor<NxT>` splats with more than `limit` elements before xDSL parses
     them: its parser expands a splat into a Python list (~85 bytes an element), so a 40-byte

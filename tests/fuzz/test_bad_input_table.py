@@ -1014,6 +1014,19 @@ CASES += [
 ]  # fmt: skip
 
 
+_MX_OWN_RESULT = "func.func @main(%x: !migraphx.shaped<4xf32, 1>) -> !migraphx.shaped<4xf32, 1> {\n  %0 = migraphx.neg %0 : <4xf32, 1> -> <4xf32, 1>\n  return %0 : !migraphx.shaped<4xf32, 1>\n}\n"
+_MX_LATER_RESULT = "func.func @main(%x: !migraphx.shaped<4xf32, 1>) -> !migraphx.shaped<4xf32, 1> {\n  %0 = migraphx.neg %1 : <4xf32, 1> -> <4xf32, 1>\n  %1 = migraphx.abs %x : <4xf32, 1> -> <4xf32, 1>\n  return %0 : !migraphx.shaped<4xf32, 1>\n}\n"
+_MX_WIDE_ATTRIBUTE = "func.func @main(%x: !migraphx.shaped<4xf32, 1>) -> !migraphx.shaped<4xf32, 1> {\n  %0 = migraphx.softmax %x {axis = 0 : i99999999999} : <4xf32, 1> -> <4xf32, 1>\n  return %0 : !migraphx.shaped<4xf32, 1>\n}\n"
+_TOSA_WIDE_ELEMENT = "func.func @main(%x: tensor<4xi99999999999>) -> tensor<4xi99999999999> {\n  return %x : tensor<4xi99999999999>\n}\n"
+CASES += [
+    Case("migraphx op reading its own result (run: a KeyError traceback)", ["run", "{m.mlir}"], {"m.mlir": _f(_MX_OWN_RESULT)}, 1, "m.mlir:2:3: error: 'migraphx.neg' op operand #0 does not dominate this use"),
+    Case("migraphx op reading a later result (verify: a KeyError traceback)", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_MX_LATER_RESULT)}, 1, "m.mlir:2:3: error: 'migraphx.neg' op operand #0 does not dominate this use"),
+    Case("migraphx op reading a later result (convcanon-opt printed it back)", ["{m.mlir}"], {"m.mlir": _f(_MX_LATER_RESULT)}, 1, "m.mlir:2:3: error: 'migraphx.neg' op operand #0 does not dominate this use", "convcanon-opt"),
+    Case("attribute type i99999999999 (xDSL computed 1 << width: killed for memory)", ["{m.mlir}", "-p", "migraphx-to-tosa"], {"m.mlir": _f(_MX_WIDE_ATTRIBUTE)}, 1, "m.mlir:2:40: error: invalid integer width", "convcanon-opt"),
+    Case("TOSA element type i99999999999 (run)", ["run", "{m.mlir}"], {"m.mlir": _f(_TOSA_WIDE_ELEMENT)}, 1, "m.mlir:1:30: error: invalid integer width"),
+]  # fmt: skip
+
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}

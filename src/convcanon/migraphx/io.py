@@ -15,13 +15,21 @@ from collections.abc import Callable
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.mlir_lexer import MLIRLexer
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, check_nesting, check_splats, offset_loc
+from convcanon.diagnostics import (
+    ConvcanonError,
+    SourceLoc,
+    check_integer_widths,
+    check_nesting,
+    check_splats,
+    offset_loc,
+)
 
 # xDSL 0.75's string-literal regex nests quantifiers, `"(?:[^"\\\n\v\f]+|...)*"`: an
 # unterminated string backtracks exponentially (a 60-character line took minutes). The same
@@ -141,6 +149,7 @@ def parse_in_context(context: Context, text: str, filename: str) -> ModuleOp:
     ConvcanonError at its location."""
     check_nesting(text, filename)  # xDSL's recursive descent would hit RecursionError
     check_splats(text, filename)
+    check_integer_widths(text, filename)  # xDSL computes `1 << width` for the value range
     text = rewrite_hex_float_elements(text, filename)
     parser: Parser | None = None
     try:
@@ -208,9 +217,46 @@ def op_lines(module: ModuleOp, text: str) -> dict[Operation, int]:
     return result
 
 
+def _first_use_before_definition(
+    block: Block, visible: frozenset[SSAValue]
+) -> tuple[Operation, int] | None:
+    """The first (op, operand index) whose value is not defined above it: later in the block,
+    by the op itself, or outside an isolated op. xDSL's parser resolves forward references and
+    its verifier checks no dominance; MLIR's checks it, and an interpreter reading values in
+    order would meet one it has not computed."""
+    defined = set(visible) | set(block.args)
+    for op in block.ops:
+        for index, operand in enumerate(op.operands):
+            if operand not in defined:
+                return op, index
+        inner = frozenset() if op.has_trait(IsolatedFromAbove) else frozenset(defined)
+        for region in op.regions:
+            # a multi-block region's own values count as visible anywhere in it (no CFG here)
+            siblings = inner | {v for b in region.blocks for o in b.ops for v in o.results}
+            for nested in region.blocks:
+                found = _first_use_before_definition(
+                    nested, siblings if len(region.blocks) > 1 else inner
+                )
+                if found is not None:
+                    return found
+        defined.update(op.results)
+    return None
+
+
 def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:
-    """Verify every op; report the first failing op's message at its line."""
+    """Verify every op (values defined before their uses first); report the first failing op's
+    message at its line."""
     lines: dict[Operation, int] | None = None
+    for block in module.body.blocks:
+        found = _first_use_before_definition(block, frozenset())
+        if found is not None:
+            op, index = found
+            lines = op_lines(module, text)
+            raise ConvcanonError(
+                f"'{op.name}' op operand #{index} does not dominate this use (it is defined "
+                "after it, or is the op's own result)",
+                op_location(op) or SourceLoc(filename, lines.get(op, 0)),
+            )
     for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)
