@@ -13,7 +13,7 @@ from convcanon.diagnostics import ConvcanonError
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.explain import explain_rows
 
-from .cases import all_conv_params, as_stablehlo_text, assert_canonical, run_pass, xla
+from .cases import all_conv_params, as_stablehlo_text, assert_canonical, reference, run_pass, xla
 
 DIALECTS = [pytest.param(STABLEHLO, id="stablehlo"), pytest.param(MHLO, id="mhlo")]
 
@@ -190,3 +190,30 @@ def test_a_billion_tap_kernel_is_refused_with_the_reason_at_once(engine: str, me
     assert time.perf_counter() - start < 5
     assert row["decision"] == "skip"
     assert row["reason"] == "kernel extent 1000000000 over the limit of 1048576 taps"
+
+
+# lhs dilation 2^31 + 1 over a one-element input: one output, 2^31 + 1 output phases
+WIDE_LHS_DILATION = """
+func.func public @main(%x: tensor<1x1x2xf32>, %w: tensor<3x2x2xf32>) -> tensor<1x1x2xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {stride = [3], pad = [[2, 2]], lhs_dilate = [2147483649], rhs_dilate = [2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x2xf32>, tensor<3x2x2xf32>) -> tensor<1x1x2xf32>
+  return %0 : tensor<1x1x2xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("merge", ["auto", "none"])
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_an_output_phase_period_longer_than_the_output_places_only_its_outputs(
+    dialect: Dialect, merge: str
+) -> None:
+    """A period of 2^31 + 1 output phases over one output: the interleave places that output
+    (it made a zero tensor for each of the 2^31 phases without one, and never ended)."""
+    after, _, printed = run_pass(WIDE_LHS_DILATION, dialect, gate="general", merge_phases=merge)
+    assert_canonical(all_conv_params(after, dialect))
+    ops = [line for line in printed.splitlines() if line.lstrip().startswith("%")]
+    assert printed.count("convolution") == 1 and len(ops) <= 4, printed
+    x, w = np.arange(1, 3, dtype=np.float32).reshape(1, 1, 2), np.ones((3, 2, 2), np.float32)
+    canonical = as_stablehlo_text(after, dialect)
+    (expected,) = reference(WIDE_LHS_DILATION, [x, w])  # only the middle tap reads x
+    np.testing.assert_array_equal(expected, [[[3.0, 3.0]]])
+    np.testing.assert_array_equal(xla(canonical, [x, w])[0], expected)

@@ -448,7 +448,8 @@ def _interleave(
     """Put the output phases (keyed by their q per dim) in place, one dim at a time from the
     last: phase q's outputs m go to q + P*m. Shorter phases are padded with zeros at the end
     and phases without taps are zeros; the interleave is a concat on a new unit axis and a
-    reshape (no `add`)."""
+    reshape (no `add`). A period longer than the output has one output per phase, and only the
+    first `extent` phases have one (an lhs dilation of 2**31 over one output: 2**31 zeros)."""
     p = plan.params
     dims = p.dims
     for i in reversed(range(p.num_spatial)):
@@ -465,7 +466,7 @@ def _interleave(
             ref[axis] = each
             column = (*ref[: axis + 1], 1, *ref[axis + 1 :])
             parts = []
-            for q in range(period):
+            for q in range(min(period, extent)):  # each is 1 where period > extent
                 found = row.get(q)
                 if found is None:
                     part = b.zeros(column, element)
@@ -479,7 +480,7 @@ def _interleave(
                 parts.append(part)
             joined = b.concatenate(parts, axis + 1)
             out = list(ref)
-            out[axis] = each * period
+            out[axis] = each * len(parts)
             value = b.reshape(joined, out)
             if out[axis] > extent:
                 limit = list(out)
