@@ -231,12 +231,11 @@ def _first_use_before_definition(
                 return op, index
         inner = frozenset() if op.has_trait(IsolatedFromAbove) else frozenset(defined)
         for region in op.regions:
-            # a multi-block region's own values count as visible anywhere in it (no CFG here)
-            siblings = inner | {v for b in region.blocks for o in b.ops for v in o.results}
+            seen = inner
+            if len(region.blocks) > 1:  # no CFG here: a block's values count in all its siblings
+                seen = inner | {v for b in region.blocks for o in b.ops for v in o.results}
             for nested in region.blocks:
-                found = _first_use_before_definition(
-                    nested, siblings if len(region.blocks) > 1 else inner
-                )
+                found = _first_use_before_definition(nested, seen)
                 if found is not None:
                     return found
         defined.update(op.results)
@@ -251,11 +250,10 @@ def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:
         found = _first_use_before_definition(block, frozenset())
         if found is not None:
             op, index = found
-            lines = op_lines(module, text)
             raise ConvcanonError(
                 f"'{op.name}' op operand #{index} does not dominate this use (it is defined "
                 "after it, or is the op's own result)",
-                op_location(op) or SourceLoc(filename, lines.get(op, 0)),
+                op_location(op) or SourceLoc(filename, op_lines(module, text).get(op, 0)),
             )
     for op in module.walk():
         try:
