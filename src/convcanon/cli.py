@@ -422,6 +422,13 @@ def _main_parser() -> argparse.ArgumentParser:
         help="shape-polymorphic modules (tensor<?x...> arguments) are refined with every dynamic"
         " dim set to each of these and compared at each (default 1,2,5; static modules: unused)",
     )
+    verify.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        help="seconds one XLA or IREE run (a module's compile and one trial) may take before it"
+        " is stopped, as a run of a loop that never ends would not (default 300)",
+    )
 
     graph = sub.add_parser("graph", help="dataflow graph before/after a pipeline, side by side")
     graph.add_argument("input", help="module to draw (.mlir; - is stdin)")
@@ -512,6 +519,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seed=args.seed,
                 entry=args.entry,
                 batch_sizes=args.batch_sizes,
+                timeout=args.timeout,
             )
         if args.command == "graph":
             from convcanon.graph import graph_command

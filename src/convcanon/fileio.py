@@ -62,6 +62,18 @@ def parse_byte_size(text: str | int, what: str) -> int:
     return size
 
 
+MAX_TIMEOUT = 1e6  # seconds (11 days): past it a wait's milliseconds overflow
+
+
+def check_timeout(seconds: float) -> float:
+    """A `--timeout` in seconds; nan or inf would leave the wait unbounded."""
+    if not (0 < seconds <= MAX_TIMEOUT):
+        raise UsageError(
+            f"--timeout must be a number of seconds > 0 and <= {MAX_TIMEOUT:g}, not {seconds:g}"
+        )
+    return seconds
+
+
 _input_limit: ContextVar[int] = ContextVar("max_input_size", default=DEFAULT_MAX_INPUT_SIZE)
 
 

@@ -20,12 +20,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
-from convcanon.fileio import check_output_path, parse_byte_size, read_mlir_input, write_output
+from convcanon.fileio import (
+    check_output_path,
+    check_timeout,
+    parse_byte_size,
+    read_mlir_input,
+    write_output,
+)
 
 FORMATS = ("svg", "png", "dot")
 DEFAULT_MAX_NODES = 1500
 DEFAULT_TIMEOUT = 120.0  # seconds
-MAX_TIMEOUT = 1e6  # seconds: 11 days
 DEFAULT_MEMORY_LIMIT = "4GiB"
 _EXTENSIONS = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot"}
 
@@ -260,11 +265,7 @@ def graph_command(
     fmt = format_for(output, fmt)
     if max_nodes < 1:
         raise UsageError(f"--max-nodes must be at least 1, not {max_nodes}")
-    # nan or inf would leave dot unbounded; past MAX_TIMEOUT the wait's milliseconds overflow
-    if not (0 < timeout <= MAX_TIMEOUT):
-        raise UsageError(
-            f"--timeout must be a number of seconds > 0 and <= {MAX_TIMEOUT:g}, not {timeout:g}"
-        )
+    check_timeout(timeout)
     limit = parse_byte_size(memory_limit, "memory limit")  # at least one byte: 0 is no bound
     passes = parse_pipeline(pipeline)
     check_output_path(input_path, output)

@@ -1008,9 +1008,12 @@ CASES += [
 _BIG = 4611686018427387904  # 2**62 f32: 2**64 bytes, over int64
 _HUGE_RESULT = f"func.func @main(%x: tensor<f32>) -> tensor<{_BIG}xf32> {{\n  %0 = stablehlo.broadcast_in_dim %x, dims = [] : (tensor<f32>) -> tensor<{_BIG}xf32>\n  return %0 : tensor<{_BIG}xf32>\n}}\n"
 _CANCELLING_PAD = f"func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {{\n  %c = stablehlo.constant dense<0.0> : tensor<f32>\n  %0 = stablehlo.pad %x, %c, low = [{_BIG}], high = [-{_BIG}], interior = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}}\n"
+_ENDLESS_LOOP = "func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = stablehlo.while(%it = %x) : tensor<4xf32>\n    cond {\n      %t = stablehlo.constant dense<true> : tensor<i1>\n      stablehlo.return %t : tensor<i1>\n    } do {\n      %n = stablehlo.add %it, %it : tensor<4xf32>\n      stablehlo.return %n : tensor<4xf32>\n    }\n  return %0 : tensor<4xf32>\n}\n"
 CASES += [
     Case("verify --engine xla, a result of 2^64 bytes (XLA aborted the process)", ["verify", "{m.mlir}", "{m.mlir}", "--engine", "xla"], {"m.mlir": _f(_HUGE_RESULT)}, 1, f"m.mlir:2:8: error: stablehlo.broadcast_in_dim result f32 tensor of shape [{_BIG}] needs 18446744073709551616 bytes, over the memory limit of 4294967296"),
     Case("verify --engine xla, a pad whose padding cancels past int64 (XLA aborted the process)", ["verify", "{m.mlir}", "{m.mlir}", "--engine", "xla"], {"m.mlir": _f(_CANCELLING_PAD)}, 1, "m.mlir: error: XLA was killed by SIGABRT: terminate called after throwing an instance of 'absl::"),
+    Case("verify --engine xla, a while loop whose condition never fails (ran forever)", ["verify", "{m.mlir}", "{m.mlir}", "--engine", "xla", "--timeout", "2"], {"m.mlir": _f(_ENDLESS_LOOP)}, 1, "m.mlir: error: XLA did not finish within 2 s and was stopped (a `while` loop whose condition never fails runs forever; `--timeout` sets the limit)"),
+    Case("verify --timeout 0", ["verify", "{m.mlir}", "{m.mlir}", "--engine", "xla", "--timeout", "0"], {"m.mlir": _f(_ENDLESS_LOOP)}, 2, "error: --timeout must be a number of seconds > 0 and <= 1e+06, not 0"),
 ]  # fmt: skip
 
 

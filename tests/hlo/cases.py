@@ -27,7 +27,7 @@ from convcanon.hlo.passes import canonicalize
 from convcanon.hlo.phase_plan import lattice_macs
 from convcanon.hlo.policy import POLICIES
 from convcanon.pipeline import PassStats
-from convcanon.verify.xla_process import run_isolated
+from convcanon.verify.engine_process import run_xla
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -269,7 +269,7 @@ def assert_same_results(before: list[np.ndarray], after: list[np.ndarray], eleme
 def xla(text: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """XLA, in the child process `verify --engine xla` uses: an XLA abort on a case is then a
     failure hypothesis can report with its example, not the end of a test worker."""
-    return run_isolated(text, inputs, "case.mlir")
+    return run_xla(text, inputs, "case.mlir")
 
 
 def hits_xla_reversal_bug(p: ConvParams) -> bool:

@@ -76,7 +76,7 @@ CASES = [  # (padding, stride, lhs dilation)
 def test_a_conv_padded_past_int64_runs_on_xla_after_the_rewrite(
     padding: tuple[int, int], stride: int, lhs_dilation: int, dialect: Dialect, options: dict
 ):
-    from convcanon.verify.xla_process import run_isolated
+    from convcanon.verify.engine_process import run_xla
 
     n, k = 8, 3
     out = (padded_extent(n, *padding, lhs_dilation - 1) - k) // stride + 1
@@ -101,4 +101,4 @@ def test_a_conv_padded_past_int64_runs_on_xla_after_the_rewrite(
     inputs = random_inputs([(1, n, 2), (k, 2, 2)], "f32", seed=0)
     expected = reference(text, inputs)  # XLA's own conv is wrong at lhs dilation 2 (not zeros)
     assert_same_results(expected, reference(canonical, inputs), "f32")
-    assert_same_results(expected, run_isolated(canonical, inputs, "after.mlir"), "f32")
+    assert_same_results(expected, run_xla(canonical, inputs, "after.mlir"), "f32")

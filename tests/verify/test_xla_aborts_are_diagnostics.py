@@ -73,20 +73,24 @@ def test_the_reference_runs_what_xla_aborts_on(tmp_path: Path):
 
 
 def test_after_an_abort_the_next_module_runs_in_a_new_child():
-    from convcanon.verify.xla_process import XlaProcess
+    from convcanon.verify.engine_process import EngineProcess
 
-    process = XlaProcess()
+    process = EngineProcess()
     x = np.arange(4, dtype=np.float32)
+
+    def run(text: str, filename: str, *inputs: np.ndarray) -> list[np.ndarray]:
+        return process.run("xla", (text, filename, list(inputs)), filename)
+
     try:
         with pytest.raises(ConvcanonError, match="XLA was killed by SIGABRT") as caught:
-            process.run(CANCELLING_PAD, "pad.mlir", [x])
+            run(CANCELLING_PAD, "pad.mlir", x)
         assert str(caught.value.loc) == "pad.mlir"
-        (negated,) = process.run(NEGATE, "negate.mlir", [x])
+        (negated,) = run(NEGATE, "negate.mlir", x)
         np.testing.assert_array_equal(negated, -x)
         with pytest.raises(ConvcanonError, match="XLA rejected the module") as rejected:
-            process.run(NEGATE, "negate.mlir", [x, x])  # one argument too many
+            run(NEGATE, "negate.mlir", x, x)  # one argument too many
         assert str(rejected.value.loc) == "negate.mlir"
-        (again,) = process.run(NEGATE, "negate.mlir", [-x])  # the child outlived the error
+        (again,) = run(NEGATE, "negate.mlir", -x)  # the child outlived the error
         np.testing.assert_array_equal(again, x)
     finally:
         process.close()

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
-from convcanon.fileio import read_mlir_input
+from convcanon.fileio import check_timeout, read_mlir_input
+from convcanon.verify.engine_process import DEFAULT_TIME_LIMIT, time_limit
 
 if TYPE_CHECKING:
     from convcanon.verify.engines import Engine
@@ -237,12 +238,27 @@ def verify_command(
     seed: int = 0,
     entry: str | None = None,
     batch_sizes: Sequence[int] = DEFAULT_BATCH_SIZES,
+    timeout: float = DEFAULT_TIME_LIMIT,
 ) -> int:
     """Run both modules on `trials` random input sets; a mismatch is an error (exit 1) at AFTER.
 
     Shape-polymorphic StableHLO/MHLO modules (`tensor<?x...>` entry arguments) are refined to
     static shapes at each of `batch_sizes` (every dynamic dim set to it) and compared at each.
+    Each XLA or IREE run (one module, one trial) may take at most `timeout` seconds.
     """
+    with time_limit(check_timeout(timeout)):
+        return _verify(before, after, engine, trials, seed, entry, batch_sizes)
+
+
+def _verify(
+    before: str,
+    after: str,
+    engine: str,
+    trials: int,
+    seed: int,
+    entry: str | None,
+    batch_sizes: Sequence[int],
+) -> int:
     from convcanon.verify.engines import ENGINES
 
     if engine not in ENGINES:

@@ -84,26 +84,22 @@ def xla_engine(
     """XLA's CPU backend via JAX's client, on exactly this module, in a child process (XLA
     aborts the process on some modules MLIR verifies)."""
     _require("jax", "xla", "jax")
-    from convcanon.verify.xla_process import run_isolated
+    from convcanon.verify.engine_process import run_xla
 
-    return run_isolated(entry_as_main(text, filename, entry), inputs, filename)
+    return run_xla(entry_as_main(text, filename, entry), inputs, filename)
 
 
 def iree_engine(
     text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
 ) -> list[np.ndarray]:
-    """iree-base-compiler (StableHLO input, llvm-cpu) then iree-base-runtime (local-task); MHLO
-    is legalized to StableHLO first."""
+    """iree-base-compiler (StableHLO input, llvm-cpu) then iree-base-runtime (local-task, in a
+    child process); MHLO is legalized to StableHLO first."""
     _require("iree.compiler", "iree", "iree-base-compiler")
     _require("iree.runtime", "iree", "iree-base-runtime")
-    import iree.runtime
+    from convcanon.verify.engine_process import run_iree
 
     vmfb = _iree_compile(iree_input_text(text, filename, entry), filename)
-    module = iree.runtime.load_vm_flatbuffer(vmfb, driver="local-task")
-    results = getattr(module, entry)(*[np.ascontiguousarray(x) for x in inputs])
-    if not isinstance(results, tuple | list):
-        results = (results,)
-    return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+    return run_iree(vmfb, entry, inputs, filename, "local-task")
 
 
 @lru_cache(maxsize=8)
@@ -173,10 +169,15 @@ def tosa_iree_engine(
     """IREE (llvm-cpu) on a TOSA module; a migraphx module is lowered by migraphx-to-tosa first."""
     _require("iree.compiler", "iree", "iree-base-compiler")
     _require("iree.runtime", "iree", "iree-base-runtime")
-    from convcanon.verify.iree_tosa import compile_tosa_text, run_vmfb
+    from convcanon.tosa.storage import pack_inputs, unpack_outputs
+    from convcanon.verify.engine_process import run_iree
+    from convcanon.verify.iree_tosa import compile_tosa_text, entry_storage
 
     vmfb = compile_tosa_text(_tosa_text(text, filename, entry), filename)
-    return run_vmfb(vmfb, entry, inputs, filename)
+    ins, outs = entry_storage(vmfb, entry)
+    return unpack_outputs(
+        run_iree(vmfb, entry, pack_inputs(inputs, ins), filename, "local-sync"), outs
+    )
 
 
 @lru_cache(maxsize=8)

@@ -84,29 +84,45 @@ def _profile_note(message: str) -> str:
     )
 
 
-def run_vmfb(
-    vmfb: bytes, name: str, inputs: Sequence[np.ndarray], filename: str = "<tosa>"
+def call_vmfb(
+    vmfb: bytes,
+    name: str,
+    arrays: Sequence[np.ndarray],
+    filename: str = "<tosa>",
+    driver: str = "local-sync",
 ) -> list[np.ndarray]:
+    """Function `name` of a VM flatbuffer on `driver`, buffers in and out as they are."""
     import iree.runtime as ireert
 
-    config = ireert.Config("local-sync")
-    context = ireert.SystemContext(config=config)
-    context.add_vm_module(ireert.VmModule.copy_buffer(context.instance, vmfb))
+    context = ireert.SystemContext(config=ireert.Config(driver))
+    vm_module = ireert.VmModule.copy_buffer(context.instance, vmfb)
+    context.add_vm_module(vm_module)
     try:
-        function = context.modules.module[name]
+        function = context.modules[vm_module.name][name]
     except KeyError:
         raise ConvcanonError(
             f"IREE's compiled module has no public function @{name} (private functions are "
             "not exported)",
             SourceLoc(filename),
         ) from None
+    result = function(*[np.ascontiguousarray(x) for x in arrays])
+    outputs = result if isinstance(result, tuple | list) else (result,)
+    return [np.asarray(out.to_host() if hasattr(out, "to_host") else out) for out in outputs]
+
+
+def entry_storage(vmfb: bytes, name: str) -> tuple[list[Storage], list[Storage]]:
+    """The storage buffers of `name`'s arguments and results (none for a plain module)."""
+    return _BOUNDARIES.get(vmfb, {}).get(name, ([], []))
+
+
+def run_vmfb(
+    vmfb: bytes, name: str, inputs: Sequence[np.ndarray], filename: str = "<tosa>"
+) -> list[np.ndarray]:
+    """Function `name` in this process: storage inputs packed, storage results unpacked."""
     from convcanon.tosa.storage import pack_inputs, unpack_outputs
 
-    ins, outs = _BOUNDARIES.get(vmfb, {}).get(name, ([], []))
-    result = function(*[np.ascontiguousarray(x) for x in pack_inputs(inputs, ins)])
-    outputs = result if isinstance(result, tuple | list) else (result,)
-    hosted = [np.asarray(out.to_host() if hasattr(out, "to_host") else out) for out in outputs]
-    return unpack_outputs(hosted, outs)
+    ins, outs = entry_storage(vmfb, name)
+    return unpack_outputs(call_vmfb(vmfb, name, pack_inputs(inputs, ins), filename), outs)
 
 
 def run_tosa_text(
