@@ -24,14 +24,32 @@ def python_argv(call: str) -> list[str]:
     return [sys.executable, "-P", "-c", call]
 
 
+_PARENT = "CONVCANON_PARENT_PID"
+
+
 def child_env() -> dict[str, str]:
-    """This environment, with this copy of convcanon first on the child's import path and the
-    native libraries' INFO logging off."""
+    """This environment, with this copy of convcanon first on the child's import path, the
+    native libraries' INFO logging off, and this process named as the child's parent."""
     package_root = str(Path(__file__).resolve().parents[1])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    env[_PARENT] = str(os.getpid())
     return env
+
+
+def die_with_parent() -> None:
+    """Called first in a child: it is killed when its parent ends, however the parent ends.
+    A parent killed by SIGTERM mid-run would otherwise leave XLA running a loop that never ends,
+    with no one left to stop it. Linux's parent-death signal does it; elsewhere, and for a
+    parent that ended before the signal was set, the child ends when it is an orphan."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if str(os.getppid()) != os.environ.get(_PARENT, str(os.getppid())):
+        os._exit(1)  # the parent is gone already
 
 
 def native_failure_message(stderr: str) -> str:

@@ -15,7 +15,13 @@ import sys
 
 from jaxlib.mlir import ir
 
-from convcanon.child_process import child_env, how_it_ended, native_failure_message, python_argv
+from convcanon.child_process import (
+    child_env,
+    die_with_parent,
+    how_it_ended,
+    native_failure_message,
+    python_argv,
+)
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio import read_input_bytes
 from convcanon.hlo.context import make_context, print_module
@@ -118,6 +124,7 @@ _CHILD_LOC = "@at "  # the child's error line: `@at LINE:COL message` when it ha
 
 def child_main() -> None:
     """The child: HLO on stdin, bytecode on stdout; bad input is one line on stderr, exit 1."""
+    die_with_parent()
     data = sys.stdin.buffer.read()
     try:
         bytecode = hlo_to_bytecode(data)

@@ -27,7 +27,13 @@ from typing import IO, Any
 
 import numpy as np
 
-from convcanon.child_process import child_env, how_it_ended, native_failure_message, python_argv
+from convcanon.child_process import (
+    child_env,
+    die_with_parent,
+    how_it_ended,
+    native_failure_message,
+    python_argv,
+)
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 
 _LENGTH = struct.Struct("<Q")
@@ -67,6 +73,7 @@ def _serve(engine: str, args: tuple[Any, ...]) -> list[np.ndarray]:
 def child_main() -> None:
     """The child: (engine, args) requests on stdin until it closes; each reply is
     ("ok", results) or ("error", ConvcanonError)."""
+    die_with_parent()
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # what native code prints goes to stderr, never into a reply
     while (request := _receive(sys.stdin.buffer)) is not None:
