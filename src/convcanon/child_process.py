@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 MESSAGE_LIMIT = 400  # characters of a native failure kept in the one-line diagnostic
@@ -38,18 +39,27 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def die_with_parent() -> None:
-    """Called first in a child: it is killed when its parent ends, however the parent ends.
-    A parent killed by SIGTERM mid-run would otherwise leave XLA running a loop that never ends,
-    with no one left to stop it. Linux's parent-death signal does it; elsewhere, and for a
-    parent that ended before the signal was set, the child ends when it is an orphan."""
-    if sys.platform.startswith("linux"):
-        import ctypes
+def parent_death_signal() -> Callable[[], object]:
+    """A call that has the calling process killed when its parent ends (Linux's
+    PR_SET_PDEATHSIG; elsewhere it does nothing). Resolved before a fork, so a `preexec_fn`
+    only calls `prctl` in the child."""
+    if not sys.platform.startswith("linux"):
+        return lambda: None
+    import ctypes
 
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    prctl = ctypes.CDLL(None).prctl
+    pr_set_pdeathsig = 1
+    return lambda: prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+def die_with_parent() -> None:
+    """Called first in a Python child: it is killed when its parent ends, however the parent
+    ends. A parent killed by SIGTERM mid-run would otherwise leave XLA running a loop that never
+    ends, with no one left to stop it. A parent that ended before the signal was set leaves an
+    orphan, which ends here."""
+    parent_death_signal()()
     if str(os.getppid()) != os.environ.get(_PARENT, str(os.getppid())):
-        os._exit(1)  # the parent is gone already
+        os._exit(1)
 
 
 def native_failure_message(stderr: str) -> str:

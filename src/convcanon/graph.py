@@ -16,9 +16,10 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from convcanon.child_process import parent_death_signal
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
 from convcanon.fileio import (
     check_output_path,
@@ -184,9 +185,17 @@ def format_for(output: str, fmt: str | None) -> str:
     return _EXTENSIONS[extension]
 
 
-def _limit_memory(limit: int) -> None:
-    """In the `dot` child: an address-space limit, so a huge layout fails instead of swapping."""
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def _dot_child_setup(limit: int | None) -> Callable[[], None]:
+    """What the `dot` child does before it runs: it ends with this process, and under an
+    address-space limit a huge layout fails instead of swapping."""
+    with_parent = parent_death_signal()
+
+    def setup() -> None:
+        with_parent()
+        if limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return setup
 
 
 def render(
@@ -212,7 +221,7 @@ def render(
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            preexec_fn=(lambda: _limit_memory(limit)) if limit else None,
+            preexec_fn=_dot_child_setup(limit),
         )
     except OSError as err:  # e.g. ENOMEM: the limit is too small for dot to start at all
         raise ConvcanonError(

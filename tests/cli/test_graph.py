@@ -6,10 +6,12 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from _processes import alive, children_running  # pyright: ignore[reportMissingImports]
 
 from convcanon.graph import Node, added_nodes
 
@@ -195,3 +197,31 @@ def test_graphviz_memory_is_bounded(tmp_path: Path):
     assert result.returncode == 1
     assert "memory limit of 1048576 bytes (--memory-limit)" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_graph_leaves_no_renderer_running(tmp_path: Path):
+    """Graphviz is a child of `graph`: a `graph` stopped mid-render takes it along (a `dot`
+    that never ends stands in for a layout that takes hours)."""
+    fake = tmp_path / "bin" / "dot"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexec sleep 1000\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+    argv = [*CLI, "graph", str(HLO), "-o", str(tmp_path / "g.svg"), "--timeout", "600"]
+    graph = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not (children := children_running(graph.pid, "sleep")):
+            assert graph.poll() is None and time.monotonic() < deadline, "dot never started"
+            time.sleep(0.1)
+        graph.terminate()
+        graph.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while any(alive(pid) for pid in children) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(alive(pid) for pid in children), "dot outlived graph"
+        assert not (tmp_path / "g.svg").exists()
+    finally:
+        graph.kill()
+        graph.wait()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _processes import alive, children_running  # pyright: ignore[reportMissingImports]
 
 from convcanon.diagnostics import ConvcanonError
 
@@ -102,31 +103,6 @@ def test_after_a_stopped_run_the_next_module_runs_in_a_new_child():
         process.close()
 
 
-def _children_running(parent: int, marker: str) -> list[int]:
-    """Live processes whose parent is `parent` and whose command line holds `marker` (Linux)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
-        if int(ppid) == parent and marker in cmdline and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"  # a zombie has ended; only its exit status is left to collect
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_killed_verify_leaves_no_engine_running(tmp_path: Path):
     pytest.importorskip("jax")
@@ -136,16 +112,16 @@ def test_a_killed_verify_leaves_no_engine_running(tmp_path: Path):
     verify = subprocess.Popen([*CLI, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
-        while not (children := _children_running(verify.pid, "engine_process")):
+        while not (children := children_running(verify.pid, "engine_process")):
             assert verify.poll() is None and time.monotonic() < deadline, "no engine child"
             time.sleep(0.2)
         time.sleep(2)  # well inside XLA's endless loop
         verify.terminate()
         verify.wait(timeout=60)
         deadline = time.monotonic() + 30
-        while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+        while any(alive(pid) for pid in children) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert not any(_alive(pid) for pid in children), "the engine outlived verify"
+        assert not any(alive(pid) for pid in children), "the engine outlived verify"
     finally:
         verify.kill()
         verify.wait()
