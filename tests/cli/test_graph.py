@@ -6,12 +6,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from _processes import alive, children_running  # pyright: ignore[reportMissingImports]
+from _processes import children_outlive_a_stop  # pyright: ignore[reportMissingImports]
 
 from convcanon.graph import Node, added_nodes
 
@@ -209,19 +208,5 @@ def test_a_killed_graph_leaves_no_renderer_running(tmp_path: Path):
     fake.chmod(0o755)
     env = {**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
     argv = [*CLI, "graph", str(HLO), "-o", str(tmp_path / "g.svg"), "--timeout", "600"]
-    graph = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while not (children := children_running(graph.pid, "sleep")):
-            assert graph.poll() is None and time.monotonic() < deadline, "dot never started"
-            time.sleep(0.1)
-        graph.terminate()
-        graph.wait(timeout=60)
-        deadline = time.monotonic() + 30
-        while any(alive(pid) for pid in children) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not any(alive(pid) for pid in children), "dot outlived graph"
-        assert not (tmp_path / "g.svg").exists()
-    finally:
-        graph.kill()
-        graph.wait()
+    assert children_outlive_a_stop(argv, "sleep", env) == [], "dot outlived graph"
+    assert not (tmp_path / "g.svg").exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _processes import alive, children_running  # pyright: ignore[reportMissingImports]
+from _processes import children_outlive_a_stop  # pyright: ignore[reportMissingImports]
 
 from convcanon.diagnostics import ConvcanonError
 
@@ -109,19 +109,6 @@ def test_a_killed_verify_leaves_no_engine_running(tmp_path: Path):
     module = tmp_path / "m.mlir"
     module.write_text(FOREVER)
     argv = ["verify", str(module), str(module), "--engine", "xla", "--timeout", "600"]
-    verify = subprocess.Popen([*CLI, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 120
-        while not (children := children_running(verify.pid, "engine_process")):
-            assert verify.poll() is None and time.monotonic() < deadline, "no engine child"
-            time.sleep(0.2)
-        time.sleep(2)  # well inside XLA's endless loop
-        verify.terminate()
-        verify.wait(timeout=60)
-        deadline = time.monotonic() + 30
-        while any(alive(pid) for pid in children) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not any(alive(pid) for pid in children), "the engine outlived verify"
-    finally:
-        verify.kill()
-        verify.wait()
+    # stopped well inside XLA's endless loop
+    left = children_outlive_a_stop([*CLI, *argv], "engine_process", settle=2.0)
+    assert left == [], "the engine outlived verify"
