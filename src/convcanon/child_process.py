@@ -54,9 +54,9 @@ def parent_death_signal() -> Callable[[], object]:
 
 def die_with_parent() -> None:
     """Called first in a Python child: it is killed when its parent ends, however the parent
-    ends. A parent killed by SIGTERM mid-run would otherwise leave XLA running a loop that never
-    ends, with no one left to stop it. A parent that ended before the signal was set leaves an
-    orphan, which ends here."""
+    ends (on Linux: when the parent's thread that started it ends). A parent killed by SIGTERM
+    mid-run would otherwise leave XLA running a loop that never ends, with no one left to stop
+    it. A parent that ended before the signal was set leaves an orphan, which ends here."""
     parent_death_signal()()
     if str(os.getppid()) != os.environ.get(_PARENT, str(os.getppid())):
         os._exit(1)

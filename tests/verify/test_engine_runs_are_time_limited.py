@@ -5,6 +5,7 @@ reference bounds the loop itself (`--max-loop-iterations`)."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -112,3 +113,29 @@ def test_a_killed_verify_leaves_no_engine_running(tmp_path: Path):
     # stopped well inside XLA's endless loop
     left = children_outlive_a_stop([*CLI, *argv], "engine_process", settle=2.0)
     assert left == [], "the engine outlived verify"
+
+
+def test_ctrl_c_stops_verify_inside_an_engine_run_at_once(tmp_path: Path):
+    pytest.importorskip("jax")
+    module = tmp_path / "m.mlir"
+    module.write_text(FOREVER)
+    # SIGINT raises KeyboardInterrupt even where this test's runner started with it ignored
+    call = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from convcanon.cli import main; sys.exit(main())"
+    )
+    argv = [sys.executable, "-c", call, "verify", str(module), str(module), "--engine", "xla"]
+    verify = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(8)  # the child has started and runs XLA's endless loop
+        assert verify.poll() is None, verify.communicate()
+        verify.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        _, stderr = verify.communicate(timeout=60)
+        took = time.monotonic() - start
+    finally:
+        verify.kill()
+        verify.wait()
+    assert verify.returncode == 130, stderr
+    assert stderr.strip() == "error: interrupted"
+    assert took < 5, f"verify took {took:.1f} s to stop: it waited for the busy engine child"

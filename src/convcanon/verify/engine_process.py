@@ -108,7 +108,13 @@ class EngineProcess:
             _send(child.stdin, (engine, args))
         except (BrokenPipeError, ConnectionResetError):
             raise self._died(engine, filename) from None
-        if not select.select([child.stdout], [], [], self.time_limit)[0]:
+        try:
+            replied = select.select([child.stdout], [], [], self.time_limit)[0]
+        except BaseException:  # Ctrl-C: the run it waits for is of no more use
+            child.kill()
+            self._ended()
+            raise
+        if not replied:
             raise self._killed(engine, filename)
         reply = _receive(child.stdout)
         if reply is None:
