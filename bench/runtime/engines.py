@@ -129,7 +129,7 @@ class IreeModule:
     def device_inputs(self, inputs: list[np.ndarray]) -> list[Any]:
         import iree.runtime
 
-        return [iree.runtime.asdevicearray(self.device, np.ascontiguousarray(x)) for x in inputs]
+        return [iree.runtime.asdevicearray(self.device, np.asarray(x, order="C")) for x in inputs]
 
     def run(self, buffers: list[Any]) -> list[Any]:
         """A synchronous call: the default ABI waits for the results before returning."""

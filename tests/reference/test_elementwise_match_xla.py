@@ -219,3 +219,44 @@ def test_bf16_and_f16_math_rounds_like_xla() -> None:
     check_jax(
         lambda b, h: (jnp.tanh(b) * b + 1, jnp.exp(h) / (1 + h * h), jax.nn.sigmoid(b)), xb, xh
     )
+
+
+@pytest.mark.parametrize("name", list(INTEGER))
+def test_integer_op_on_scalars_matches_xla(name: str) -> None:
+    """0-d operands stay 0-d: numpy's `ascontiguousarray` made them 1-d (a shift of two scalars
+    was refused as "computed shape [1], declared []")."""
+    fn = INTEGER[name]
+    check_jax(lambda a, b, u: (fn(a, b), fn(u, u)), I32[0, 0], SHIFT[0, 0], U8[0, 0])
+
+
+def test_bit_level_ops_on_scalars_match_xla() -> None:
+    check_jax(
+        lambda x, i, s: (
+            lax.bitcast_convert_type(x, jnp.int32),
+            lax.bitcast_convert_type(i, jnp.float32),
+            lax.bitcast_convert_type(x, jnp.uint8),
+            lax.reduce_precision(x, 5, 2),
+            lax.reduce_precision(s, 4, 3),
+            jnp.transpose(x),
+        ),
+        X[0, 0],
+        I32[0, 0],
+        SPECIAL[0, 4],
+    )
+
+
+@pytest.mark.parametrize("direction", ["EQ", "LT", "GE"])
+def test_compare_of_scalars_matches_xla(direction: str) -> None:
+    from .xla_compare import assert_matches_xla
+
+    for element, compare_type, a, b in [
+        ("f32", "TOTALORDER", SPECIAL[0, 0], SPECIAL[0, 1]),
+        ("ui8", "UNSIGNED", U8[0, 0], U8[0, 1]),
+    ]:
+        t = f"tensor<{element}>"
+        text = f"""func.func public @main(%a: {t}, %b: {t}) -> tensor<i1> {{
+  %0 = stablehlo.compare {direction}, %a, %b, {compare_type} : ({t}, {t}) -> tensor<i1>
+  return %0 : tensor<i1>
+}}
+"""
+        assert_matches_xla(text, [np.asarray(a), np.asarray(b)])

@@ -321,7 +321,7 @@ def _almost_mask(actual: np.ndarray, expected: np.ndarray, tolerance: float) -> 
 def _ulp_mask(actual: np.ndarray, expected: np.ndarray, lo: int, hi: int) -> np.ndarray:
     if actual.dtype.kind not in "fV":
         return _equal_mask(actual, expected)
-    a, e = np.ascontiguousarray(actual), np.ascontiguousarray(expected.astype(actual.dtype))
+    a, e = np.asarray(actual, order="C"), np.asarray(expected.astype(actual.dtype), order="C")
     bits = np.dtype(f"i{a.dtype.itemsize}")
     ai, ei = a.view(bits).astype(np.int64), e.view(bits).astype(np.int64)
     top = np.int64(1) << (8 * a.dtype.itemsize - 1)
@@ -576,7 +576,7 @@ def _shift_right_arithmetic(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     bits = a.dtype.itemsize * 8
     signed = np.dtype(f"i{a.dtype.itemsize}")
     amount = np.where((b < 0) | (b >= bits), bits - 1, b)  # out of range: sign fill
-    shifted = np.right_shift(np.ascontiguousarray(a).view(signed), amount.astype(signed))
+    shifted = np.right_shift(np.asarray(a, order="C").view(signed), amount.astype(signed))
     return shifted.view(a.dtype)
 
 
@@ -630,7 +630,7 @@ def _popcnt(x: np.ndarray) -> np.ndarray:
 def _clz(x: np.ndarray) -> np.ndarray:
     """Leading zeros by binary search on the bits (float log2 is wrong above 2^53)."""
     bits = x.dtype.itemsize * 8
-    u = np.ascontiguousarray(x).view(f"u{x.dtype.itemsize}").astype(np.uint64)
+    u = np.asarray(x, order="C").view(f"u{x.dtype.itemsize}").astype(np.uint64)
     zeros = np.zeros(u.shape, np.int64)
     width = bits
     while width > 1:
@@ -736,7 +736,7 @@ _COMPARE = {
 
 def _total_order_key(x: np.ndarray) -> np.ndarray:
     """Integers ordered like IEEE totalOrder: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN."""
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x, order="C")
     signed = x.view(f"i{x.dtype.itemsize}").astype(np.int64)
     magnitude = signed & np.int64((1 << (8 * x.dtype.itemsize - 1)) - 1)
     return np.where(signed < 0, -magnitude - 1, magnitude)
@@ -750,7 +750,7 @@ def _compare(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list
     if kind == "TOTALORDER" and a.dtype.kind in "fV":
         a, b = _total_order_key(a), _total_order_key(b)
     elif kind == "UNSIGNED" and a.dtype.kind == "i":
-        a, b = (np.ascontiguousarray(v).view(f"u{v.dtype.itemsize}") for v in (a, b))
+        a, b = (np.asarray(v, order="C").view(f"u{v.dtype.itemsize}") for v in (a, b))
     elif a.dtype.kind == "c" and direction not in ("EQ", "NE"):
         a, b = np.real(a), np.real(b)
     with np.errstate(all="ignore"):
@@ -784,7 +784,8 @@ def _convert(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt: list
 
 
 def _bitcast_convert(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
-    return [np.ascontiguousarray(args[0]).view(rt[0].dtype).reshape(rt[0].shape)]
+    flat = np.asarray(args[0], order="C").reshape(-1)  # a view to another width needs 1-d
+    return [flat.view(rt[0].dtype).reshape(rt[0].shape)]
 
 
 # -- structural ops ------------------------------------------------------------------------------

@@ -77,7 +77,7 @@ def plan(what: str, *buffers: int) -> int:
 def transpose(x: np.ndarray, permutation: Sequence[int]) -> np.ndarray:
     """`stablehlo.transpose`: result dim i is operand dim permutation[i]."""
     plan("transpose", x.nbytes)
-    return np.ascontiguousarray(np.transpose(x, tuple(permutation)))
+    return np.asarray(np.transpose(x, tuple(permutation)), order="C")
 
 
 def broadcast_in_dim(
@@ -348,7 +348,7 @@ def conv_general(
         conv_output_extent(p, k, s, d)
         for p, k, s, d in zip(xg.shape[3:], ksz, window_strides, rhs_dilation, strict=True)
     )
-    xg = np.ascontiguousarray(xg)
+    xg = np.asarray(xg, order="C")
     st = xg.strides
     # a dim of extent 1 takes no step: a stride or dilation near int64's limit there (valid, as
     # one window or one tap never steps) would overflow the byte stride
@@ -379,7 +379,7 @@ def conv_general(
     # canonical (N, F, S...) -> out_spec layout
     order = (out_spec[0], out_spec[1], *out_spec[2])
     inverse = np.argsort(order)
-    result = np.ascontiguousarray(np.transpose(out, inverse))
+    result = np.asarray(np.transpose(out, inverse), order="C")
     return cast_result(result, preferred_dtype if preferred_dtype else lhs.dtype, acc)
 
 
@@ -851,7 +851,7 @@ def reduce_precision(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> n
     src_mantissa, width = info.nmant, x.dtype.itemsize * 8
     src_exponent = width - 1 - src_mantissa
     unsigned = np.dtype(f"u{x.dtype.itemsize}")
-    bits = np.ascontiguousarray(x).view(unsigned).copy()
+    bits = np.asarray(x, order="C").view(unsigned).copy()
     one = unsigned.type(1)
     if mantissa_bits < src_mantissa:
         shift = unsigned.type(src_mantissa - mantissa_bits)
@@ -883,7 +883,7 @@ def wrap_integer(x: np.ndarray, bits: int, signed: bool) -> np.ndarray:
     at a time: every narrow result passes here, outside any kernel's plan, so its int64
     temporaries are bounded, not 8 bytes an element."""
     modulus = 1 << bits
-    flat = np.ascontiguousarray(x).reshape(-1)
+    flat = np.asarray(x, order="C").reshape(-1)
     out = np.empty(flat.size, x.dtype)
     for start in range(0, flat.size, _WRAP_CHUNK):
         wide = flat[start : start + _WRAP_CHUNK].astype(np.int64) % modulus

@@ -209,5 +209,5 @@ def run_iree(
     vmfb: bytes, name: str, inputs: Sequence[np.ndarray], filename: str, driver: str
 ) -> list[np.ndarray]:
     """Function `name` of an IREE VM flatbuffer on `driver`, in this process's engine child."""
-    arrays = [np.ascontiguousarray(x) for x in inputs]
+    arrays = [np.asarray(x, order="C") for x in inputs]
     return _PROCESS.run("iree", (vmfb, name, arrays, filename, driver), filename)

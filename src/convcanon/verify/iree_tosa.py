@@ -105,7 +105,7 @@ def call_vmfb(
             "not exported)",
             SourceLoc(filename),
         ) from None
-    result = function(*[np.ascontiguousarray(x) for x in arrays])
+    result = function(*[np.asarray(x, order="C") for x in arrays])
     outputs = result if isinstance(result, tuple | list) else (result,)
     return [np.asarray(out.to_host() if hasattr(out, "to_host") else out) for out in outputs]
 
