@@ -144,7 +144,8 @@ def _iree_compile(text: str, filename: str) -> bytes:
             text,
             input_type="stablehlo",
             target_backends=["llvm-cpu"],
-            extra_args=["--iree-llvmcpu-target-cpu=host"],
+            # IREE demotes f64 to f32 by default, which changes the signature the inputs meet
+            extra_args=["--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false"],
         )
     except iree.compiler.CompilerToolError as err:
         lines = [ln for ln in str(err).splitlines() if "error:" in ln]
