@@ -217,3 +217,28 @@ def test_an_output_phase_period_longer_than_the_output_places_only_its_outputs(
     (expected,) = reference(WIDE_LHS_DILATION, [x, w])  # only the middle tap reads x
     np.testing.assert_array_equal(expected, [[[3.0, 3.0]]])
     np.testing.assert_array_equal(xla(canonical, [x, w])[0], expected)
+
+
+# lhs dilation 2^16 over two inputs and a one-tap kernel: 2^16 + 1 outputs, 2^16 output phases,
+# and only phase 0 has taps (its two outputs are the inputs)
+SPARSE_PHASES = """
+func.func public @main(%x: tensor<1x2x1xf32>, %w: tensor<1x1x1xf32>) -> tensor<1x65537x1xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {lhs_dilate = [65536]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x1xf32>, tensor<1x1x1xf32>) -> tensor<1x65537x1xf32>
+  return %0 : tensor<1x65537x1xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_run_of_phases_without_taps_is_one_block_of_zeros(dialect: Dialect) -> None:
+    """The interleave made one zero tensor for each phase without taps: 65,535 constants here,
+    and at lhs dilation 2^24 a module that took 4.5 GB and ended in std::bad_alloc."""
+    after, _, printed = run_pass(SPARSE_PHASES, dialect, gate="general")
+    assert_canonical(all_conv_params(after, dialect))
+    ops = [line for line in printed.splitlines() if line.lstrip().startswith("%")]
+    assert printed.count("constant") == 1 and len(ops) <= 6, printed
+    x, w = np.array([[[2.0], [-3.0]]], np.float32), np.array([[[0.5]]], np.float32)
+    expected = np.zeros((1, 65537, 1), np.float32)
+    expected[0, 0, 0], expected[0, 65536, 0] = 1.0, -1.5
+    np.testing.assert_array_equal(reference(SPARSE_PHASES, [x, w])[0], expected)
+    np.testing.assert_array_equal(xla(as_stablehlo_text(after, dialect), [x, w])[0], expected)

@@ -447,9 +447,10 @@ def _interleave(
 ) -> Ref:
     """Put the output phases (keyed by their q per dim) in place, one dim at a time from the
     last: phase q's outputs m go to q + P*m. Shorter phases are padded with zeros at the end
-    and phases without taps are zeros; the interleave is a concat on a new unit axis and a
-    reshape (no `add`). A period longer than the output has one output per phase, and only the
-    first `extent` phases have one (an lhs dilation of 2**31 over one output: 2**31 zeros)."""
+    and each run of phases without taps is one block of zeros; the interleave is a concat on a
+    new axis and a reshape (no `add`). A period longer than the output has one output per
+    phase, and only the first `extent` phases have one (an lhs dilation of 2**31 over one
+    output)."""
     p = plan.params
     dims = p.dims
     for i in reversed(range(p.num_spatial)):
@@ -465,22 +466,24 @@ def _interleave(
             ref = list(b.shape(next(iter(row.values()))))
             ref[axis] = each
             column = (*ref[: axis + 1], 1, *ref[axis + 1 :])
+            slots = min(period, extent)  # each is 1 where period > extent
             parts = []
-            for q in range(min(period, extent)):  # each is 1 where period > extent
-                found = row.get(q)
-                if found is None:
-                    part = b.zeros(column, element)
-                else:
+            for start, stop in _gaps(sorted(q for q in row if q < slots), slots):
+                if stop > start:  # phases without taps: one zero block for the whole run
+                    gap = list(column)
+                    gap[axis + 1] = stop - start
+                    parts.append(b.zeros(gap, element))
+                if stop < slots:
+                    found = row[stop]
                     shape = b.shape(found)
                     if shape[axis] < each:
                         high = [0] * len(shape)
                         high[axis] = each - shape[axis]
                         found = b.pad(found, [0] * len(shape), high)
-                    part = b.reshape(found, column)
-                parts.append(part)
-            joined = b.concatenate(parts, axis + 1)
+                    parts.append(b.reshape(found, column))
+            joined = b.concatenate(parts, axis + 1) if len(parts) > 1 else parts[0]
             out = list(ref)
-            out[axis] = each * len(parts)
+            out[axis] = each * slots
             value = b.reshape(joined, out)
             if out[axis] > extent:
                 limit = list(out)
@@ -489,3 +492,15 @@ def _interleave(
             grid[key] = value
     assert len(grid) == 1
     return next(iter(grid.values()))
+
+
+def _gaps(present: list[int], slots: int) -> list[tuple[int, int]]:
+    """(start of a run of missing phases, the present phase after it, or `slots`) for each
+    present phase in order and once more for the end: the ops stay linear in the phases that
+    have taps, however long the period (an lhs dilation of 2**24 has 2**24 phases, one with
+    taps)."""
+    runs, start = [], 0
+    for q in [*present, slots]:
+        runs.append((start, q))
+        start = q + 1
+    return [(a, q) for a, q in runs if q < slots or q > a]
