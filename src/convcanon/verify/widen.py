@@ -8,6 +8,7 @@ identity, so the copy has no rounding except f64's. Ops whose meaning depends on
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -147,6 +148,13 @@ def _widen_constant(op: ir.Operation) -> bool:
     wide = wide_type(narrow if narrow is not None else old)
     if wide is None or not isinstance(wide, ir.RankedTensorType):
         return False
+    shape = list(ir.RankedTensorType(wide).shape)
+    wide_bytes = math.prod(shape) * (16 if "complex" in str(wide) else 8)
+    if wide_bytes > hlo_interp.DEFAULT_MEMORY_LIMIT:  # checked before any copy is made
+        raise _CannotWiden(
+            f"a literal of shape {shape} needs {wide_bytes} bytes in f64, over the memory limit"
+            f" of {hlo_interp.DEFAULT_MEMORY_LIMIT}"
+        )
     try:
         if attr is not None and narrow is not None:
             value = hlo_interp.dense_value(attr, hlo_interp.tensor_type(narrow))
@@ -156,7 +164,6 @@ def _widen_constant(op: ir.Operation) -> bool:
         raise _CannotWiden(f"cannot read a literal: {err}") from None
     target = np.complex128 if value.dtype.kind == "c" else np.float64
     element = ir.RankedTensorType(wide).element_type
-    shape = list(ir.RankedTensorType(wide).shape)
     array = np.ascontiguousarray(value.astype(target))
     if attr is not None and ir.DenseElementsAttr(attr).is_splat and target is np.float64:
         flat = array.reshape(-1)
