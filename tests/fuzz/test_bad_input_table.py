@@ -591,18 +591,6 @@ CASES: list[Case] = [
         "inferred shape '[1, 0, 6, 4]' is incompatible",
         "convcanon-opt",
     ),  # fmt: skip
-    Case(
-        "padding crops past the input (interpreter)",
-        ["run", "{m.mlir}", "--inputs", "{in.npz}"],
-        {
-            "m.mlir": _f(_conv_hlo("pad = [[-9, 0], [0, 0]]", out="1x0x6x4")),
-            "in.npz": lambda: _npz(
-                arg0=np.ones((1, 8, 8, 4), np.float32), arg1=np.ones((3, 3, 4, 4), np.float32)
-            ),
-        },
-        1,
-        "negative padding crops more than the dimension holds",
-    ),  # fmt: skip
     # -- semantic hazards, migraphx
     Case(
         "migraphx conv stride 0",
