@@ -3,6 +3,8 @@ window wider than any input) runs to that empty result, as on XLA. The reference
 first ("negative padding crops more than the dimension holds") and leaked numpy's "Python int
 too large to convert to C long" on the second."""
 
+# ruff: noqa: E501  (MLIR fixtures are one op per line, as JAX prints them)
+
 from __future__ import annotations
 
 import numpy as np
