@@ -85,3 +85,33 @@ def test_every_mlir_reader_hints_at_input_hlo_for_hlo_text(tmp_path: Path, comma
     assert result.returncode == 1
     assert f"{hlo}:1:1: error: this is XLA HLO text, not MLIR" in result.stderr
     assert "with --input-hlo" in result.stderr and "Traceback" not in result.stderr
+
+
+STRIDE_ZERO = """HloModule m
+
+ENTRY main {
+  p0 = f32[1,5,5,2] parameter(0)
+  p1 = f32[3,3,2,4] parameter(1)
+  ROOT c = f32[1,3,3,4] convolution(p0, p1), window={size=3x3 stride=0x1}, dim_labels=b01f_01io->b01f
+}
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize("which", ["text", "proto"])
+def test_hlo_that_stablehlo_refuses_is_one_line_at_its_instruction(tmp_path: Path, which: str):
+    """XLA's HLO reader takes a stride of 0; StableHLO's verifier refuses the converted conv.
+    The refusal was three lines (MLIR's dump and a bytecode-version note) without a location."""
+    from jax._src.lib import hlo  # pyright: ignore
+
+    path = tmp_path / ("m.hlo" if which == "text" else "m.pb")
+    if which == "text":
+        path.write_text(STRIDE_ZERO)
+    else:
+        path.write_bytes(hlo.hlo_module_from_text(STRIDE_ZERO).as_serialized_hlo_module_proto())
+    result = subprocess.run([*OPT, "--input-hlo", str(path)], capture_output=True, text=True)
+    assert result.returncode == 1 and result.stdout == ""
+    where = f"{path}:6:8" if which == "text" else f"{path}"
+    assert result.stderr.splitlines() == [
+        f"{where}: error: instruction %c: expects window to have positive stride for 0-th window"
+        " dimension, but got 0."
+    ]

@@ -419,7 +419,7 @@ def error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonErr
         for n in first.notes
         if str(n.message).strip()
         and "for more info on dialect" not in n.message
-        and not n.message.startswith("see current operation")
+        and not n.message.startswith(("see current operation", "in bytecode version"))
     ]
     if notes:
         message += " (" + "; ".join(notes) + ")"

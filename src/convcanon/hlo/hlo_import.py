@@ -175,8 +175,24 @@ def hlo_bytes_to_module(data: bytes, filename: str, context: ir.Context) -> ir.M
     bytecode = hlo_bytes_to_bytecode_isolated(data, filename)
     try:
         return ir.Module.parse(bytecode, context)
-    except ir.MLIRError as err:
-        raise ConvcanonError(f"converted HLO does not parse: {err}", SourceLoc(filename)) from None
+    except ir.MLIRError as err:  # StableHLO's verifier checks what XLA's HLO reader does not
+        raise _converted_error(err, data, filename) from None
+
+
+def _converted_error(err: ir.MLIRError, data: bytes, filename: str) -> ConvcanonError:
+    """One line at the HLO instruction the converted op came from (its name is the op's
+    location), when the HLO is text."""
+    from convcanon.hlo.context import error_from_mlir
+
+    error = error_from_mlir(err, filename, "the converted module does not verify")
+    diagnostics = list(err.error_diagnostics)
+    named = re.match(r'loc\("([^"]+)"', str(diagnostics[0].location)) if diagnostics else None
+    if named is None:
+        return ConvcanonError(error.message, SourceLoc(filename))
+    text = data.decode(errors="replace") if data.lstrip().startswith(b"HloModule") else None
+    where = _instruction_loc(text, named[1])
+    loc = SourceLoc(filename, where.line, where.col) if where else SourceLoc(filename)
+    return ConvcanonError(f"instruction %{named[1]}: {error.message}", loc)
 
 
 def hlo_file_to_stablehlo_text(path: str) -> str:
