@@ -22,6 +22,7 @@ from convcanon.fileio import (
     set_max_input_size,
     stdout_error,
 )
+from convcanon.options import decimal_float, decimal_int
 from convcanon.pipeline import PASSES, PassInfo
 
 # XLA's C++ logging reads this when jaxlib loads: keep stderr for our diagnostics.
@@ -311,35 +312,41 @@ def _exit_now(code: int) -> None:
 # -- convcanon -----------------------------------------------------------------------------------
 
 
-def _seed(text: str) -> int:
-    """A numpy seed: a non-negative integer (argparse reports anything else as a usage error)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, not {text!r}")
-    return value
+def _integer_at_least(minimum: int | None) -> Callable[[str], int]:
+    """An argparse type: an integer in ASCII decimal digits, at least `minimum` if given
+    (argparse reports anything else as a usage error; without a minimum the command checks the
+    range)."""
+    what = "an integer" if minimum is None else f"an integer >= {minimum}"
+
+    def parse(text: str) -> int:
+        value = decimal_int(text)
+        if value is None or (minimum is not None and value < minimum):
+            raise argparse.ArgumentTypeError(f"must be {what}, not {text!r}")
+        return value
+
+    return parse
 
 
-def _positive_int(text: str) -> int:
-    """A count >= 1 (argparse reports anything else as a usage error)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, not {text!r}")
+_seed = _integer_at_least(0)  # numpy's seeds
+_positive_int = _integer_at_least(1)
+_integer = _integer_at_least(None)
+
+
+def _number(text: str) -> float:
+    """A number in ASCII decimal notation, or inf or nan (the command checks its range)."""
+    value = decimal_float(text)
+    if value is None and text.lower().lstrip("+-") in ("inf", "infinity", "nan"):
+        value = float(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}")
     return value
 
 
 def _batch_sizes(text: str) -> tuple[int, ...]:
     """`1,2,5`: batch sizes >= 1 (argparse reports anything else as a usage error)."""
-    try:
-        sizes = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        sizes = ()
-    if not sizes or min(sizes) < 1:
+    parts = [decimal_int(part) for part in text.split(",")]
+    sizes = tuple(size for size in parts if size is not None)
+    if not sizes or len(sizes) < len(parts) or min(sizes) < 1:
         raise argparse.ArgumentTypeError(f"must be integers >= 1 separated by commas, not {text!r}")
     return sizes
 
@@ -404,7 +411,7 @@ def _main_parser() -> argparse.ArgumentParser:
         help="what runs BEFORE and AFTER: the numpy reference, XLA (convcanon[xla]) or IREE"
         " (convcanon[iree]); their f64 copies, the truth, run on XLA under xla, else the reference",
     )
-    verify.add_argument("--trials", type=int, default=3, help="random input sets to compare")
+    verify.add_argument("--trials", type=_integer, default=3, help="random input sets to compare")
     verify.add_argument(
         "--seed",
         type=_seed,
@@ -424,7 +431,7 @@ def _main_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument(
         "--timeout",
-        type=float,
+        type=_number,
         default=300.0,
         help="seconds one XLA or IREE run (a module's compile and one trial) may take before it"
         " is stopped, as a run of a loop that never ends would not (default 300)",
@@ -444,13 +451,13 @@ def _main_parser() -> argparse.ArgumentParser:
     graph.add_argument("-o", "--output", required=True, help="output file; - is stdout")
     graph.add_argument(
         "--max-nodes",
-        type=int,
+        type=_integer,
         default=1500,
         help="refuse to render a graph with more nodes than this (default 1500; --format dot: any)",
     )
     graph.add_argument(
         "--timeout",
-        type=float,
+        type=_number,
         default=120.0,
         help="seconds Graphviz may take to render (default 120)",
     )

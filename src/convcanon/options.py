@@ -11,6 +11,7 @@ message. This module imports nothing heavy: `--help` and usage errors stay fast.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args, get_origin
@@ -31,6 +32,20 @@ if TYPE_CHECKING:
 
 
 OptionValue = bool | int | float | str
+
+_DECIMAL_INT = re.compile(r"[+-]?[0-9]+")
+_DECIMAL_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def decimal_int(text: str) -> int | None:
+    """An integer in ASCII decimal digits, or None: Python's `int` also takes `1_000`, spaces
+    and the digits of other scripts (`٣`), which no MLIR tool reads as a number."""
+    return int(text) if _DECIMAL_INT.fullmatch(text) else None
+
+
+def decimal_float(text: str) -> float | None:
+    """A number in ASCII decimal notation (`2`, `1.5`, `1e3`), or None (as `decimal_int`)."""
+    return float(text) if _DECIMAL_FLOAT.fullmatch(text) else None
 
 
 class Doc:
@@ -108,15 +123,9 @@ class OptionSpec(NamedTuple):
         if self.kind is bool:
             value = {"true": True, "1": True, "": True, "false": False, "0": False}.get(text)
         elif self.kind is int:
-            try:
-                value = int(text)
-            except ValueError:
-                value = None
+            value = decimal_int(text)
         elif self.kind is float:
-            try:
-                value = float(text)
-            except ValueError:
-                value = None
+            value = decimal_float(text)
         if value is None or not self._allows(value):
             raise UsageError(self._refusal(pass_name, text))
         return value

@@ -226,3 +226,49 @@ def test_a_pass_called_directly_checks_its_mapping() -> None:
 def test_text_for_a_number_is_a_type_error_though_the_cli_reads_the_same_text() -> None:
     with pytest.raises(TypeError, match=r"must be an integer >= 1; got '8' \(a str\)$"):
         convcanon.canonicalize_conv(sources.STABLEHLO.read_text(), max_phases="8")
+
+
+@pytest.mark.parametrize(
+    ("option", "text"),
+    [
+        ("max-phases", "1_000"),
+        ("max-phases", "\u0663"),  # ARABIC-INDIC DIGIT THREE: Python's int reads it as 3
+        ("max-phases", "0x10"),
+        ("max-phases", "1e3"),
+        ("max-mac-ratio", "1_0"),
+        ("max-mac-ratio", "\u0662.5"),
+    ],
+)
+def test_a_number_not_in_ascii_decimal_digits_is_refused(
+    option: str, text: str, inputs: dict[str, Path]
+) -> None:
+    """As in mlir-opt: `int` and `float` take `1_000` and other scripts' digits; options do not."""
+    path = inputs["stablehlo-canonicalize-conv"]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = opt_main([str(path), "-p", f"stablehlo-canonicalize-conv{{{option}={text}}}"])
+    what = "an integer >= 1" if option == "max-phases" else "a finite number >= 1"
+    assert (code, err.getvalue()) == (
+        2,
+        f"error: stablehlo-canonicalize-conv: option '{option}' must be {what}; got {text!r}\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--seed", "1_0"],
+        ["--trials", "\u0663"],
+        ["--batch-sizes", "1,2_0"],
+        ["--seed", "0x1"],
+        ["--timeout", "1_0"],
+    ],
+)
+def test_a_count_not_in_ascii_decimal_digits_is_a_usage_error(argv: list[str]) -> None:
+    from convcanon.cli import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["verify", str(sources.STABLEHLO), str(sources.STABLEHLO), *argv])
+    assert code == 2
+    assert f"argument {argv[0]}: must be" in err.getvalue()
