@@ -115,3 +115,30 @@ def test_hlo_that_stablehlo_refuses_is_one_line_at_its_instruction(tmp_path: Pat
         f"{where}: error: instruction %c: expects window to have positive stride for 0-th window"
         " dimension, but got 0."
     ]
+
+
+@pytest.mark.parametrize(
+    ("hlo", "expected"),
+    [
+        (
+            STRIDE_ZERO.replace("convolution(", "convolutio("),
+            "m.hlo:6:25: error: cannot parse HLO text: expects opcode but sees: convolutio,"
+            " error: Unknown opcode: convolutio",
+        ),
+        (
+            "HloModule m\n\nENTRY main {\n  ROOT p0 = f32[9223372036854775807] parameter(0)\n}\n",
+            "m.hlo: error: XLA cannot read the HLO: INVALID_ARGUMENT: Shape"
+            " f32[9223372036854775807] size may overflow int64_t.",
+        ),
+    ],
+    ids=["syntax", "shape"],
+)
+def test_bad_hlo_text_is_located_and_named_as_text(tmp_path: Path, hlo: str, expected: str):
+    """XLA's parser says where the text is wrong (it was cut to "Syntax error when trying to
+    parse the text as a HloModule:"), and text XLA parses but cannot read is not called a bad
+    proto."""
+    path = tmp_path / "m.hlo"
+    path.write_text(hlo)
+    result = subprocess.run([*OPT, "--input-hlo", str(path)], capture_output=True, text=True)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.splitlines() == [f"{tmp_path}/{expected}"]

@@ -43,7 +43,13 @@ def _hlo_text_to_proto(text: str) -> bytes:
     try:
         return hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto()
     except Exception as err:  # XLA raises its own status errors; all mean "bad HLO text"
-        raise ConvcanonError(f"cannot parse HLO text: {_first_line(err)}") from None
+        # XLA's parser says where: "...:\nwas parsing 5:19: error: <why>\n<the line>\n ^"
+        located = re.search(r"^was parsing (\d+):(\d+): error: (.*)$", str(err), re.MULTILINE)
+        if located is None:
+            raise ConvcanonError(f"cannot parse HLO text: {_first_line(err)}") from None
+        line, col = int(located[1]), int(located[2])
+        where = SourceLoc("", line, col)
+        raise ConvcanonError(f"cannot parse HLO text: {located[3]}", where) from None
 
 
 _WINDOW_SIZE = re.compile(r"\bwindow=\{(?:[^}]*\s)?size=(\d+(?:x\d+)*)")
@@ -108,15 +114,17 @@ def hlo_to_bytecode(data: bytes) -> bytes:
         except UnicodeDecodeError:
             raise ConvcanonError("HLO text is not UTF-8") from None
         data = _hlo_text_to_proto(text)
+    # past XLA's text parser, a failure is of the module it read, not of a proto's bytes
+    refused = "not a valid serialized HloModuleProto" if text is None else "XLA cannot read the HLO"
     try:
         module = hlo.HloModule.from_serialized_hlo_module_proto(data)
     except Exception as err:  # XLA reports malformed protos as generic errors
-        raise ConvcanonError(f"not a valid serialized HloModuleProto: {_first_line(err)}") from None
+        raise ConvcanonError(f"{refused}: {_first_line(err)}") from None
     check_convolution_windows(module, text)
     try:
         return hlo_to_stablehlo(data)
     except Exception as err:  # the converter reports malformed protos as generic errors
-        raise ConvcanonError(f"not a valid serialized HloModuleProto: {_first_line(err)}") from None
+        raise ConvcanonError(f"{refused}: {_first_line(err)}") from None
 
 
 _CHILD_LOC = "@at "  # the child's error line: `@at LINE:COL message` when it has a position
