@@ -7,6 +7,7 @@ package, not a traceback. Each engine returns the entry function's results as nu
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
@@ -98,7 +99,8 @@ def iree_engine(
     _require("iree.runtime", "iree", "iree-base-runtime")
     from convcanon.verify.engine_process import run_iree
 
-    vmfb = _iree_compile(iree_input_text(text, filename, entry), filename)
+    source = iree_input_text(text, filename, entry)
+    vmfb = _iree_compile(source, filename, source is text)
     return run_iree(vmfb, entry, inputs, filename, "local-task")
 
 
@@ -135,8 +137,10 @@ def iree_input_text(text: str, filename: str, entry: str) -> str:
 
 
 @lru_cache(maxsize=8)
-def _iree_compile(text: str, filename: str) -> bytes:
-    """Compile once per module text: trials reuse the flatbuffer (compiling takes seconds)."""
+def _iree_compile(text: str, filename: str, is_the_file: bool) -> bytes:
+    """Compile once per module text: trials reuse the flatbuffer (compiling takes seconds).
+    IREE reads the text from its stdin: where that text is the file's own, its `<stdin>:L:C`
+    is the file's line and column; in a reprinted file ops keep their places in it."""
     import iree.compiler
 
     try:
@@ -150,7 +154,13 @@ def _iree_compile(text: str, filename: str) -> bytes:
     except iree.compiler.CompilerToolError as err:
         lines = [ln for ln in str(err).splitlines() if "error:" in ln]
         message = lines[0].strip() if lines else "compilation failed"
-        raise ConvcanonError(f"IREE rejected the module: {message}", SourceLoc(filename)) from None
+        # `-:L:C` is a location our parse of the file gave an op (kept when it is reprinted)
+        located = re.match(r"(<stdin>|-):(\d+):(\d+): error: (.*)", message)
+        loc = SourceLoc(filename)
+        if located is not None and (is_the_file or located[1] == "-"):
+            loc, message = SourceLoc(filename, int(located[2]), int(located[3])), located[4]
+        message = message.split(": %", 1)[0]  # MLIR's dump of the op, with IREE's locations
+        raise ConvcanonError(f"IREE rejected the module: {message}", loc) from None
     assert isinstance(vmfb, bytes)  # compile_str returns the flatbuffer when no output file
     return vmfb
 
