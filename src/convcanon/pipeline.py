@@ -151,10 +151,16 @@ def parse_pipeline(text: str) -> list[PassInvocation]:
             raise UsageError(f"unknown pass '{name}'; available passes: {_known_passes()}")
         options: dict[str, OptionValue] = {o.name: o.default for o in info.options}
         if brace:
-            if not rest.endswith("}"):
+            written, close, after = rest.partition("}")
+            if not close:
                 raise UsageError(f"{name}: options must end with '}}'")
+            if after.strip():
+                raise UsageError(
+                    f"{name}: expected ',' after its options, before '{after.strip()}'"
+                    " (passes are separated by commas)"
+                )
             specs = {o.name: o for o in info.options}
-            for token in rest[:-1].split():
+            for token in written.split():
                 key, _, value = token.partition("=")
                 spec = specs.get(key)
                 if spec is None:

@@ -1005,6 +1005,11 @@ CASES += [
 ]  # fmt: skip
 
 
+CASES += [
+    Case("two passes without a comma between them (the second was read as an option's value)", ["{m.mlir}", "-p", "migraphx-to-tosa{types=native}migraphx-to-tosa"], {"m.mlir": sources.migraphx_text}, 2, "error: migraphx-to-tosa: expected ',' after its options, before 'migraphx-to-tosa' (passes are separated by commas)", "convcanon-opt"),
+]  # fmt: skip
+
+
 _MX_OWN_RESULT = "func.func @main(%x: !migraphx.shaped<4xf32, 1>) -> !migraphx.shaped<4xf32, 1> {\n  %0 = migraphx.neg %0 : <4xf32, 1> -> <4xf32, 1>\n  return %0 : !migraphx.shaped<4xf32, 1>\n}\n"
 _MX_LATER_RESULT = "func.func @main(%x: !migraphx.shaped<4xf32, 1>) -> !migraphx.shaped<4xf32, 1> {\n  %0 = migraphx.neg %1 : <4xf32, 1> -> <4xf32, 1>\n  %1 = migraphx.abs %x : <4xf32, 1> -> <4xf32, 1>\n  return %0 : !migraphx.shaped<4xf32, 1>\n}\n"
 _MX_WIDE_ATTRIBUTE = "func.func @main(%x: !migraphx.shaped<4xf32, 1>) -> !migraphx.shaped<4xf32, 1> {\n  %0 = migraphx.softmax %x {axis = 0 : i99999999999} : <4xf32, 1> -> <4xf32, 1>\n  return %0 : !migraphx.shaped<4xf32, 1>\n}\n"
