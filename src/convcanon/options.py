@@ -39,8 +39,14 @@ _DECIMAL_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]
 
 def decimal_int(text: str) -> int | None:
     """An integer in ASCII decimal digits, or None: Python's `int` also takes `1_000`, spaces
-    and the digits of other scripts (`٣`), which no MLIR tool reads as a number."""
-    return int(text) if _DECIMAL_INT.fullmatch(text) else None
+    and the digits of other scripts (`٣`), which no MLIR tool reads as a number. Past Python's
+    4300 digits it is None too (`int` refuses to convert it)."""
+    if not _DECIMAL_INT.fullmatch(text):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
 
 
 def decimal_float(text: str) -> float | None:

@@ -254,10 +254,30 @@ def test_a_number_not_in_ascii_decimal_digits_is_refused(
     )
 
 
+def test_an_integer_of_five_thousand_digits_is_refused_not_a_traceback(
+    inputs: dict[str, Path],
+) -> None:
+    text = "9" * 5000  # past Python's int conversion limit of 4300 digits
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = opt_main(
+            [
+                str(inputs["stablehlo-canonicalize-conv"]),
+                "-p",
+                f"stablehlo-canonicalize-conv{{max-phases={text}}}",
+            ]
+        )
+    assert code == 2
+    assert err.getvalue().startswith(
+        "error: stablehlo-canonicalize-conv: option 'max-phases' must be"
+    )
+
+
 @pytest.mark.parametrize(
     "argv",
     [
         ["--seed", "1_0"],
+        ["--trials", "9" * 5000],
         ["--trials", "\u0663"],
         ["--batch-sizes", "1,2_0"],
         ["--seed", "0x1"],
