@@ -100,7 +100,7 @@ def iree_engine(
     from convcanon.verify.engine_process import run_iree
 
     source = iree_input_text(text, filename, entry)
-    vmfb = _iree_compile(source, filename, source is text)
+    vmfb = _iree_compile(source, filename, source == text)  # an lru_cache hit is not `text`
     return run_iree(vmfb, entry, inputs, filename, "local-task")
 
 
