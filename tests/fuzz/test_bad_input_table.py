@@ -953,6 +953,17 @@ CASES += [
     Case("dialect_resources section cut inside its blob (MLIR's parser would crash)", ["{m.mlir}", "-p", CANON], {"m.mlir": _f(_RESOURCE_CONV + "0000")}, 1, "m.mlir:9:16: error: dialect_resources section: a string is not closed before the end of the file", "convcanon-opt"),
 ]  # fmt: skip
 
+_DYNAMIC_CONV = (
+    "func.func @main(%x: tensor<1x8x8x1xf32>, %w: tensor<3x3x1x1xf32>) -> tensor<1x4x6x1xf32> {\n"
+    "  %p = stablehlo.constant dense<[[1, 1], [PAD]]> : tensor<2x2xi64>\n"
+    '  %0 = "stablehlo.dynamic_conv"(%x, %w, %p) <{batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, feature_group_count = 1 : i64, window_strides = array<i64: 2, 1>}> : (tensor<1x8x8x1xf32>, tensor<3x3x1x1xf32>, tensor<2x2xi64>) -> tensor<1x4x6x1xf32>\n'
+    "  return %0 : tensor<1x4x6x1xf32>\n}\n"
+)
+CASES += [
+    Case("dynamic_conv whose constant padding contradicts its declared result", ["{m.mlir}", "-p", CANON], {"m.mlir": _f(_DYNAMIC_CONV.replace("PAD", "0, 2"))}, 1, "m.mlir:3:8: error: stablehlo.dynamic_conv with the constant padding [[1, 1], [0, 2]] is no valid stablehlo.convolution: inferred shape '[1, 4, 8, 1]' is incompatible with return type of operation 'tensor<1x4x6x1xf32>'", "convcanon-opt"),
+    Case("dynamic_conv whose constant padding wraps int64", ["explain", "{m.mlir}", "-p", CANON], {"m.mlir": _f(_DYNAMIC_CONV.replace("PAD", "9223372036854775807, 9223372036854775807"))}, 1, "m.mlir:3:8: error: stablehlo.dynamic_conv with the constant padding [[1, 1], [9223372036854775807, 9223372036854775807]] is no valid stablehlo.convolution"),
+]  # fmt: skip
+
 
 # -- hostile input, round 3: refinement, resources, API-free commands, literals, HLO
 from .test_hlo_conv_window import WINDOW_HLO  # noqa: E402

@@ -33,6 +33,15 @@ class Dialect(NamedTuple):
     def conv(self) -> str:
         return self.op("convolution")
 
+    @property
+    def dynamic_conv(self) -> str:
+        """The conv whose padding is an operand (what shape-polymorphic exports emit)."""
+        return self.op("dynamic_conv")
+
+    @property
+    def convs(self) -> tuple[str, str]:
+        return self.conv, self.dynamic_conv
+
     def i64_list(self, values: Sequence[int]) -> ir.Attribute:
         """A list of i64 in this dialect's kind (strides, dilations, pad/slice indices)."""
         if self.list_kind == "array":

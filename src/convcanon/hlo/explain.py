@@ -24,9 +24,13 @@ def _ops_summary(ops: list[str]) -> str:
 
 
 def _ops_after(record: Any) -> dict[str, int]:
-    """The ops that stand for the conv after the pass, by kind: the rewrite's ops, or the conv."""
+    """The ops that stand for the conv after the pass, by kind: the rewrite's ops, or the conv
+    (a `dynamic_conv` with constant padding is a `convolution` by then)."""
     if not record.decision.accepted:
-        return {"convolution": 1}
+        from convcanon.hlo.params import DYNAMIC
+
+        runtime_padding = any(DYNAMIC in pair for pair in record.params.padding)
+        return {"dynamic_conv" if runtime_padding else "convolution": 1}
     return dict(Counter(record.ops_added))
 
 
@@ -49,11 +53,18 @@ def module_ops(module: Any) -> int:
 _CONTAINERS = frozenset({"builtin.module", "func.func"})
 
 
+def _amount(value: int | None) -> str:
+    """A padding amount; `?` where it is computed at run time (null in the JSON)."""
+    return "?" if value is None else str(value)
+
+
 def _ints(values: tuple[int, ...]) -> str:
     return "[" + ",".join(str(v) for v in values) + "]"
 
 
 def _row(record: Any) -> dict[str, Any]:
+    from convcanon.hlo.params import DYNAMIC
+
     p = record.params
     loc = record.loc
     source = getattr(loc, "source", None)
@@ -65,7 +76,7 @@ def _row(record: Any) -> dict[str, Any]:
         "rhs": record.types[1],
         "result": record.types[2],
         "stride": list(p.strides),
-        "padding": [list(pair) for pair in p.padding],
+        "padding": [[None if v == DYNAMIC else v for v in pair] for pair in p.padding],
         "lhs_dilation": list(p.lhs_dilation),
         "rhs_dilation": list(p.rhs_dilation),
         "reversal": list(p.reversal),
@@ -76,7 +87,7 @@ def _row(record: Any) -> dict[str, Any]:
         "phases": record.phases,  # partial convs emitted, after merging
         "phases_unmerged": record.unmerged,  # one per phase (merge-phases=none)
         "ops_added": record.ops_added,
-        "ops_before": {"convolution": 1},  # the conv itself
+        "ops_before": {record.kind: 1},  # the conv itself
         "ops_after": _ops_after(record),
         "macs_before": 0 if p.dynamic_reason else p.macs,
         "macs_after": record.macs_after,
@@ -127,7 +138,7 @@ _COLUMNS = (
 
 
 def _cells(row: dict[str, Any]) -> list[str]:
-    pads = ",".join(f"({lo},{hi})" for lo, hi in row["padding"])
+    pads = ",".join(f"({_amount(lo)},{_amount(hi)})" for lo, hi in row["padding"])
     window = (
         f"stride={_ints(tuple(row['stride']))} pad=[{pads}] "
         f"lhs_dil={_ints(tuple(row['lhs_dilation']))} rhs_dil={_ints(tuple(row['rhs_dilation']))}"

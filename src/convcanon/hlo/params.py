@@ -184,8 +184,14 @@ def _operand_shapes(
     return tuple(tuple(ir.RankedTensorType(v.type).shape) for _, v in values), None
 
 
+RUNTIME_PADDING = "padding is computed at run time (a dynamic_conv; refine its shapes first)"
+
+
 def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
-    """Read every fact the canonicalization needs from a stablehlo/mhlo convolution op."""
+    """Read every fact the canonicalization needs from a stablehlo/mhlo convolution op.
+
+    A `dynamic_conv` here has a padding operand that is not a constant: its amounts are `?`
+    and the conv is not planned."""
     attrs = op.attributes
     dims = read_dimension_numbers(attrs["dimension_numbers"])
     n = len(dims.lhs_spatial)
@@ -195,6 +201,9 @@ def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
 
     padding = read_padding(attrs["padding"]) if "padding" in attrs else ((0, 0),) * n
     shapes, dynamic_reason = _operand_shapes(op, dims)
+    if op.name.endswith(".dynamic_conv"):  # one the pass could not make a convolution
+        padding = ((DYNAMIC, DYNAMIC),) * n
+        shapes, dynamic_reason = (), dynamic_reason or RUNTIME_PADDING
     lhs_shape, rhs_shape, out_shape = shapes if shapes else ((), (), ())
     lhs_type = op.operands[0].type
     element = str(lhs_type.element_type) if isinstance(lhs_type, ir.ShapedType) else str(lhs_type)
@@ -254,11 +263,12 @@ _PARAM_ATTRS = (
     "batch_group_count",
 )
 
-ConvKey = tuple[ir.Type | ir.Attribute | None, ...]
+ConvKey = tuple[str | ir.Type | ir.Attribute | None, ...]
 
 
 def conv_key(op: ir.Operation | ir.OpView, types: tuple[ir.Type, ir.Type, ir.Type]) -> ConvKey:
-    """Everything `read_conv_params` reads, as uniqued MLIR objects (equal keys, equal params).
+    """Everything `read_conv_params` reads, as the op name and uniqued MLIR objects (equal keys,
+    equal params).
 
     `types` are the lhs, rhs and result types; attributes a conv lacks are None."""
-    return (*types, *map(op.attributes.get, _PARAM_ATTRS))
+    return (op.name, *types, *map(op.attributes.get, _PARAM_ATTRS))

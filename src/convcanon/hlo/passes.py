@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections import Counter
 from collections.abc import Iterator, Mapping
 
 from jaxlib.mlir import ir
@@ -19,6 +20,7 @@ from convcanon.hlo import build
 from convcanon.hlo.context import error_from_mlir, source_loc, with_notes
 from convcanon.hlo.dialect_check import check_conv_dialect
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
+from convcanon.hlo.dynamic_conv import NotAConvolution, as_convolution
 from convcanon.hlo.emit import emit
 from convcanon.hlo.gate import ConvOptions, Decision
 from convcanon.hlo.io import HloFile
@@ -44,6 +46,7 @@ class ConvRecord:
         "plan",
         "max_phases",
         "position",
+        "kind",
         "ops_added",
     )
 
@@ -57,6 +60,7 @@ class ConvRecord:
         plan: ConvPlan,
         max_phases: int,  # the gate's limit on partial convs
         position: tuple[int, int] | None = None,  # the op's place in the .mlir (debug-info input)
+        kind: str = "convolution",  # the op as parsed: convolution or dynamic_conv
     ) -> None:
         self.location = location
         self.filename = filename
@@ -66,6 +70,7 @@ class ConvRecord:
         self.plan = plan
         self.max_phases = max_phases
         self.position = position
+        self.kind = kind
         self.ops_added: list[str] = []
 
     @property
@@ -115,11 +120,11 @@ class ConvRecord:
 
 
 def _convs_in_functions(module: ir.Module, dialect: Dialect) -> list[ir.Operation]:
-    """Every conv nested in a `func.func`, in pre-order.
+    """Every conv (`convolution` or `dynamic_conv`) nested in a `func.func`, in pre-order.
 
     Iterating the blocks from Python costs ~2/3 of MLIR's walk, which calls back into Python
     for every op (either way each op becomes a Python object once)."""
-    name = dialect.conv
+    names = dialect.convs
     found: list[ir.Operation] = []
     # (ops of the blocks being read, whether they are inside a function); the innermost last
     work: list[tuple[Iterator[ir.OpView], bool]] = [(_ops_of(module.operation.regions), False)]
@@ -128,7 +133,7 @@ def _convs_in_functions(module: ir.Module, dialect: Dialect) -> list[ir.Operatio
         for view in ops:
             op = view.operation  # where the op classes are loaded `view.name` may be a symbol's
             op_name = op.name
-            if op_name == name:
+            if op_name in names:
                 if in_function:
                     found.append(op)
                 continue
@@ -139,6 +144,18 @@ def _convs_in_functions(module: ir.Module, dialect: Dialect) -> list[ir.Operatio
         else:
             work.pop()
     return found
+
+
+def _positions(hlo_file: HloFile, convs: list[ir.Operation]) -> list[tuple[int, int] | None]:
+    """Each conv's place in the .mlir text, counted among the ops of its name as parsed (before
+    any `dynamic_conv` is replaced by a `convolution`)."""
+    seen: Counter[str] = Counter()
+    positions = []
+    for conv in convs:
+        name = conv.name
+        positions.append(hlo_file.position_of(name, seen[name]))
+        seen[name] += 1
+    return positions
 
 
 def _ops_of(regions: ir.RegionSequence) -> Iterator[ir.OpView]:
@@ -163,7 +180,7 @@ def _reaches_conv(conv: ir.Operation, dialect: Dialect) -> ir.Operation | None:
         if key in seen:
             continue
         seen.add(key)
-        if producer.name == dialect.conv:
+        if producer.name in dialect.convs:
             return producer
         stack.extend(producer.operands)
     return None
@@ -189,7 +206,15 @@ def canonicalize(
     with module.context, ir.Location.unknown():
         todo: list[tuple[ir.Operation, ConvKey, ConvPlan, ConvRecord]] = []
         overflows: dict[ConvKey, str | None] = {}
-        for conv in _convs_in_functions(module, dialect):
+        convs = _convs_in_functions(module, dialect)
+        for conv, position in zip(convs, _positions(hlo_file, convs), strict=True):
+            kind = conv.name
+            if kind == dialect.dynamic_conv:
+                try:
+                    conv = as_convolution(conv, dialect) or conv
+                except NotAConvolution as err:
+                    where = source_loc(conv.location, hlo_file.filename, position=position)
+                    raise ConvcanonError(str(err), where) from None
             operands = conv.operands
             types = (operands[0].type, operands[1].type, conv.results[0].type)
             key = conv_key(conv, types)
@@ -207,7 +232,8 @@ def canonicalize(
                 types,
                 plan,
                 opts.max_phases,
-                hlo_file.position_of(dialect.conv, len(records)),
+                position,
+                kind.partition(".")[2],
             )
             records.append(record)
             if opts.verbose:

@@ -1,0 +1,175 @@
+"""`dynamic_conv`, the conv whose padding is an operand: `jax.export` emits it when the padding
+depends on a symbolic spatial extent. With a constant padding (what shape refinement leaves) it
+is rewritten exactly as the convolution it stands for, in both dialects; with a padding computed
+at run time it is seen and reported with its reason, never passed over in silence."""
+
+# ruff: noqa: E501  (MLIR fixtures are one op per line, as JAX prints them)
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from convcanon.cli import main as cli_main
+from convcanon.cli import opt_main
+from convcanon.hlo.context import make_context, parse_module
+from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect, read_padding
+from convcanon.verify.engines import iree_engine, reference_engine, xla_engine
+
+from .cases import (
+    ConvCase,
+    all_conv_params,
+    assert_canonical,
+    conv_cases,
+    functions,
+    run_pass,
+)
+
+DIALECTS = [pytest.param(STABLEHLO, id="stablehlo"), pytest.param(MHLO, id="mhlo")]
+
+
+def as_dynamic_conv(text: str, padding_type: str) -> str:
+    """The one-conv module `text` with its convolution written as a `dynamic_conv` whose padding
+    is a `padding_type` constant (`tensor<Nx2xi32>`, say)."""
+    module = parse_module(text, "case.mlir", make_context())
+    (func,) = functions(module)
+    conv = next(op for op in func.regions[0].blocks[0].operations if "convolution" in op.name)
+    pairs = read_padding(conv.attributes["padding"])
+    attrs = ", ".join(
+        f"{name} = {conv.attributes[name]}" for name in conv.attributes if name != "padding"
+    )
+    body = ", ".join(f"[{lo}, {hi}]" for lo, hi in pairs)
+    lhs, rhs, out = (str(v.type) for v in (*conv.operands, conv.results[0]))
+    return (
+        f"func.func public @main(%arg0: {lhs}, %arg1: {rhs}) -> {out} {{\n"
+        f"  %p = stablehlo.constant dense<[{body}]> : {padding_type}\n"
+        f'  %0 = "stablehlo.dynamic_conv"(%arg0, %arg1, %p) <{{{attrs}}}> : '
+        f"({lhs}, {rhs}, {padding_type}) -> {out}\n"
+        f"  return %0 : {out}\n"
+        "}\n"
+    )
+
+
+def padding_type(case: ConvCase, width: int) -> str:
+    return f"tensor<{len(case.lhs_shape) - 2}x2xi{width}>"
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=conv_cases(), width=st.sampled_from([32, 64]))
+def test_a_constant_padded_dynamic_conv_is_rewritten_as_its_convolution(
+    case: ConvCase, width: int, dialect: Dialect
+) -> None:
+    text = as_dynamic_conv(case.text, padding_type(case, width))
+    after, stats, printed = run_pass(text, dialect, gate="general")
+    _, expected_stats, expected = run_pass(case.text, dialect, gate="general")
+    assert "dynamic_conv" not in printed
+    assert printed == expected  # the padding constant went with the op
+    assert stats.counters == expected_stats.counters
+    assert_canonical(all_conv_params(after, dialect))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=conv_cases(elements=("f32", "f64", "i32")), width=st.sampled_from([32, 64]))
+def test_the_reference_reads_a_dynamic_convs_padding_operand_as_the_padding(
+    case: ConvCase, width: int
+) -> None:
+    text = as_dynamic_conv(case.text, padding_type(case, width))
+    inputs = case.inputs()
+    got = reference_engine(text, "case.mlir", "main", inputs)
+    expected = reference_engine(case.text, "case.mlir", "main", inputs)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(g, e)
+
+
+STRIDED = """
+func.func public @main(%x: tensor<2x9x11x3xf32>, %w: tensor<3x4x3x5xf32>) -> tensor<2x5x2x5xf32> {
+  %p = stablehlo.constant dense<[[1, 2], [-1, 2]]> : tensor<2x2xi32>
+  %0 = "stablehlo.dynamic_conv"(%x, %w, %p) <{batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, feature_group_count = 1 : i64, rhs_dilation = array<i64: 1, 2>, window_strides = array<i64: 2, 3>}> : (tensor<2x9x11x3xf32>, tensor<3x4x3x5xf32>, tensor<2x2xi32>) -> tensor<2x5x2x5xf32>
+  return %0 : tensor<2x5x2x5xf32>
+}
+"""
+
+
+def test_iree_runs_the_dynamic_conv_as_xla_and_iree_run_its_rewrite() -> None:
+    """IREE runs a `dynamic_conv` itself (XLA cannot translate one): the rewrite, a plain
+    canonical conv program, gives its values on both engines."""
+    pytest.importorskip("iree.compiler")
+    _, _, printed = run_pass(STRIDED, STABLEHLO, gate="general")
+    assert "dynamic_conv" not in printed
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in ((2, 9, 11, 3), (3, 4, 3, 5))]
+    (original,) = iree_engine(STRIDED, "case.mlir", "main", inputs)
+    for engine in (iree_engine, xla_engine):
+        (rewritten,) = engine(printed, "out.mlir", "main", inputs)
+        np.testing.assert_allclose(rewritten, original, rtol=1e-5, atol=1e-5)
+
+
+def test_a_constant_padding_that_contradicts_the_declared_result_is_an_error_at_the_op(
+    tmp_path, capsys
+) -> None:
+    """The verifier cannot check a `dynamic_conv`'s result against a padding known only at run
+    time; once the padding is a constant the pass can, and says so at the op, writing nothing."""
+    path = tmp_path / "bad.mlir"
+    path.write_text(STRIDED.replace("tensor<2x5x2x5xf32>", "tensor<2x5x4x5xf32>"))
+    out = tmp_path / "out.mlir"
+    code = opt_main([str(path), "-p", "stablehlo-canonicalize-conv", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert not out.exists()
+    line = 4  # of the dynamic_conv, after the text's leading newline
+    assert err.startswith(f"{path}:{line}:")
+    assert "stablehlo.dynamic_conv with the constant padding [[1, 2], [-1, 2]]" in err
+    assert "Traceback" not in err
+
+
+RUNTIME = """
+func.func public @main(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x4xf32>, %p: tensor<2x2xi64>) -> tensor<1x4x4x4xf32> {
+  %0 = "stablehlo.dynamic_conv"(%x, %w, %p) <{batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, feature_group_count = 1 : i64, window_strides = array<i64: 2, 2>}> : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>, tensor<2x2xi64>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_runtime_padded_dynamic_conv_is_seen_and_kept_with_its_reason(dialect: Dialect) -> None:
+    _, stats, printed = run_pass(RUNTIME, dialect, gate="general")
+    assert stats.counters["convs-seen"] == 1
+    (reason,) = (k for k in stats.counters if k.startswith("skipped: "))
+    assert "padding is computed at run time" in reason
+    assert printed.count(f'"{dialect.name}.dynamic_conv"') == 1
+
+
+def test_explain_lists_a_jax_export_with_symbolic_spatial_extents(tmp_path, capsys) -> None:
+    """SAME padding over a symbolic height and width: the export computes the padding at run
+    time, and `explain` gives the conv a row, at its line, with `?` amounts and the reason."""
+    jax = pytest.importorskip("jax")
+    from jax import export, lax
+
+    b, h = export.symbolic_shape("b, h")
+    f = jax.jit(
+        lambda x, w: lax.conv_general_dilated(
+            x, w, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
+    )
+    specs = (
+        jax.ShapeDtypeStruct((b, h, h, 3), "float32"),
+        jax.ShapeDtypeStruct((3, 3, 3, 4), "float32"),
+    )
+    text = export.export(f)(*specs).mlir_module()
+    path = tmp_path / "poly.mlir"
+    path.write_text(text)
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if "stablehlo.dynamic_conv" in s)
+    assert cli_main(["explain", str(path), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (row,) = report["convs"]
+    assert re.match(rf"{re.escape(str(path))}:{line}:\d+$", row["location"])
+    assert row["decision"] == "skip"
+    assert row["reason"].startswith("dynamic spatial or feature extent")
+    assert row["padding"] == [[None, None], [None, None]]
+    assert row["ops_before"] == row["ops_after"] == {"dynamic_conv": 1}
