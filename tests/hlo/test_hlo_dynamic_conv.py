@@ -173,3 +173,108 @@ def test_explain_lists_a_jax_export_with_symbolic_spatial_extents(tmp_path, caps
     assert row["reason"].startswith("dynamic spatial or feature extent")
     assert row["padding"] == [[None, None], [None, None]]
     assert row["ops_before"] == row["ops_after"] == {"dynamic_conv": 1}
+
+
+def _module(dialect: str, padding: str, padding_type: str, result: str = "2x5x5x4") -> str:
+    """One dynamic_conv of a 3x3/2 window over 9x9, its padding operand the op `padding`."""
+    if dialect == "stablehlo":
+        attrs = "<{batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, feature_group_count = 1 : i64, window_strides = array<i64: 2, 2>}>"
+    else:
+        attrs = "{batch_group_count = 1 : i64, dimension_numbers = #mhlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, feature_group_count = 1 : i64, window_strides = dense<2> : tensor<2xi64>}"
+    return (
+        f"func.func @main(%x: tensor<2x9x9x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<{result}xf32> {{\n"
+        f"  %p = {padding} : {padding_type}\n"
+        f'  %0 = "{dialect}.dynamic_conv"(%x, %w, %p) {attrs} : (tensor<2x9x9x3xf32>, tensor<3x3x3x4xf32>, {padding_type}) -> tensor<{result}xf32>\n'
+        f"  return %0 : tensor<{result}xf32>\n}}\n"
+    )
+
+
+def _explain(tmp_path, capsys, text: str) -> dict:
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    assert cli_main(["explain", str(path), "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("dialect", ["stablehlo", "mhlo"])
+def test_explain_finds_a_module_whose_only_convs_are_dynamic_convs(
+    tmp_path, capsys, dialect: str
+) -> None:
+    """Without `-p` explain picks the pass by the module's convs: a dynamic_conv counts."""
+    report = _explain(
+        tmp_path,
+        capsys,
+        _module(dialect, f"{dialect}.constant dense<[[1, 1], [1, 2]]>", "tensor<2x2xi32>"),
+    )
+    (row,) = report["convs"]
+    assert row["decision"] == "rewrite"
+    assert row["padding"] == [[1, 1], [1, 2]]
+
+
+def test_an_arith_constant_padding_is_read() -> None:
+    text = _module("stablehlo", "arith.constant dense<[[1, 1], [1, 2]]>", "tensor<2x2xi32>")
+    _, stats, printed = run_pass(text, STABLEHLO, gate="general")
+    assert "dynamic_conv" not in printed and "arith.constant" not in printed
+    assert stats.counters["rewritten-stride"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        pytest.param(
+            _module("stablehlo", "stablehlo.constant dense_resource<pad>", "tensor<2x2xi32>")
+            + '{-#\n  dialect_resources: {\n    builtin: {\n      pad: "0x0400000001000000010000000100000002000000"\n    }\n  }\n#-}\n',
+            "its padding is a dense_resource constant, which the pass does not read",
+            id="dense_resource",
+        ),
+        pytest.param(
+            _module("mhlo", "mhlo.constant dense<[[1, 1], [1, 2]]>", "tensor<2x2xi32>").replace(
+                "feature_group_count = 1 : i64,",
+                "feature_group_count = 1 : i64, padding = dense<[[1, 1], [1, 2]]> : tensor<2x2xi64>,",
+            ),
+            "it has a padding attribute as well as a padding operand",
+            id="mhlo-attribute-and-operand",
+        ),
+    ],
+)
+def test_a_constant_padding_the_pass_does_not_read_is_kept_with_what_it_is(
+    tmp_path, capsys, text: str, reason: str
+) -> None:
+    (row,) = _explain(tmp_path, capsys, text)["convs"]
+    assert (row["decision"], row["reason"]) == ("skip", reason)
+    assert row["padding"] == [[None, None], [None, None]]
+
+
+def test_explain_shows_a_read_padding_of_int64_min_as_the_number(tmp_path, capsys) -> None:
+    """`?` marks a padding the pass did not read, never a value that happens to equal MLIR's
+    dynamic-size marker."""
+    text = _module(
+        "stablehlo",
+        "stablehlo.constant dense<[[-9223372036854775808, 0], [1, 2]]>",
+        "tensor<2x2xi64>",
+        "2x0x5x4",
+    )
+    (row,) = _explain(tmp_path, capsys, text)["convs"]
+    assert row["padding"] == [[-(2**63), 0], [1, 2]]
+    assert row["ops_before"] == {"dynamic_conv": 1} and row["ops_after"] == {"convolution": 1}
+
+
+def test_the_reference_refuses_an_mhlo_padding_operand_of_the_wrong_shape(tmp_path) -> None:
+    """MHLO's verifier does not check it; read flat it would be some other padding."""
+    from convcanon.diagnostics import ConvcanonError
+
+    text = _module("stablehlo", "stablehlo.constant dense<[[1, 1], [1, 2]]>", "tensor<2x2xi32>")
+    module = parse_module(text, "m.mlir", make_context())
+    from convcanon.hlo import legalize
+
+    legalize.to_mhlo(module)
+    mhlo = (
+        str(module)
+        .replace(
+            "dense<[[1, 1], [1, 2]]> : tensor<2x2xi32>", "dense<[[1, 1, 1, 2]]> : tensor<1x4xi32>"
+        )
+        .replace("tensor<2x2xi32>", "tensor<1x4xi32>")
+    )
+    inputs = [np.ones((2, 9, 9, 3), np.float32), np.ones((3, 3, 3, 4), np.float32)]
+    with pytest.raises(ConvcanonError, match=r"padding of shape \[1, 4\], expected \[2, 2\]"):
+        reference_engine(mhlo, "m.mlir", "main", inputs)

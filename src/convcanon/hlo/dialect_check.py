@@ -13,8 +13,9 @@ from convcanon.pipeline import CONV_PASS_FOR_DIALECT
 
 
 def convs_by_dialect(module: ir.Module) -> dict[str, list[ir.Operation]]:
-    """Every conv of each HLO dialect in the module, in pre-order (one walk, in C++)."""
-    names = {d.conv: d.name for d in DIALECTS.values()}
+    """Every conv (`convolution` or `dynamic_conv`) of each HLO dialect in the module, in
+    pre-order (one walk, in C++)."""
+    names = {name: d.name for d in DIALECTS.values() for name in d.convs}
     found: dict[str, list[ir.Operation]] = {name: [] for name in DIALECTS}
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -35,12 +36,14 @@ def check_conv_dialect(hlo_file: HloFile, dialect: Dialect) -> None:
     for other, convs in found.items():
         if other != dialect.name and convs:
             ours, theirs = CONV_PASS_FOR_DIALECT[dialect.name], CONV_PASS_FOR_DIALECT[other]
+            kinds = " and ".join(sorted({op.name for op in convs}))
+            first = convs[0].name
             raise ConvcanonError(
-                f"{ours} found no {dialect.conv} but {len(convs)} {other}.convolution"
+                f"{ours} found no {dialect.conv} but {len(convs)} {kinds}"
                 f" op{'s' if len(convs) > 1 else ''}: use {theirs} for {other} modules",
                 source_loc(
                     convs[0].location,
                     hlo_file.filename,
-                    position=hlo_file.position_of(f"{other}.convolution", 0),
+                    position=hlo_file.position_of(first, 0),  # convs[0] is the first of its name
                 ),
             )

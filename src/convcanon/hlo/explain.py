@@ -27,10 +27,7 @@ def _ops_after(record: Any) -> dict[str, int]:
     """The ops that stand for the conv after the pass, by kind: the rewrite's ops, or the conv
     (a `dynamic_conv` with constant padding is a `convolution` by then)."""
     if not record.decision.accepted:
-        from convcanon.hlo.params import DYNAMIC
-
-        runtime_padding = any(DYNAMIC in pair for pair in record.params.padding)
-        return {"dynamic_conv" if runtime_padding else "convolution": 1}
+        return {record.kept: 1}
     return dict(Counter(record.ops_added))
 
 
@@ -63,9 +60,8 @@ def _ints(values: tuple[int, ...]) -> str:
 
 
 def _row(record: Any) -> dict[str, Any]:
-    from convcanon.hlo.params import DYNAMIC
-
     p = record.params
+    unread = record.kept == "dynamic_conv"  # its padding is an operand the pass did not read
     loc = record.loc
     source = getattr(loc, "source", None)
     return {
@@ -76,7 +72,7 @@ def _row(record: Any) -> dict[str, Any]:
         "rhs": record.types[1],
         "result": record.types[2],
         "stride": list(p.strides),
-        "padding": [[None if v == DYNAMIC else v for v in pair] for pair in p.padding],
+        "padding": [[None, None] if unread else list(pair) for pair in p.padding],
         "lhs_dilation": list(p.lhs_dilation),
         "rhs_dilation": list(p.rhs_dilation),
         "reversal": list(p.reversal),

@@ -14,6 +14,7 @@ import math
 from jaxlib.mlir import ir
 
 from convcanon.hlo.dialects import DimensionNumbers, read_dimension_numbers, read_ints, read_padding
+from convcanon.hlo.dynamic_conv import constant_padding
 from convcanon.records import NamedTuple
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()  # a `?` extent
@@ -184,9 +185,6 @@ def _operand_shapes(
     return tuple(tuple(ir.RankedTensorType(v.type).shape) for _, v in values), None
 
 
-RUNTIME_PADDING = "padding is computed at run time (a dynamic_conv; refine its shapes first)"
-
-
 def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
     """Read every fact the canonicalization needs from a stablehlo/mhlo convolution op.
 
@@ -203,7 +201,7 @@ def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
     shapes, dynamic_reason = _operand_shapes(op, dims)
     if op.name.endswith(".dynamic_conv"):  # one the pass could not make a convolution
         padding = ((DYNAMIC, DYNAMIC),) * n
-        shapes, dynamic_reason = (), dynamic_reason or RUNTIME_PADDING
+        shapes, dynamic_reason = (), dynamic_reason or constant_padding(op.operation)[1]
     lhs_shape, rhs_shape, out_shape = shapes if shapes else ((), (), ())
     lhs_type = op.operands[0].type
     element = str(lhs_type.element_type) if isinstance(lhs_type, ir.ShapedType) else str(lhs_type)

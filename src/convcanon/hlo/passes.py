@@ -47,6 +47,7 @@ class ConvRecord:
         "max_phases",
         "position",
         "kind",
+        "kept",
         "ops_added",
     )
 
@@ -61,6 +62,7 @@ class ConvRecord:
         max_phases: int,  # the gate's limit on partial convs
         position: tuple[int, int] | None = None,  # the op's place in the .mlir (debug-info input)
         kind: str = "convolution",  # the op as parsed: convolution or dynamic_conv
+        kept: str = "convolution",  # and the op the pass plans: a dynamic_conv it could not read
     ) -> None:
         self.location = location
         self.filename = filename
@@ -71,6 +73,7 @@ class ConvRecord:
         self.max_phases = max_phases
         self.position = position
         self.kind = kind
+        self.kept = kept
         self.ops_added: list[str] = []
 
     @property
@@ -234,6 +237,7 @@ def canonicalize(
                 opts.max_phases,
                 position,
                 kind.partition(".")[2],
+                conv.name.partition(".")[2],
             )
             records.append(record)
             if opts.verbose:

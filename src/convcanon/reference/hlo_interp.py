@@ -990,6 +990,9 @@ def _convolution(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
 
 
 def _dynamic_conv(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
+    spatial = len(_conv_dims(op.attributes["dimension_numbers"]).input_spatial_dimensions)
+    if np.shape(args[2]) != (spatial, 2):  # MHLO's verifier does not check it
+        raise ValueError(f"padding of shape {list(np.shape(args[2]))}, expected [{spatial}, 2]")
     padding = [int(v) for v in np.asarray(args[2]).ravel()]
     return [_conv_impl(it, op, args[0], args[1], padding, rt[0])]
 
