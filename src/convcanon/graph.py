@@ -111,7 +111,7 @@ def _xdsl_nodes(parsed: object) -> list[Node]:
 
 
 def _is_conv(op: str) -> bool:
-    return op.endswith("convolution") or op.endswith("conv2d") or op.endswith("conv3d")
+    return op.endswith(("convolution", "dynamic_conv", "conv2d", "conv3d"))
 
 
 def added_nodes(before: Iterable[Node], after: Iterable[Node]) -> set[str]:

@@ -45,6 +45,29 @@ def test_added_ops_are_those_left_after_matching_by_kind():
     assert added_nodes(before, after) == {"x", "w"}
 
 
+def test_a_dynamic_conv_is_drawn_as_a_conv(tmp_path: Path):
+    """A dynamic_conv whose padding is computed at run time stays; it is a conv all the same."""
+    text = (
+        "func.func @main(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x4xf32>, %p: tensor<2x2xi64>)"
+        " -> tensor<1x4x4x4xf32> {\n"
+        '  %0 = "stablehlo.dynamic_conv"(%x, %w, %p) <{batch_group_count = 1 : i64,'
+        " dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>,"
+        " feature_group_count = 1 : i64, window_strides = array<i64: 2, 2>}> :"
+        " (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>, tensor<2x2xi64>) -> tensor<1x4x4x4xf32>\n"
+        "  return %0 : tensor<1x4x4x4xf32>\n}\n"
+    )
+    module = tmp_path / "m.mlir"
+    module.write_text(text)
+    out = tmp_path / "g.dot"
+    result = _graph(
+        str(module), "-p", "stablehlo-canonicalize-conv", "--format", "dot", "-o", str(out)
+    )
+    assert result.returncode == 0, result.stderr
+    conv = [line for line in out.read_text().splitlines() if "stablehlo.dynamic_conv" in line]
+    assert len(conv) == 2  # one per panel
+    assert all("#f8b26a" in line for line in conv)
+
+
 def test_dot_output_has_both_panels_and_highlights(tmp_path: Path):
     out = tmp_path / "g.dot"
     result = _graph(

@@ -14,7 +14,6 @@ import math
 from jaxlib.mlir import ir
 
 from convcanon.hlo.dialects import DimensionNumbers, read_dimension_numbers, read_ints, read_padding
-from convcanon.hlo.dynamic_conv import constant_padding
 from convcanon.records import NamedTuple
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()  # a `?` extent
@@ -183,6 +182,49 @@ def _operand_shapes(
         if axes and axes != allowed[index]:
             return (), f"dynamic spatial or feature extent: {what} is {value.type}"
     return tuple(tuple(ir.RankedTensorType(v.type).shape) for _, v in values), None
+
+
+RUNTIME_PADDING = "padding is computed at run time (a dynamic_conv; refine its shapes first)"
+
+_INT64 = range(-(2**63), 2**63)
+_CONSTANTS = frozenset({"stablehlo.constant", "mhlo.constant", "arith.constant"})
+
+
+class NotAConvolution(Exception):
+    """A constant padding with which the op is no valid convolution (the verifier of
+    `dynamic_conv` cannot check its result against a padding known only at run time, and
+    MHLO's does not check the padding's shape)."""
+
+
+def constant_padding(op: ir.Operation) -> tuple[tuple[tuple[int, int], ...] | None, str]:
+    """The padding pairs of a `dynamic_conv` when its padding operand is a constant the pass
+    can read, else None and why not. Raises NotAConvolution where that constant is no padding
+    of this conv: not integers, not `[spatial dims, 2]`, or an amount past int64."""
+    if "padding" in op.attributes:
+        return None, "it has a padding attribute as well as a padding operand"
+    padding = op.operands[2]
+    owner = padding.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name not in _CONSTANTS:
+        return None, RUNTIME_PADDING
+    ty = padding.type
+    spatial = len(read_dimension_numbers(op.attributes["dimension_numbers"]).lhs_spatial)
+    if not (
+        isinstance(ty, ir.RankedTensorType)
+        and isinstance(ty.element_type, ir.IntegerType)
+        and ty.shape == [spatial, 2]
+    ):
+        raise NotAConvolution(
+            f"{op.name} expects an integer padding of shape [{spatial}, 2], but got {ty}"
+        )
+    value = owner.operation.attributes["value"]
+    if not isinstance(value, ir.DenseIntElementsAttr):
+        kind = str(value).partition("<")[0]
+        return None, f"its padding is a {kind} constant, which the pass does not read"
+    flat = read_ints(value)
+    outside = [v for v in flat if v not in _INT64]
+    if outside:
+        raise NotAConvolution(f"{op.name} padding amount {outside[0]} does not fit in int64")
+    return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2)), ""
 
 
 def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:

@@ -20,11 +20,18 @@ from convcanon.hlo import build
 from convcanon.hlo.context import error_from_mlir, source_loc, with_notes
 from convcanon.hlo.dialect_check import check_conv_dialect
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
-from convcanon.hlo.dynamic_conv import NotAConvolution, as_convolution
+from convcanon.hlo.dynamic_conv import as_convolution
 from convcanon.hlo.emit import emit
 from convcanon.hlo.gate import ConvOptions, Decision
 from convcanon.hlo.io import HloFile
-from convcanon.hlo.params import ConvKey, ConvParams, conv_key, int64_overflow, read_conv_params
+from convcanon.hlo.params import (
+    ConvKey,
+    ConvParams,
+    NotAConvolution,
+    conv_key,
+    int64_overflow,
+    read_conv_params,
+)
 from convcanon.hlo.plan import ConvPlan, plan_conv
 from convcanon.hlo.policy import POLICIES
 from convcanon.pipeline import OptionValue, PassStats
