@@ -36,6 +36,18 @@ class HloFile:
         self.verified = verified
         self._positions: dict[str, list[tuple[int, int]]] = {}
 
+    def positions_of(self, op_names: list[str]) -> list[tuple[int, int] | None]:
+        """`position_of` each op of a pre-order list, given by name: the i-th op of a name is
+        the i-th of that name in the module."""
+        if not self.debug_info or not self.text:
+            return [None] * len(op_names)
+        seen: dict[str, int] = {}
+        positions = []
+        for name in op_names:
+            index = seen[name] = seen.get(name, -1) + 1
+            positions.append(self.position_of(name, index))
+        return positions
+
     def position_of(self, op_name: str, index: int) -> tuple[int, int] | None:
         """(line, col) in the .mlir text of the `index`-th `op_name` op, when its location is a
         debug-info one (else the location already is the position and this returns None).

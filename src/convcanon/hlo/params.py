@@ -303,12 +303,18 @@ _PARAM_ATTRS = (
     "batch_group_count",
 )
 
-ConvKey = tuple[str | ir.Type | ir.Attribute | None, ...]
+ConvKey = tuple[ir.Type | ir.Attribute | str | None, ...]
 
 
-def conv_key(op: ir.Operation | ir.OpView, types: tuple[ir.Type, ir.Type, ir.Type]) -> ConvKey:
-    """Everything `read_conv_params` reads, as the op name and uniqued MLIR objects (equal keys,
-    equal params).
+def conv_key(
+    op: ir.Operation | ir.OpView,
+    types: tuple[ir.Type, ir.Type, ir.Type],
+    unread_padding: bool = False,
+) -> ConvKey:
+    """Everything `read_conv_params` reads, as uniqued MLIR objects (equal keys, equal params).
 
-    `types` are the lhs, rhs and result types; attributes a conv lacks are None."""
-    return (op.name, *types, *map(op.attributes.get, _PARAM_ATTRS))
+    `types` are the lhs, rhs and result types; attributes a conv lacks are None. A
+    `dynamic_conv` whose padding operand is not read is told apart from a convolution without
+    padding."""
+    key = (*types, *map(op.attributes.get, _PARAM_ATTRS))
+    return (*key, op.name) if unread_padding else key

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections import Counter
 from collections.abc import Iterator, Mapping
 
 from jaxlib.mlir import ir
@@ -129,13 +128,17 @@ class ConvRecord:
         return str(lhs), str(rhs), str(result)
 
 
-def _convs_in_functions(module: ir.Module, dialect: Dialect) -> list[ir.Operation]:
-    """Every conv (`convolution` or `dynamic_conv`) nested in a `func.func`, in pre-order.
+def _convs_in_functions(
+    module: ir.Module, dialect: Dialect
+) -> tuple[list[ir.Operation], list[str]]:
+    """Every conv (`convolution` or `dynamic_conv`) nested in a `func.func`, in pre-order, and
+    the name of each.
 
     Iterating the blocks from Python costs ~2/3 of MLIR's walk, which calls back into Python
     for every op (either way each op becomes a Python object once)."""
     names = dialect.convs
     found: list[ir.Operation] = []
+    found_names: list[str] = []
     # (ops of the blocks being read, whether they are inside a function); the innermost last
     work: list[tuple[Iterator[ir.OpView], bool]] = [(_ops_of(module.operation.regions), False)]
     while work:
@@ -146,6 +149,7 @@ def _convs_in_functions(module: ir.Module, dialect: Dialect) -> list[ir.Operatio
             if op_name in names:
                 if in_function:
                     found.append(op)
+                    found_names.append(op_name)
                 continue
             regions = op.regions
             if len(regions):
@@ -153,19 +157,7 @@ def _convs_in_functions(module: ir.Module, dialect: Dialect) -> list[ir.Operatio
                 break  # read the nested ops first; `ops` resumes after them
         else:
             work.pop()
-    return found
-
-
-def _positions(hlo_file: HloFile, convs: list[ir.Operation]) -> list[tuple[int, int] | None]:
-    """Each conv's place in the .mlir text, counted among the ops of its name as parsed (before
-    any `dynamic_conv` is replaced by a `convolution`)."""
-    seen: Counter[str] = Counter()
-    positions = []
-    for conv in convs:
-        name = conv.name
-        positions.append(hlo_file.position_of(name, seen[name]))
-        seen[name] += 1
-    return positions
+    return found, found_names
 
 
 def _ops_of(regions: ir.RegionSequence) -> Iterator[ir.OpView]:
@@ -216,18 +208,22 @@ def canonicalize(
     with module.context, ir.Location.unknown():
         todo: list[tuple[ir.Operation, ConvKey, ConvPlan, ConvRecord]] = []
         overflows: dict[ConvKey, str | None] = {}
-        convs = _convs_in_functions(module, dialect)
-        for conv, position in zip(convs, _positions(hlo_file, convs), strict=True):
-            kind = conv.name
-            if kind == dialect.dynamic_conv:
+        convs, names = _convs_in_functions(module, dialect)
+        positions = hlo_file.positions_of(names)  # counted as parsed, before any replacement
+        dynamic = dialect.dynamic_conv
+        for conv, name, position in zip(convs, names, positions, strict=True):
+            unread = False  # a dynamic_conv whose padding the pass cannot read
+            if name == dynamic:
                 try:
-                    conv = as_convolution(conv, dialect) or conv
+                    replaced = as_convolution(conv, dialect)
                 except NotAConvolution as err:
                     where = source_loc(conv.location, hlo_file.filename, position=position)
                     raise ConvcanonError(str(err), where) from None
+                unread = replaced is None
+                conv = replaced or conv
             operands = conv.operands
             types = (operands[0].type, operands[1].type, conv.results[0].type)
-            key = conv_key(conv, types)
+            key = conv_key(conv, types, unread)
             plan = plans.get(key)
             if plan is None:
                 plan = plans[key] = plan_conv(read_conv_params(conv), opts, policy)
@@ -243,8 +239,8 @@ def canonicalize(
                 plan,
                 opts.max_phases,
                 position,
-                kind.partition(".")[2],
-                conv.name.partition(".")[2],
+                "dynamic_conv" if name == dynamic else "convolution",
+                "dynamic_conv" if unread else "convolution",
             )
             records.append(record)
             if opts.verbose:
