@@ -276,5 +276,73 @@ def test_the_reference_refuses_an_mhlo_padding_operand_of_the_wrong_shape(tmp_pa
         .replace("tensor<2x2xi32>", "tensor<1x4xi32>")
     )
     inputs = [np.ones((2, 9, 9, 3), np.float32), np.ones((3, 3, 3, 4), np.float32)]
-    with pytest.raises(ConvcanonError, match=r"padding of shape \[1, 4\], expected \[2, 2\]"):
+    with pytest.raises(
+        ConvcanonError, match=r"padding int32\[1, 4\], expected integers of shape \[2, 2\]"
+    ):
         reference_engine(mhlo, "m.mlir", "main", inputs)
+
+
+@pytest.mark.parametrize("dialect", ["stablehlo", "mhlo"])
+@pytest.mark.parametrize(
+    ("literal", "element"),
+    [
+        ("[[1, 1], [1, 2]]", "i4"),
+        ("[[1, 1], [1, 2]]", "ui4"),
+        ("1", "i2"),
+        ("[[-1, 1], [1, 1]]", "i2"),
+    ],
+)
+def test_a_padding_of_2_or_4_bit_integers_is_read(dialect: str, literal: str, element: str) -> None:
+    """StableHLO allows them; the bindings cannot index them, so their printed literal is read."""
+    pairs = (
+        [[1, 1], [1, 1]]
+        if literal == "1"
+        else [list(map(int, p.split(", "))) for p in literal[2:-2].split("], [")]
+    )
+    h, w = ((9 + lo + hi - 3) // 2 + 1 for lo, hi in pairs)  # a 3x3/2 window over 9x9
+    text = _module(
+        dialect, f"{dialect}.constant dense<{literal}>", f"tensor<2x2x{element}>", f"2x{h}x{w}x4"
+    )
+    _, _, printed = run_pass(text, STABLEHLO if dialect == "stablehlo" else MHLO, gate="general")
+    assert "dynamic_conv" not in printed
+    as_convolution = text.replace(
+        f"{dialect}.constant dense<{literal}>", f"{dialect}.constant dense<{pairs}>"
+    ).replace(element, "i64")
+    _, _, expected = run_pass(
+        as_convolution, STABLEHLO if dialect == "stablehlo" else MHLO, gate="general"
+    )
+    assert printed == expected
+
+
+@pytest.mark.parametrize("dialect", ["stablehlo", "mhlo"])
+def test_a_dynamic_conv_without_spatial_dims_becomes_a_convolution(dialect: str) -> None:
+    text = (
+        "func.func @main(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> tensor<2x4xf32> {\n"
+        f"  %p = {dialect}.constant dense<> : tensor<0x2xi64>\n"
+        f'  %0 = "{dialect}.dynamic_conv"(%x, %w, %p) <{{batch_group_count = 1 : i64, dimension_numbers = #{dialect}.conv<[b, f]x[i, o]->[b, f]>, feature_group_count = 1 : i64}}> : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<0x2xi64>) -> tensor<2x4xf32>\n'
+        "  return %0 : tensor<2x4xf32>\n}\n"
+    )
+    _, stats, printed = run_pass(
+        text, STABLEHLO if dialect == "stablehlo" else MHLO, gate="general"
+    )
+    assert "dynamic_conv" not in printed and f"{dialect}.convolution" in printed
+    assert stats.counters["skipped: rank 2 has no spatial dimension"] == 1
+
+
+def test_an_mhlo_padding_of_i1_is_an_error_at_the_op(tmp_path, capsys) -> None:
+    """StableHLO's verifier refuses an i1 padding; MHLO's allows it, and the pass refuses it."""
+    path = tmp_path / "m.mlir"
+    path.write_text(_module("mhlo", "mhlo.constant dense<true>", "tensor<2x2xi1>"))
+    assert opt_main([str(path), "-p", "canonicalize-conv"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{path}:3:8: error: mhlo.dynamic_conv expects an integer padding")
+
+
+def test_the_reference_refuses_a_float_mhlo_padding_operand() -> None:
+    """Read as integers, 1.5 and 2.7 would be 1 and 2: another padding."""
+    from convcanon.diagnostics import ConvcanonError
+
+    text = _module("mhlo", "mhlo.constant dense<[[1.5, 1.0], [1.0, 2.7]]>", "tensor<2x2xf32>")
+    inputs = [np.ones((2, 9, 9, 3), np.float32), np.ones((3, 3, 3, 4), np.float32)]
+    with pytest.raises(ConvcanonError, match=r"padding float32\[2, 2\], expected integers"):
+        reference_engine(text, "m.mlir", "main", inputs)

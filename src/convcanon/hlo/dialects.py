@@ -9,6 +9,8 @@ identically, so they need no entry.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -78,7 +80,8 @@ DIALECTS = {d.name: d for d in (STABLEHLO, MHLO)}
 def padding_attr(pairs: Sequence[tuple[int, int]]) -> ir.Attribute:
     """Conv padding, `dense<[[lo, hi], ...]> : tensor<Nx2xi64>` in both dialects."""
     body = ", ".join(f"[{lo}, {hi}]" for lo, hi in pairs)
-    return ir.Attribute.parse(f"dense<[{body}]> : tensor<{len(pairs)}x2xi64>")
+    literal = f"[{body}]" if pairs else ""  # `dense<[]>` would be a tensor<0xi64>
+    return ir.Attribute.parse(f"dense<{literal}> : tensor<{len(pairs)}x2xi64>")
 
 
 def read_ints(attr: ir.Attribute) -> tuple[int, ...]:
@@ -88,10 +91,24 @@ def read_ints(attr: ir.Attribute) -> tuple[int, ...]:
     if isinstance(attr, ir.DenseBoolArrayAttr):
         return tuple(int(bool(v)) for v in attr)
     if isinstance(attr, ir.DenseIntElementsAttr):
-        return tuple(int(v) for v in attr)
+        try:
+            return tuple(int(v) for v in attr)
+        except TypeError:  # 2- and 4-bit integers, which the bindings do not index
+            return _printed_ints(attr)
     if isinstance(attr, ir.DenseElementsAttr):
         return tuple(int(v) for v in ir.DenseIntElementsAttr(attr))
     raise TypeError(f"not an integer list attribute: {attr}")
+
+
+def _printed_ints(attr: ir.DenseIntElementsAttr) -> tuple[int, ...]:
+    """The integers of a dense literal as MLIR prints it (`dense<[[1, 2], [3, 4]]>`, or a splat
+    `dense<1>`), for element types the bindings cannot read."""
+    literal = str(attr).rsplit(" : ", 1)[0].removeprefix("dense<").removesuffix(">")
+    if literal.startswith('"'):
+        raise TypeError(f"cannot read the hexadecimal literal of {attr.type}")
+    values = tuple(int(v) for v in re.findall(r"-?\d+", literal))
+    count = math.prod(ir.ShapedType(attr.type).shape)
+    return values * count if len(values) == 1 and count != 1 else values
 
 
 def read_padding(attr: ir.Attribute) -> tuple[tuple[int, int], ...]:

@@ -188,6 +188,7 @@ RUNTIME_PADDING = "padding is computed at run time (a dynamic_conv; refine its s
 
 _INT64 = range(-(2**63), 2**63)
 _CONSTANTS = frozenset({"stablehlo.constant", "mhlo.constant", "arith.constant"})
+_PADDING_WIDTHS = frozenset({2, 4, 8, 16, 32, 64})  # StableHLO's rule (MHLO's allows i1)
 
 
 class NotAConvolution(Exception):
@@ -208,10 +209,11 @@ def constant_padding(op: ir.Operation) -> tuple[tuple[tuple[int, int], ...] | No
         return None, RUNTIME_PADDING
     ty = padding.type
     spatial = len(read_dimension_numbers(op.attributes["dimension_numbers"]).lhs_spatial)
+    element = ty.element_type if isinstance(ty, ir.RankedTensorType) else None
     if not (
-        isinstance(ty, ir.RankedTensorType)
-        and isinstance(ty.element_type, ir.IntegerType)
-        and ty.shape == [spatial, 2]
+        isinstance(element, ir.IntegerType)
+        and element.width in _PADDING_WIDTHS
+        and ir.RankedTensorType(ty).shape == [spatial, 2]
     ):
         raise NotAConvolution(
             f"{op.name} expects an integer padding of shape [{spatial}, 2], but got {ty}"

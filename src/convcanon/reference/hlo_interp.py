@@ -991,9 +991,14 @@ def _convolution(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
 
 def _dynamic_conv(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
     spatial = len(_conv_dims(op.attributes["dimension_numbers"]).input_spatial_dimensions)
-    if np.shape(args[2]) != (spatial, 2):  # MHLO's verifier does not check it
-        raise ValueError(f"padding of shape {list(np.shape(args[2]))}, expected [{spatial}, 2]")
-    padding = [int(v) for v in np.asarray(args[2]).ravel()]
+    amounts = np.asarray(args[2])
+    integer = np.issubdtype(amounts.dtype, np.integer) or amounts.dtype.name.startswith(
+        ("int", "uint")  # ml_dtypes' int2/int4/uint2/uint4
+    )
+    if amounts.shape != (spatial, 2) or not integer:  # MHLO's verifier does not check them
+        shape = f"{amounts.dtype}{list(amounts.shape)}"
+        raise ValueError(f"padding {shape}, expected integers of shape [{spatial}, 2]")
+    padding = [int(v) for v in amounts.ravel()]
     return [_conv_impl(it, op, args[0], args[1], padding, rt[0])]
 
 
