@@ -86,6 +86,30 @@ def test_print_debuginfo_prints_the_input_locations(opt: Runner) -> None:
     assert "loc(" not in plain.out
 
 
+def test_print_debuginfo_names_the_file_where_only_some_ops_have_locations(
+    opt: Runner, tmp_path: Path
+) -> None:
+    """The ops without a location of their own get the file's line and column, as iree-opt
+    prints them (the parser names its buffer "-")."""
+    source = tmp_path / "part.mlir"
+    source.write_text(
+        "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+        '  %0 = stablehlo.add %a, %a : tensor<2xf32> loc("model.py":7:3)\n'
+        "  %1 = stablehlo.multiply %0, %0 : tensor<2xf32>\n"
+        "  return %1 : tensor<2xf32>\n}\n"
+    )
+    result = opt(source, "--mlir-print-debuginfo")
+    assert result.code == 0, result.err
+    assert 'loc("-"' not in result.out and f'loc("{source}":3:' in result.out
+    iree_opt = Path(sys.executable).parent / "iree-opt"  # iree-base-compiler, a test extra
+    theirs = subprocess.run(
+        [iree_opt, source, "--mlir-print-debuginfo"], capture_output=True, text=True, timeout=120
+    )
+    assert theirs.returncode == 0, theirs.stderr
+    locs = [line for line in result.out.splitlines() if line.startswith("#loc")]
+    assert locs == [line for line in theirs.stdout.splitlines() if line.startswith("#loc")]
+
+
 def test_print_op_generic(opt: Runner) -> None:
     result = opt(CNN, "-p", GENERAL, "--mlir-print-op-generic")
     assert result.code == 0, result.err

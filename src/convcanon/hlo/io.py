@@ -108,7 +108,10 @@ def print_file(
         debug_info=with_locations,
         generic=parsed.generic if generic is None else generic,
     )
-    if with_locations and not parsed.debug_info:
+    # The parser names the buffer "-": ops the input gives no location of their own print as
+    # `loc("-":L:C)` (all of them, or some where only some ops carry one), where mlir-opt
+    # names the file. Unless the input itself writes that name, each such location is ours.
+    if with_locations and (not parsed.debug_info or '"-":' not in parsed.text):
         text = text.replace('loc("-":', f"loc({_quoted(parsed.filename)}:")
     return text
 
