@@ -51,7 +51,7 @@ _CONTAINERS = frozenset({"builtin.module", "func.func"})
 
 
 def _amount(value: int | None) -> str:
-    """A padding amount; `?` where it is computed at run time (null in the JSON)."""
+    """A padding amount; `?` where the pass did not read it (null in the JSON)."""
     return "?" if value is None else str(value)
 
 

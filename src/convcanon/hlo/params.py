@@ -232,8 +232,8 @@ def constant_padding(op: ir.Operation) -> tuple[tuple[tuple[int, int], ...] | No
 def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
     """Read every fact the canonicalization needs from a stablehlo/mhlo convolution op.
 
-    A `dynamic_conv` here has a padding operand that is not a constant: its amounts are `?`
-    and the conv is not planned."""
+    A `dynamic_conv` here has a padding operand the pass does not read (computed at run time,
+    say): its amounts are `?` and the conv is not planned."""
     attrs = op.attributes
     dims = read_dimension_numbers(attrs["dimension_numbers"])
     n = len(dims.lhs_spatial)

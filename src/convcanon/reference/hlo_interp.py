@@ -992,9 +992,7 @@ def _convolution(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
 def _dynamic_conv(it: Interpreter, op: ir.Operation, args: list[np.ndarray], rt):
     spatial = len(_conv_dims(op.attributes["dimension_numbers"]).input_spatial_dimensions)
     amounts = np.asarray(args[2])
-    integer = np.issubdtype(amounts.dtype, np.integer) or amounts.dtype.name.startswith(
-        ("int", "uint")  # ml_dtypes' int2/int4/uint2/uint4
-    )
+    integer = amounts.dtype.name.startswith(("int", "uint"))  # ml_dtypes' int4 too, not bool
     if amounts.shape != (spatial, 2) or not integer:  # MHLO's verifier does not check them
         shape = f"{amounts.dtype}{list(amounts.shape)}"
         raise ValueError(f"padding {shape}, expected integers of shape [{spatial}, 2]")
