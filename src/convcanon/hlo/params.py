@@ -186,7 +186,6 @@ def _operand_shapes(
 
 RUNTIME_PADDING = "padding is computed at run time (a dynamic_conv; refine its shapes first)"
 
-_INT64 = range(-(2**63), 2**63)
 _CONSTANTS = frozenset({"stablehlo.constant", "mhlo.constant", "arith.constant"})
 _PADDING_WIDTHS = frozenset({2, 4, 8, 16, 32, 64})  # StableHLO's rule (MHLO's allows i1)
 
@@ -223,7 +222,7 @@ def constant_padding(op: ir.Operation) -> tuple[tuple[tuple[int, int], ...] | No
         kind = str(value).partition("<")[0]
         return None, f"its padding is a {kind} constant, which the pass does not read"
     flat = read_ints(value)
-    outside = [v for v in flat if v not in _INT64]
+    outside = [v for v in flat if not -INT64_MAX - 1 <= v <= INT64_MAX]
     if outside:
         raise NotAConvolution(f"{op.name} padding amount {outside[0]} does not fit in int64")
     return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2)), ""
