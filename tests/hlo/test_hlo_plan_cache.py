@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _mlir
 
@@ -16,6 +18,7 @@ from convcanon.hlo import passes
 from convcanon.hlo.context import generic_op_classes
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.passes import canonicalize
+from convcanon.records import NamedTuple
 
 from .cases import parse
 
@@ -162,3 +165,100 @@ def test_an_invalid_created_op_fails_verification_of_a_parsed_module(
         ConvcanonError, match="internal error: the rewritten module does not verify"
     ):
         canonicalize(hlo, {"gate": "general", "merge-phases": "exact"}, STABLEHLO)
+
+
+# -- what a plan depends on is in its key ---------------------------------------------------------
+
+_RESOURCES = '{-#\n  dialect_resources: {\n    builtin: {\n      pad: "0x080000000100000000000000010000000000000001000000000000000100000000000000"\n    }\n  }\n#-}\n'
+_PADDINGS = ("attribute", "argument", "dense_resource", "constant", "constant-and-attribute")
+
+
+class _Conv(NamedTuple):
+    element: str  # f32 or f16
+    stride: int
+    pad: int
+    padding: str  # where the padding comes from, one of _PADDINGS
+
+
+def _conv_module(convs: list[_Conv]) -> str:
+    """One function holding `convs`, all on the same 1x7x7x2 lhs and 3x3x2x2 kernel of their
+    element type; a dynamic_conv's padding operand is the function's argument %p, a
+    dense_resource constant (the same blob each time) or a dense constant."""
+    body, results = [], []
+    for i, c in enumerate(convs):
+        out = (7 + 2 * c.pad - 3) // c.stride + 1
+        lhs, rhs, res = (
+            f"tensor<1x7x7x2x{c.element}>",
+            f"tensor<3x3x2x2x{c.element}>",
+            f"tensor<1x{out}x{out}x2x{c.element}>",
+        )
+        x, w = f"%x_{c.element}", f"%w_{c.element}"
+        attrs = (
+            "batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>,"
+            f" feature_group_count = 1 : i64, window_strides = array<i64: {c.stride}, {c.stride}>"
+        )
+        pairs = f"dense<[[{c.pad}, {c.pad}], [{c.pad}, {c.pad}]]>"
+        if c.padding == "attribute":
+            body.append(
+                f'  %{i} = "stablehlo.convolution"({x}, {w}) <{{{attrs}, padding = {pairs} : tensor<2x2xi64>}}> : ({lhs}, {rhs}) -> {res}'
+            )
+        else:
+            operand = "%p"
+            if c.padding == "dense_resource":
+                body.append(f"  %c{i} = stablehlo.constant dense_resource<pad> : tensor<2x2xi64>")
+                operand = f"%c{i}"
+            elif c.padding.startswith("constant"):
+                body.append(f"  %c{i} = stablehlo.constant {pairs} : tensor<2x2xi64>")
+                operand = f"%c{i}"
+            if c.padding == "constant-and-attribute":
+                attrs += f", padding = {pairs} : tensor<2x2xi64>"
+            body.append(
+                f'  %{i} = "stablehlo.dynamic_conv"({x}, {w}, {operand}) <{{{attrs}}}> : ({lhs}, {rhs}, tensor<2x2xi64>) -> {res}'
+            )
+        results.append((f"%{i}", res))
+    args = ", ".join(
+        f"%x_{e}: tensor<1x7x7x2x{e}>, %w_{e}: tensor<3x3x2x2x{e}>" for e in ("f32", "f16")
+    )
+    returned = ", ".join(name for name, _ in results)
+    types = ", ".join(ty for _, ty in results)
+    return (
+        f"func.func public @main({args}, %p: tensor<2x2xi64>) -> ({types}) {{\n"
+        + "\n".join(body)
+        + f"\n  return {returned} : {types}\n}}\n"
+        + _RESOURCES
+    )
+
+
+def _plans(convs: list[_Conv]) -> list[object]:
+    _, records = canonicalize(parse(_conv_module(convs)), {"gate": "general"}, STABLEHLO)
+    return [(r.plan, r.kind, r.kept) for r in records]
+
+
+def test_dynamic_convs_whose_paddings_are_unread_for_different_reasons_keep_their_reasons() -> None:
+    """Same types and attributes, one padded from an argument and one from a dense_resource:
+    the second once reused the first's plan, and `explain` gave both the first's reason."""
+    convs = [_Conv("f32", 2, 1, "argument"), _Conv("f32", 2, 1, "dense_resource")]
+    _, records = canonicalize(parse(_conv_module(convs)), {"gate": "general"}, STABLEHLO)
+    assert [r.decision.reason for r in records] == [
+        "padding is computed at run time (a dynamic_conv; refine its shapes first)",
+        "its padding is a dense_resource constant, which the pass does not read",
+    ]
+
+
+_CONVS = st.builds(
+    _Conv,
+    st.sampled_from(["f32", "f16"]),
+    st.sampled_from([1, 2]),
+    st.sampled_from([0, 1]),
+    st.sampled_from(_PADDINGS),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(convs=st.lists(_CONVS, min_size=2, max_size=6))
+def test_convs_that_differ_in_anything_the_plan_reads_never_share_a_plan(
+    convs: list[_Conv],
+) -> None:
+    """Each conv of a module gets the plan it gets alone in a module (where no plan can be
+    shared): its types, attributes, op and the source of its padding operand all count."""
+    assert _plans(convs) == [_plans([c])[0] for c in convs]

@@ -15,13 +15,14 @@ from convcanon.hlo.dialects import Dialect, padding_attr
 from convcanon.hlo.params import NotAConvolution, constant_padding
 
 
-def as_convolution(op: ir.Operation, dialect: Dialect) -> ir.Operation | None:
+def as_convolution(op: ir.Operation, dialect: Dialect) -> ir.Operation | str:
     """Replace `op`, a `dynamic_conv` with constant padding, by its `convolution` (same
     operands, attributes and location); the padding constant goes when nothing else uses it.
-    None, and nothing changed, when the padding is not a constant."""
-    pairs, _ = constant_padding(op)
+    When the pass does not read the padding (not a constant, say), why not, and nothing
+    changed."""
+    pairs, unread = constant_padding(op)
     if pairs is None:
-        return None
+        return unread
     attributes = {name: op.attributes[name] for name in op.attributes}
     attributes["padding"] = padding_attr(pairs)
     with ir.InsertionPoint(op), op.location:

@@ -228,11 +228,12 @@ def constant_padding(op: ir.Operation) -> tuple[tuple[tuple[int, int], ...] | No
     return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2)), ""
 
 
-def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
+def read_conv_params(op: ir.Operation | ir.OpView, unread_padding: str = "") -> ConvParams:
     """Read every fact the canonicalization needs from a stablehlo/mhlo convolution op.
 
     A `dynamic_conv` here has a padding operand the pass does not read (computed at run time,
-    say): its amounts are `?` and the conv is not planned."""
+    say): its amounts are `?` and the conv is not planned, for the reason `unread_padding`
+    (read from the operand when not given)."""
     attrs = op.attributes
     dims = read_dimension_numbers(attrs["dimension_numbers"])
     n = len(dims.lhs_spatial)
@@ -244,7 +245,8 @@ def read_conv_params(op: ir.Operation | ir.OpView) -> ConvParams:
     shapes, dynamic_reason = _operand_shapes(op, dims)
     if op.name.endswith(".dynamic_conv"):  # one the pass could not make a convolution
         padding = ((DYNAMIC, DYNAMIC),) * n
-        shapes, dynamic_reason = (), dynamic_reason or constant_padding(op.operation)[1]
+        unread_padding = unread_padding or constant_padding(op.operation)[1]
+        shapes, dynamic_reason = (), dynamic_reason or unread_padding
     lhs_shape, rhs_shape, out_shape = shapes if shapes else ((), (), ())
     lhs_type = op.operands[0].type
     element = str(lhs_type.element_type) if isinstance(lhs_type, ir.ShapedType) else str(lhs_type)
@@ -310,12 +312,14 @@ ConvKey = tuple[ir.Type | ir.Attribute | str | None, ...]
 def conv_key(
     op: ir.Operation | ir.OpView,
     types: tuple[ir.Type, ir.Type, ir.Type],
-    unread_padding: bool = False,
+    unread_padding: str = "",
 ) -> ConvKey:
-    """Everything `read_conv_params` reads, as uniqued MLIR objects (equal keys, equal params).
+    """Everything `read_conv_params(op, unread_padding)` reads, as uniqued MLIR objects and
+    strings (equal keys, equal params).
 
     `types` are the lhs, rhs and result types; attributes a conv lacks are None. A
-    `dynamic_conv` whose padding operand is not read is told apart from a convolution without
-    padding."""
+    `dynamic_conv` whose padding operand is not read is keyed by why not (its skip reason), so
+    it is told apart from a convolution without padding and from one whose padding is unread
+    for another reason."""
     key = (*types, *map(op.attributes.get, _PARAM_ATTRS))
-    return (*key, op.name) if unread_padding else key
+    return (*key, unread_padding) if unread_padding else key

@@ -212,21 +212,24 @@ def canonicalize(
         positions = hlo_file.positions_of(names)  # counted as parsed, before any replacement
         dynamic = dialect.dynamic_conv
         for conv, name, position in zip(convs, names, positions, strict=True):
-            unread = False  # a dynamic_conv whose padding the pass cannot read
+            unread = ""  # why the pass cannot read a dynamic_conv's padding
             if name == dynamic:
                 try:
                     replaced = as_convolution(conv, dialect)
                 except NotAConvolution as err:
                     where = source_loc(conv.location, hlo_file.filename, position=position)
                     raise ConvcanonError(str(err), where) from None
-                unread = replaced is None
-                conv = replaced or conv
+                if isinstance(replaced, str):
+                    unread = replaced
+                else:
+                    conv = replaced
             operands = conv.operands
             types = (operands[0].type, operands[1].type, conv.results[0].type)
             key = conv_key(conv, types, unread)
             plan = plans.get(key)
             if plan is None:
-                plan = plans[key] = plan_conv(read_conv_params(conv), opts, policy)
+                params = read_conv_params(conv, unread)
+                plan = plans[key] = plan_conv(params, opts, policy)
             p = plan.params
             decision = plan.decision
             stats.bump("convs-seen")
