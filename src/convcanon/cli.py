@@ -21,6 +21,7 @@ from convcanon.fileio import (
     is_stdout_failure,
     set_max_input_size,
     stdout_error,
+    stdout_written_whole,
 )
 from convcanon.options import decimal_float, decimal_int
 from convcanon.pipeline import PASSES, PassInfo
@@ -117,9 +118,10 @@ def _add_max_input_size(parser: argparse.ArgumentParser) -> None:
 
 def _guarded(body: Callable[[], int]) -> int:
     try:
-        # A context of its own: settings such as --max-input-size end with the command.
-        code = contextvars.copy_context().run(body)
-        flush_stdout()
+        with stdout_written_whole():
+            # A context of its own: settings such as --max-input-size end with the command.
+            code = contextvars.copy_context().run(body)
+            flush_stdout()
         return code
     except ConvcanonError as err:
         from convcanon.driver import render_with_notes

@@ -7,7 +7,8 @@ directory, each `.npy` header) before anything is inflated.
 Writing never harms its target: a regular file (also through a symlink, which stays a link) is
 replaced atomically by a temporary file in the target's own directory and a rename; a device, FIFO
 or `/proc/self/fd/N` is written in place. Every failure, stdout included, is `OUT: error: ...`, and
-no temporary file is left behind, also when SIGTERM or SIGHUP arrives mid-write.
+no temporary file is left behind, also when SIGTERM or SIGHUP arrives mid-write. While a command
+runs, stdout stands on a writer that writes everything (short counts, non-blocking pipes) or fails.
 """
 
 from __future__ import annotations
@@ -523,11 +524,82 @@ def _resolve_target(path: str) -> tuple[str, int | None]:
     raise _write_error(path, "too many levels of symbolic links")
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
+    """Write every byte of `data` to `fd`: a short count goes on from where it stopped, and a
+    descriptor someone set non-blocking (O_NONBLOCK is shared by every process holding the pipe)
+    is waited on until its reader makes room, as LLVM's raw_fd_ostream emulates blocking writes.
+    Any other failure (EPIPE, ENOSPC) raises."""
+    view = memoryview(data).cast("B")
     while view:
-        written = os.write(fd, view)
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            import select
+
+            select.select([], [fd], [])
+            continue
         view = view[written:]
+
+
+class WholeWriter(io.RawIOBase):
+    """A raw stream whose `write` writes everything or raises: what stdout stands on while a
+    command runs, so no buffering (`PYTHONUNBUFFERED=1` hands Python's text layer a raw stream
+    whose short counts it ignores) and no pipe state can drop output silently."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+        self._failed = False
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, data: Any) -> int:
+        """Everything, or the failure raised once; after it, writes are dropped: the command
+        reports the failure, and the text layer's flush at exit must not raise it again."""
+        view = memoryview(data).cast("B")
+        if not self._failed:
+            try:
+                write_all(self._fd, view)
+            except OSError:
+                self._failed = True
+                raise
+        return view.nbytes
+
+
+@contextlib.contextmanager
+def stdout_written_whole() -> Iterator[None]:
+    """While it lasts, `sys.stdout` (prints included) writes through a `WholeWriter`, with the
+    encoding, error handler and buffering it had. Only the process's own stdout is replaced; a
+    stream a caller put in place (a test's StringIO, pytest's capture) is left as it is."""
+    original = sys.stdout
+    try:
+        if original is None or original is not sys.__stdout__:
+            raise io.UnsupportedOperation
+        fd = original.fileno()
+        original.flush()
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        yield
+        return
+    raw = WholeWriter(fd)
+    unbuffered = not isinstance(getattr(original, "buffer", None), io.BufferedWriter)
+    binary: Any = raw if unbuffered else io.BufferedWriter(raw)
+    sys.stdout = io.TextIOWrapper(
+        binary,
+        encoding=original.encoding,
+        errors=original.errors,
+        line_buffering=bool(original.line_buffering),
+        write_through=unbuffered,
+    )
+    try:
+        yield
+    finally:
+        replacement, sys.stdout = sys.stdout, original
+        with contextlib.suppress(OSError, ValueError):  # a failure was reported already
+            replacement.flush()
 
 
 def encode_text(text: str, encoding: str = "utf-8") -> bytes:
@@ -584,7 +656,7 @@ def _write_in_place(path: str, target: str, payload: bytes, own_fd: int | None) 
     except OSError as err:
         raise _write_error(path, err) from None
     try:
-        _write_all(fd, payload)
+        write_all(fd, payload)
     except OSError as err:
         raise _write_error(path, err) from None
     finally:
@@ -609,7 +681,7 @@ def _replace_atomically(path: str, target: str, payload: bytes, old_mode: int | 
         temporaries.append(tmp)
         try:
             try:
-                _write_all(fd, payload)
+                write_all(fd, payload)
                 if old_mode is not None:
                     permissions = stat.S_IMODE(old_mode)
                 else:
