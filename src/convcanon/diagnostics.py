@@ -9,6 +9,9 @@ exit 2. Anything else is a bug and keeps its traceback. Reading inputs and writi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 
 class SourceLoc:
@@ -44,10 +47,31 @@ class SourceLoc:
         return f"{self.file}:{self.line}:{max(self.col, 1)}"
 
 
+_lines_before: ContextVar[int] = ContextVar("lines_before", default=0)
+
+
+@contextmanager
+def text_starts_at_line(line: int) -> Iterator[None]:
+    """Within it, the text being read is a `--split-input-file` chunk that starts at `line` of
+    its file: every position counted in the chunk (`offset_loc`, a parsed op's location) is
+    reported at its line in the whole file. The chunk is not padded with newlines to get there,
+    which made each chunk cost as much as the whole file before it."""
+    token = _lines_before.set(line - 1)
+    try:
+        yield
+    finally:
+        _lines_before.reset(token)
+
+
+def lines_before() -> int:
+    """How many lines of the file come before the text being read (see `text_starts_at_line`)."""
+    return _lines_before.get()
+
+
 def offset_loc(text: str, offset: int, filename: str) -> SourceLoc:
     """The 1-based line and column of character `offset` of `text` (computed on error only:
     counting lines is linear in the offset)."""
-    line = text.count("\n", 0, offset) + 1
+    line = text.count("\n", 0, offset) + 1 + _lines_before.get()
     return SourceLoc(filename, line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
 
 
@@ -121,7 +145,7 @@ def check_nesting(text: str, filename: str, limit: int = MAX_NESTING) -> None:
     deepest = int(np.argmax(depth))
     if depth[deepest] > limit:
         prefix = data[: deepest + 1].tobytes().decode(errors="replace")
-        line = prefix.count("\n") + 1
+        line = prefix.count("\n") + 1 + _lines_before.get()
         col = deepest + 1 - (prefix.rfind("\n") + 1)
         raise ConvcanonError(
             f"input nests deeper than {limit} levels of brackets", SourceLoc(filename, line, col)

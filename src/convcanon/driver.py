@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from convcanon.diagnostics import ConvcanonError, UsageError
+from convcanon.diagnostics import ConvcanonError, UsageError, text_starts_at_line
 from convcanon.fileio import check_output_path, read_mlir_input, write_output
 from convcanon.ir_kind import sniff_framework, with_other_half_hint
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
@@ -40,6 +40,9 @@ class FrameworkAdapter(NamedTuple):
     print: str  # (module) -> str
     print_with: str  # (module, *, debug_info: bool | None, generic: bool | None) -> str
     scope: str = ""  # () -> the context manager a whole job runs in, if any
+    # whether its positions follow `text_starts_at_line`; if not, a split chunk is parsed
+    # after as many newlines as the file has lines before it
+    places_chunks: bool = False
 
     def _load(self, entry: str) -> Callable[..., Any]:
         module_name, _, attr = entry.partition(":")
@@ -79,6 +82,7 @@ FRAMEWORKS: Mapping[str, FrameworkAdapter] = {
         "convcanon.hlo.io:print_file",
         "convcanon.hlo.io:print_file",
         "convcanon.hlo.context:generic_op_classes",
+        places_chunks=True,
     ),
     "xdsl": FrameworkAdapter(
         "convcanon.xdsl_io:parse_file_text",
@@ -148,12 +152,20 @@ def transform_text(
     pipeline: str,
     stats: PipelineStats | None = None,
     print_options: PrintOptions = AS_PARSED,
+    chunk_line: int | None = None,
 ) -> str:
-    """Parse, run `pipeline`, print: the whole job on one chunk of text."""
+    """Parse, run `pipeline`, print: the whole job on one file, or on the `--split-input-file`
+    chunk that starts at `chunk_line` of its file (a chunk's module is never kept: memory
+    stays that of the largest chunk)."""
     passes = parse_pipeline(pipeline)
     framework = choose_framework(passes, text)
     adapter = FRAMEWORKS[framework]
-    with adapter.job():
+    placed = contextlib.nullcontext()
+    if chunk_line is not None and adapter.places_chunks:
+        placed = text_starts_at_line(chunk_line)
+    elif chunk_line is not None:
+        text = "\n" * (chunk_line - 1) + text
+    with adapter.job(), placed:
         try:
             module = adapter.parse_text(text, filename)
         except ConvcanonError as err:
@@ -161,7 +173,7 @@ def transform_text(
             raise
         run_pipeline(module, passes, stats)
         printed = adapter.print_module(module, print_options)
-        if _kept_modules is not None:
+        if _kept_modules is not None and chunk_line is None:
             _kept_modules.append(module)
         return printed
 
@@ -207,12 +219,9 @@ def run_opt(
 
         outputs, errors = [], []
         for offset, chunk in split_chunks(text):
-            try:
-                # leading newlines: every location in the chunk is its line in the whole file
+            try:  # every location in the chunk is its line in the whole file
                 outputs.append(
-                    transform_text(
-                        "\n" * offset + chunk, filename, pipeline, collected, print_options
-                    )
+                    transform_text(chunk, filename, pipeline, collected, print_options, offset + 1)
                 )
             except ConvcanonError as err:
                 errors.append(err)

@@ -94,7 +94,13 @@ finally:
         if sys.modules.get(_name, False) is _stand_in:
             del sys.modules[_name]  # a later import loads the real module as usual
 
-from convcanon.diagnostics import MAX_NESTING, ConvcanonError, SourceLoc, check_nesting  # noqa: E402
+from convcanon.diagnostics import (  # noqa: E402
+    MAX_NESTING,
+    ConvcanonError,
+    SourceLoc,
+    check_nesting,
+    lines_before,
+)
 
 
 class _PlainContext(ir.Context):
@@ -221,25 +227,33 @@ def source_loc(
     """Map an MLIR location to the user's file (parsed text is named "-" by the bindings).
 
     A location a debug-info export carries (another file, a name, a call stack) becomes an
-    `HloLoc`: the .mlir `position` of the op when the caller knows it, plus the user's source."""
+    `HloLoc`: the .mlir `position` of the op when the caller knows it, plus the user's source.
+    A position in the parsed text (the buffer "-", or `position`) is moved down by the lines of
+    the file before a split chunk (`text_starts_at_line`); a location the text writes is not."""
+    before = lines_before()
     if isinstance(location, str):
         match = re.search(_LOC_RE, location)
         if match is None:
             return SourceLoc(filename)
+        buffer = match["file"] in ("-", "") and match["line"] != "0"
         file = filename if match["file"] in ("-", "") else match["file"]
-        return SourceLoc(file, int(match["line"]) + line_offset, int(match["col"]))
+        line = int(match["line"]) + line_offset + (before if buffer else 0)
+        return SourceLoc(file, line, int(match["col"]))
     if type(location) is ir.Location:  # diagnostics hand out the base class: downcast it
         with location.context:
             location = ir.Location.from_attr(location.attr)
     if isinstance(location, ir.FileLineColLoc) and location.filename in ("-", "", filename):
-        return SourceLoc(filename, location.start_line + line_offset, location.start_col)
+        buffer = location.filename in ("-", "") and location.start_line > 0
+        line = location.start_line + line_offset + (before if buffer else 0)
+        return SourceLoc(filename, line, location.start_col)
+    line, col = position or (0, 0)
+    line += before if line else 0
     file_loc, name = _debug_origin(location)
     if file_loc is None and not name:
-        return SourceLoc(filename, *(position or (0, 0)))
+        return SourceLoc(filename, line, col)
     source = None
     if file_loc is not None:
         source = SourceLoc(file_loc.filename, file_loc.start_line, file_loc.start_col)
-    line, col = position or (0, 0)
     return HloLoc(filename, line, col, source, name)
 
 
@@ -440,17 +454,13 @@ def print_module(module: ir.Module, debug_info: bool = False, generic: bool = Fa
     return text if text.endswith("\n") else text + "\n"
 
 
-def split_input_file(text: str) -> list[tuple[int, str]]:
-    """Split at `// -----` lines like mlir-opt; returns (line offset, chunk) pairs."""
-    chunks: list[tuple[int, str]] = []
-    offset = 0
-    current: list[str] = []
-    for line in text.splitlines(keepends=True):
-        if line.strip() == "// -----":
-            chunks.append((offset, "".join(current)))
-            offset += len(current) + 1
-            current = []
-        else:
-            current.append(line)
-    chunks.append((offset, "".join(current)))
-    return chunks
+def split_input_file(text: str) -> Iterator[tuple[int, str]]:
+    """Split at `// -----` lines like mlir-opt: (lines before the chunk, chunk) pairs, one at a
+    time, so a caller holds one chunk's module at once."""
+    start = offset = 0
+    for marker in re.finditer(r"(?m)^[ \t]*// -----[ \t]*(?:\n|\Z)", text):
+        chunk = text[start : marker.start()]
+        yield offset, chunk
+        offset += chunk.count("\n") + 1
+        start = marker.end()
+    yield offset, text[start:]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from convcanon.diagnostics import SourceLoc
+from convcanon.diagnostics import SourceLoc, lines_before
 from convcanon.fileio import encode_text
 from convcanon.hlo.context import ir, op_positions, parse_module, print_module, source_loc
 
@@ -112,7 +112,16 @@ def print_file(
     # `loc("-":L:C)` (all of them, or some where only some ops carry one), where mlir-opt
     # names the file. Unless the input itself writes that name, each such location is ours.
     if with_locations and (not parsed.debug_info or '"-":' not in parsed.text):
-        text = text.replace('loc("-":', f"loc({_quoted(parsed.filename)}:")
+        name = _quoted(parsed.filename)
+        before = lines_before()  # a split chunk's lines are the whole file's
+        if before:
+            text = re.sub(
+                r'loc\("-":(\d+):',
+                lambda m: f"loc({name}:{int(m[1]) + before if m[1] != '0' else 0}:",
+                text,
+            )
+        else:
+            text = text.replace('loc("-":', f"loc({name}:")
     return text
 
 

@@ -61,7 +61,7 @@ def run_command(
         return _run_xdsl(text, filename, entry, feed, output, limit)
     from convcanon.hlo.context import split_input_file as split
 
-    chunks = split(text) if split_input_file else [(0, text)]
+    chunks = list(split(text)) if split_input_file else [(0, text)]
     outputs: dict[str, np.ndarray] = {}
     failed = 0
     several = len(chunks) > 1
