@@ -14,7 +14,7 @@ from typing import Any
 
 from convcanon.diagnostics import ConvcanonError, UsageError, text_starts_at_line
 from convcanon.fileio import check_output_path, read_mlir_input, write_output
-from convcanon.ir_kind import sniff_framework, with_other_half_hint
+from convcanon.ir_kind import sniff_framework, with_input_kind_hint
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
 from convcanon.records import NamedTuple
 
@@ -43,13 +43,18 @@ class FrameworkAdapter(NamedTuple):
     # whether its positions follow `text_starts_at_line`; if not, a split chunk is parsed
     # after as many newlines as the file has lines before it
     places_chunks: bool = False
+    framework: str = ""  # its name in FRAMEWORKS, for the hint a refused file gets
 
     def _load(self, entry: str) -> Callable[..., Any]:
         module_name, _, attr = entry.partition(":")
         return getattr(importlib.import_module(module_name), attr)
 
     def parse_text(self, text: str, filename: str) -> Any:
-        return self._load(self.parse)(text, filename)
+        try:
+            return self._load(self.parse)(text, filename)
+        except ConvcanonError as err:
+            err.message = with_input_kind_hint(err.message, text, self.framework)
+            raise
 
     def job(self) -> contextlib.AbstractContextManager[Any]:
         return self._load(self.scope)() if self.scope else contextlib.nullcontext()
@@ -83,11 +88,13 @@ FRAMEWORKS: Mapping[str, FrameworkAdapter] = {
         "convcanon.hlo.io:print_file",
         "convcanon.hlo.context:generic_op_classes",
         places_chunks=True,
+        framework="hlo",
     ),
     "xdsl": FrameworkAdapter(
         "convcanon.xdsl_io:parse_file_text",
         "convcanon.migraphx.io:print_file",
         "convcanon.driver:print_xdsl",
+        framework="xdsl",
     ),
 }
 
@@ -166,11 +173,7 @@ def transform_text(
     elif chunk_line is not None:
         text = "\n" * (chunk_line - 1) + text
     with adapter.job(), placed:
-        try:
-            module = adapter.parse_text(text, filename)
-        except ConvcanonError as err:
-            err.message = with_other_half_hint(err.message, text, framework)
-            raise
+        module = adapter.parse_text(text, filename)
         run_pipeline(module, passes, stats)
         printed = adapter.print_module(module, print_options)
         if _kept_modules is not None and chunk_line is None:

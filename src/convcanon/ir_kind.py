@@ -1,6 +1,9 @@
-"""Which IR framework a file needs, from its text alone (before any parser is imported)."""
+"""What kind of file an input is, from its text alone (before any parser is imported): which IR
+framework it needs, and, when a parser refuses it, the hint that points the user the right way."""
 
 from __future__ import annotations
+
+import re
 
 
 def sniff_framework(text: str, default: str = "hlo") -> str:
@@ -13,15 +16,51 @@ def sniff_framework(text: str, default: str = "hlo") -> str:
     return default
 
 
+# What an MLIR file's first statement can be, after blank lines and `//` comments: an op (a
+# result `%x =`, a generic `"name"(`, a builtin op, or a `dialect.op` name), an attribute or type
+# alias (`#map = ...`, `!t = ...`), a resource section (`{-#`) or a bytecode file's magic.
+_MLIR_START = re.compile(
+    r"\A(?:[ \t\r]*(?://[^\n]*)?\n)*[ \t\r]*"
+    r"(?:%|\"|\{-#|ML\xefR|[#!][\w.$-]+\s*=|(?:module|builtin\.\w+|unrealized_conversion_cast)\b"
+    r"|[A-Za-z_][\w$]*\.[\w$.]+(?:\s|[@({<]|$))"
+)
+# MIGraphX's printed program (`program::print`): a `module: "name"` header or an instruction,
+# `[mod:]name = op[fields](args) -> type, {lens}, {strides}`.
+_MIGRAPHX_PROGRAM = re.compile(
+    r'(?m)\A(?:[ \t\r]*\n)*[ \t\r]*(?:module:[ \t]*"[^"\n]*"[ \t\r]*$'
+    r"|[^\s=#%!\"][^\s=]* = (?:@return\(|(?:@param:|@literal|[A-Za-z_]\w*[\[(])"
+    r"[^\n]*->[ \t]*\w+_type\b))"
+)
+_UNREGISTERED_ADVICE = ". If this is intended"
 _OPS = {"hlo": "StableHLO/MHLO", "xdsl": "migraphx/TOSA"}
 _TAKEN_BY = {"hlo": "stablehlo-canonicalize-conv or canonicalize-conv", "xdsl": "migraphx-to-tosa"}
 
 
-def with_other_half_hint(message: str, text: str, framework: str) -> str:
-    """A parse error under `framework`'s passes, saying so when the module is the other half's
-    and which pass takes it (MLIR's advice to allow unregistered dialects dropped: wrong here)."""
+def first_line(text: str) -> str:
+    """The first line that is not blank, shortened for a message."""
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return line if len(line) <= 40 else line[:37] + "..."
+
+
+def with_input_kind_hint(message: str, text: str, framework: str) -> str:
+    """A parse error under `framework`'s passes, with what the file really is when that explains
+    it: not MLIR at all; a MIGraphX printed program (`convcanon import-migraphx` reads those); the
+    other half's module, and the pass that takes it. MLIR's advice to allow unregistered dialects
+    becomes our flag's name when the module is ours, and is dropped when it is not."""
+    message, advice, _ = message.partition(_UNREGISTERED_ADVICE)
+    if _MIGRAPHX_PROGRAM.match(text):
+        return (
+            f"{message} (this is a MIGraphX printed program, not MLIR: "
+            "`convcanon import-migraphx FILE` turns it into a migraphx module)"
+        )
+    if not _MLIR_START.match(text):
+        return (
+            f"{message} (this file is not MLIR: it starts with {first_line(text)!r}, "
+            "not an op, an alias or a comment)"
+        )
     found = sniff_framework(text, default=framework)
-    if found == framework:
-        return message
-    message = message.split(". If this is intended", 1)[0]
-    return f"{message} (this module holds {_OPS[found]} ops: {_TAKEN_BY[found]} takes them)"
+    if found != framework:
+        return f"{message} (this module holds {_OPS[found]} ops: {_TAKEN_BY[found]} takes them)"
+    if advice:
+        return f"{message} (--allow-unregistered-dialect lets ops of unknown dialects through)"
+    return message

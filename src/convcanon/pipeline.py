@@ -9,6 +9,7 @@ README table here, and the Python API, all read that one declaration.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -162,6 +163,11 @@ def parse_pipeline(text: str) -> list[PassInvocation]:
             specs = {o.name: o for o in info.options}
             for token in written.split():
                 key, _, value = token.partition("=")
+                if re.search(r",\s*[\w-]+=", value):
+                    raise UsageError(
+                        f"{name}: options are separated by spaces, not commas: write"
+                        f" '{name}{{{' '.join(written.replace(',', ' ').split())}}}'"
+                    )
                 spec = specs.get(key)
                 if spec is None:
                     known = ", ".join(specs) or "none"

@@ -13,7 +13,7 @@ from typing import Any
 
 from convcanon.diagnostics import ConvcanonError, UsageError
 from convcanon.fileio import write_stdout
-from convcanon.ir_kind import with_other_half_hint
+from convcanon.ir_kind import with_input_kind_hint
 from convcanon.pipeline import CONV_PASS_FOR_DIALECT, PassInvocation, parse_pipeline
 
 _CONV_PASSES = {name: dialect for dialect, name in CONV_PASS_FOR_DIALECT.items()}
@@ -262,7 +262,7 @@ def explain_module(
     try:
         hlo_file = parse_file_text(text, filename)
     except ConvcanonError as err:
-        err.message = with_other_half_hint(err.message, text, "hlo")
+        err.message = with_input_kind_hint(err.message, text, "hlo")
         raise
     if invocation is None:
         found = convs_by_dialect(hlo_file.module)
