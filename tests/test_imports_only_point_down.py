@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
             "convcanon.fileio",
             "convcanon.ir_kind",
             "convcanon.options",
+            "convcanon.pass_instruments",
             "convcanon.pipeline",
             "convcanon.records",
             # pure shape and layout algebra (no IR), shared by both half-B dialects

@@ -12,7 +12,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from convcanon.diagnostics import ConvcanonError, UsageError
 from convcanon.fileio import (
@@ -22,9 +22,14 @@ from convcanon.fileio import (
     set_max_input_size,
     stdout_error,
     stdout_written_whole,
+    write_stdout,
 )
+from convcanon.ir_kind import UNREGISTERED_DIALECTS
 from convcanon.options import decimal_float, decimal_int
 from convcanon.pipeline import PASSES, PassInfo
+
+if TYPE_CHECKING:
+    from convcanon.pass_instruments import PassInstruments
 
 # XLA's C++ logging reads this when jaxlib loads: keep stderr for our diagnostics.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
@@ -188,7 +193,7 @@ def _opt_parser() -> argparse.ArgumentParser:
         help="comma-separated passes with options in braces, optionally wrapped in"
         " builtin.module(...) (default: none, the module is printed back)",
     )
-    parser.add_argument("-o", "--output", default="-", help="output file (default: -, stdout)")
+    _add_output(parser, "output file (default: -, stdout)", default="-")
     parser.add_argument(
         "--stats",
         "--mlir-pass-statistics",
@@ -211,6 +216,7 @@ def _opt_parser() -> argparse.ArgumentParser:
         help="print in generic op form (default: off, unless the input is generic)",
     )
     parser.add_argument("--version", action=_VersionAction)
+    _add_mlir_opt_habits(parser)
     flags = parser.add_argument_group(
         "passes as flags (mlir-opt style; several flags form a pipeline in the order given)"
     )
@@ -221,13 +227,97 @@ def _opt_parser() -> argparse.ArgumentParser:
             )
         else:
             flags.add_argument(f"--{info.name}", action="store_true", default=argparse.SUPPRESS)
-    parser.add_argument(
-        "--input-hlo",
-        action="store_true",
-        help="the input is a serialized XLA HloModuleProto (.pb) or HLO text",
-    )
+    _add_input_hlo(parser)
     _add_max_input_size(parser)
     return parser
+
+
+class _StoreOnce(argparse.Action):
+    """An option given at most once: `-o a -o b` would write only `b`, silently."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *args: Any
+    ) -> None:
+        value = args[0]
+        if getattr(namespace, f"_{self.dest}_given", False):
+            given, spelled = getattr(namespace, self.dest), "/".join(self.option_strings)
+            raise UsageError(f"{parser.prog}: {spelled} given twice ({given}, {value}): give one")
+        setattr(namespace, self.dest, value)
+        setattr(namespace, f"_{self.dest}_given", True)
+
+
+def _add_output(
+    parser: argparse.ArgumentParser, help: str, default: str | None = None, required: bool = False
+) -> None:
+    """`-o/--output`, the same spelling and the same refusal of a second one everywhere."""
+    parser.add_argument(
+        "-o", "--output", action=_StoreOnce, default=default, required=required, help=help
+    )
+
+
+def _pass_names(text: str) -> frozenset[str]:
+    """`--mlir-print-ir-before=cse,stablehlo-canonicalize-conv`: each a pass name we can run."""
+    from convcanon.pipeline import parse_pipeline
+
+    names = frozenset(name.strip() for name in text.split(",") if name.strip())
+    for name in names:
+        parse_pipeline(name)  # an unknown name is the usage error an unknown pass is
+    return names
+
+
+def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
+    """mlir-opt's flags for listing, watching and timing the passes, and the parser's leniency."""
+    habits = parser.add_argument_group("mlir-opt's instrumentation (all on stderr)")
+    habits.add_argument(
+        "--list-passes", action="store_true", help="print every pass -p can run, and exit"
+    )
+    habits.add_argument(
+        "--dump-pass-pipeline",
+        action="store_true",
+        help="print the pipeline that will run, every option with its value",
+    )
+    for when in ("before", "after"):
+        habits.add_argument(
+            f"--mlir-print-ir-{when}",
+            metavar="PASS[,PASS]",
+            action="append",
+            default=[],
+            help=f"print the module {when} these passes (repeatable)",
+        )
+        habits.add_argument(
+            f"--mlir-print-ir-{when}-all",
+            action="store_true",
+            help=f"print the module {when} every pass",
+        )
+    habits.add_argument(
+        "--mlir-timing", action="store_true", help="report each pass's wall time, as mlir-opt"
+    )
+    parser.add_argument(
+        "--mlir-elide-elementsattrs-if-larger",
+        type=_integer_at_least(0),
+        metavar="N",
+        default=None,
+        help="print elements attributes of more than N elements elided (HLO modules)",
+    )
+    parser.add_argument(
+        "--allow-unregistered-dialect",
+        action="store_true",
+        help="let ops of dialects we do not know through, untouched",
+    )
+
+
+def _instruments(args: argparse.Namespace) -> PassInstruments | None:
+    from convcanon.pass_instruments import IrPrinting, PassInstruments
+
+    printing = IrPrinting(
+        frozenset().union(*map(_pass_names, args.mlir_print_ir_before)),
+        frozenset().union(*map(_pass_names, args.mlir_print_ir_after)),
+        args.mlir_print_ir_before_all,
+        args.mlir_print_ir_after_all,
+    )
+    if not (printing.enabled or args.mlir_timing or args.dump_pass_pipeline):
+        return None
+    return PassInstruments(printing, args.mlir_timing, args.dump_pass_pipeline)
 
 
 def _example_options(info: PassInfo) -> str:
@@ -274,8 +364,14 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
         rest, pass_flags = mlir_opt_argv(sys.argv[1:] if argv is None else argv, parser)
         args = parser.parse_args(rest)
         set_max_input_size(args.max_input_size)
+        if args.list_passes:
+            from convcanon.pipeline import list_passes
+
+            write_stdout(list_passes())
+            return 0
         if pass_flags and args.pass_pipeline:
             raise UsageError("convcanon-opt: give either --pass-pipeline or pass flags, not both")
+        UNREGISTERED_DIALECTS.set(args.allow_unregistered_dialect)
         from convcanon.driver import PrintOptions, keep_modules_until_exit, run_opt
 
         if argv is None:  # the convcanon-opt script, which ends in `_exit_now`
@@ -290,7 +386,9 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
             print_options=PrintOptions(
                 debug_info=True if args.mlir_print_debuginfo else None,
                 generic=True if args.mlir_print_op_generic else None,
+                elide_elements=args.mlir_elide_elementsattrs_if_larger,
             ),
+            instruments=_instruments(args),
         )
 
     code = _guarded(body)
@@ -353,12 +451,7 @@ def _batch_sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
-def _main_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(prog="convcanon", description="convcanon tools")
-    parser.add_argument("--version", action=_VersionAction)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
-
-    explain = sub.add_parser("explain", help="one row per convolution: the gate's decision and why")
+def _explain_parser(explain: argparse.ArgumentParser) -> None:
     explain.add_argument("input", help="StableHLO or MHLO module (.mlir; - is stdin)")
     explain.add_argument(
         "-p",
@@ -370,13 +463,10 @@ def _main_parser() -> argparse.ArgumentParser:
     explain.add_argument(
         "--format", choices=("table", "json", "markdown"), default="table", help="output format"
     )
-    explain.add_argument(
-        "--input-hlo",
-        action="store_true",
-        help="the input is a serialized XLA HloModuleProto (.pb) or HLO text",
-    )
+    _add_input_hlo(explain)
 
-    run = sub.add_parser("run", help="interpret a module with numpy")
+
+def _run_parser(run: argparse.ArgumentParser) -> None:
     run.add_argument("input", help="module to run (StableHLO, MHLO, migraphx or TOSA .mlir)")
     run.add_argument(
         "--inputs",
@@ -384,9 +474,7 @@ def _main_parser() -> argparse.ArgumentParser:
         " any (`convcanon verify` draws random ones); a shape-polymorphic module (tensor<?x...>"
         " arguments) is refined to their shapes",
     )
-    run.add_argument(
-        "--output", help="write the results to this npz (default: none, print a summary)"
-    )
+    _add_output(run, "write the results to this npz (default: none, print a summary)")
     run.add_argument("--entry", default=None, help="function to run (default: main, or each)")
     run.add_argument(
         "--split-input-file", action="store_true", help="run each `// -----` chunk on its own"
@@ -403,7 +491,8 @@ def _main_parser() -> argparse.ArgumentParser:
         help="stop a stablehlo.while that runs longer with an error (default 100000)",
     )
 
-    verify = sub.add_parser("verify", help="differential check of two modules on random inputs")
+
+def _verify_parser(verify: argparse.ArgumentParser) -> None:
     verify.add_argument("before", help="the original module (the truth, evaluated in f64)")
     verify.add_argument("after", help="the transformed module to check against it")
     verify.add_argument(
@@ -439,7 +528,8 @@ def _main_parser() -> argparse.ArgumentParser:
         " is stopped, as a run of a loop that never ends would not (default 300)",
     )
 
-    graph = sub.add_parser("graph", help="dataflow graph before/after a pipeline, side by side")
+
+def _graph_parser(graph: argparse.ArgumentParser) -> None:
     graph.add_argument("input", help="module to draw (.mlir; - is stdin)")
     graph.add_argument(
         "-p", "--pass-pipeline", default="", help="draw the module after this pipeline beside it"
@@ -450,7 +540,7 @@ def _main_parser() -> argparse.ArgumentParser:
         default=None,
         help="output format (default: from the -o extension .svg/.png/.dot; svg for - or none)",
     )
-    graph.add_argument("-o", "--output", required=True, help="output file; - is stdout")
+    _add_output(graph, "output file; - is stdout", required=True)
     graph.add_argument(
         "--max-nodes",
         type=_integer,
@@ -469,23 +559,48 @@ def _main_parser() -> argparse.ArgumentParser:
         help="address space Graphviz may use (default 4GiB; e.g. 512MiB or a byte count)",
     )
 
-    imp = sub.add_parser("import-migraphx", help="MIGraphX printed program -> migraphx MLIR")
+
+def _import_parser(imp: argparse.ArgumentParser) -> None:
     imp.add_argument("input", help="a MIGraphX printed program (program::print), - is stdin")
-    imp.add_argument("-o", "--output", default="-", help="output .mlir (default: -, stdout)")
+    _add_output(imp, "output .mlir (default: -, stdout)", default="-")
     imp.add_argument("--name", default="main", help="name of the emitted func.func")
-    for command in (explain, run, verify, graph, imp):
+
+
+_SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "explain": ("one row per convolution: the gate's decision and why", _explain_parser),
+    "run": ("interpret a module with numpy", _run_parser),
+    "verify": ("differential check of two modules on random inputs", _verify_parser),
+    "graph": ("dataflow graph before/after a pipeline, side by side", _graph_parser),
+    "import-migraphx": ("MIGraphX printed program -> migraphx MLIR", _import_parser),
+}
+
+
+def _add_input_hlo(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--input-hlo",
+        action="store_true",
+        help="the input is a serialized XLA HloModuleProto (.pb) or HLO text",
+    )
+
+
+def _main_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(prog="convcanon", description="convcanon tools")
+    parser.add_argument("--version", action=_VersionAction)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_ArgumentParser)
+    for name, (summary, add_arguments) in _SUBCOMMANDS.items():
+        # `convcanon CMD --help` opens with what CMD is for
+        command = sub.add_parser(name, help=summary, description=summary)
+        add_arguments(command)
         _add_max_input_size(command)
-    for command in (run, verify, imp):
-        command.add_argument(
-            "--strict-strides",
-            action="store_true",
-            help="migraphx layouts held to the strict rule: every declared layout must tile"
-            " memory and an intermediate's declared strides must be its op's (errors; default:"
-            " any layout that is only read is accepted, a contradicted intermediate takes its"
-            " op's strides with a warning)",
-        )
-    for choice in sub._choices_actions:  # `convcanon CMD --help` opens with what CMD is for
-        sub.choices[choice.dest].description = choice.help
+        if name in ("run", "verify", "import-migraphx"):
+            command.add_argument(
+                "--strict-strides",
+                action="store_true",
+                help="migraphx layouts held to the strict rule: every declared layout must tile"
+                " memory and an intermediate's declared strides must be its op's (errors;"
+                " default: any layout that is only read is accepted, a contradicted intermediate"
+                " takes its op's strides with a warning)",
+            )
     return parser
 
 

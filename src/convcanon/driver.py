@@ -7,6 +7,7 @@ The two halves use different IR frameworks (jaxlib's MLIR for HLO, xDSL for migr
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import sys
 from collections.abc import Callable, Mapping
@@ -15,6 +16,7 @@ from typing import Any
 from convcanon.diagnostics import ConvcanonError, UsageError, text_starts_at_line
 from convcanon.fileio import check_output_path, read_mlir_input, write_output
 from convcanon.ir_kind import sniff_framework, with_input_kind_hint
+from convcanon.pass_instruments import PassInstruments, dump_pass_pipeline
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
 from convcanon.records import NamedTuple
 
@@ -24,10 +26,11 @@ class PrintOptions(NamedTuple):
 
     debug_info: bool | None = None  # --mlir-print-debuginfo
     generic: bool | None = None  # --mlir-print-op-generic
+    elide_elements: int | None = None  # --mlir-elide-elementsattrs-if-larger
 
     @property
     def default(self) -> bool:
-        return self.debug_info is None and self.generic is None
+        return self.debug_info is None and self.generic is None and self.elide_elements is None
 
 
 AS_PARSED = PrintOptions()  # locations and generic form as the input had them
@@ -38,7 +41,7 @@ class FrameworkAdapter(NamedTuple):
 
     parse: str  # (text, filename) -> module; raises ConvcanonError
     print: str  # (module) -> str
-    print_with: str  # (module, *, debug_info: bool | None, generic: bool | None) -> str
+    print_with: str  # (module, *, debug_info, generic, large_elements_limit) -> str
     scope: str = ""  # () -> the context manager a whole job runs in, if any
     # whether its positions follow `text_starts_at_line`; if not, a split chunk is parsed
     # after as many newlines as the file has lines before it
@@ -63,13 +66,28 @@ class FrameworkAdapter(NamedTuple):
         if options.default:
             return self._load(self.print)(module)
         return self._load(self.print_with)(
-            module, debug_info=options.debug_info, generic=options.generic
+            module,
+            debug_info=options.debug_info,
+            generic=options.generic,
+            large_elements_limit=options.elide_elements,
         )
 
 
-def print_xdsl(module: Any, *, debug_info: bool | None, generic: bool | None) -> str:
+def print_xdsl(
+    module: Any,
+    *,
+    debug_info: bool | None,
+    generic: bool | None,
+    large_elements_limit: int | None = None,
+) -> str:
     """xDSL's printer with mlir-opt's flags (the custom form is `migraphx.io.print_file`)."""
     import io
+
+    if large_elements_limit is not None:
+        raise UsageError(
+            "--mlir-elide-elementsattrs-if-larger prints HLO modules only: xDSL's printer,"
+            " which prints migraphx/TOSA modules, cannot elide"
+        )
 
     from xdsl.printer import Printer
 
@@ -134,10 +152,19 @@ class PipelineStats:
 
 
 def run_pipeline(
-    module: Any, passes: list[PassInvocation], stats: PipelineStats | None = None
+    module: Any,
+    passes: list[PassInvocation],
+    stats: PipelineStats | None = None,
+    instruments: PassInstruments | None = None,
+    printer: Callable[[Any], str] = str,
 ) -> None:
+    """Run each pass on `module`; `instruments` (with `printer` for its IR dumps) watch them."""
     for index, invocation in enumerate(passes):
-        result = invocation.info.load()(module, invocation.options)
+        run = functools.partial(invocation.info.load(), module, invocation.options)
+        if instruments is None:
+            result = run()
+        else:
+            result = instruments.run_pass(index, invocation, module, printer, run)
         if stats is not None and isinstance(result, PassStats):
             stats.add(index, result)
 
@@ -160,6 +187,7 @@ def transform_text(
     stats: PipelineStats | None = None,
     print_options: PrintOptions = AS_PARSED,
     chunk_line: int | None = None,
+    instruments: PassInstruments | None = None,
 ) -> str:
     """Parse, run `pipeline`, print: the whole job on one file, or on the `--split-input-file`
     chunk that starts at `chunk_line` of its file (a chunk's module is never kept: memory
@@ -172,10 +200,14 @@ def transform_text(
         placed = text_starts_at_line(chunk_line)
     elif chunk_line is not None:
         text = "\n" * (chunk_line - 1) + text
+    watch = instruments or PassInstruments()
     with adapter.job(), placed:
-        module = adapter.parse_text(text, filename)
-        run_pipeline(module, passes, stats)
-        printed = adapter.print_module(module, print_options)
+        with watch.parsing():
+            module = adapter.parse_text(text, filename)
+        printer = functools.partial(adapter.print_module, options=print_options)
+        run_pipeline(module, passes, stats, instruments, printer)
+        with watch.output():
+            printed = adapter.print_module(module, print_options)
         if _kept_modules is not None and chunk_line is None:
             _kept_modules.append(module)
         return printed
@@ -207,8 +239,11 @@ def run_opt(
     split_input_file: bool = False,
     input_hlo: bool = False,
     print_options: PrintOptions = AS_PARSED,
+    instruments: PassInstruments | None = None,
 ) -> int:
     passes = parse_pipeline(pipeline)  # usage errors before reading anything
+    if instruments is not None and instruments.dump_pipeline:
+        sys.stderr.write(dump_pass_pipeline(passes) + "\n\n")
     check_output_path(input_path, output_path)
     if input_hlo:
         from convcanon.hlo.hlo_import import hlo_file_to_stablehlo_text
@@ -224,7 +259,9 @@ def run_opt(
         for offset, chunk in split_chunks(text):
             try:  # every location in the chunk is its line in the whole file
                 outputs.append(
-                    transform_text(chunk, filename, pipeline, collected, print_options, offset + 1)
+                    transform_text(
+                        chunk, filename, pipeline, collected, print_options, offset + 1, instruments
+                    )
                 )
             except ConvcanonError as err:
                 errors.append(err)
@@ -232,8 +269,12 @@ def run_opt(
             raise ChunkErrors(errors)
         result = "// -----\n".join(outputs)
     else:
-        result = transform_text(text, filename, pipeline, collected, print_options)
+        result = transform_text(
+            text, filename, pipeline, collected, print_options, instruments=instruments
+        )
     if stats:
         sys.stderr.write(collected.render())
+    if instruments is not None and instruments.timing:
+        sys.stderr.write(instruments.report())
     write_output(output_path, result)
     return 0

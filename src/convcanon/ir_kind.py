@@ -4,6 +4,10 @@ framework it needs, and, when a parser refuses it, the hint that points the user
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
+
+# `--allow-unregistered-dialect`: both halves' parsers let ops of unknown dialects through.
+UNREGISTERED_DIALECTS: ContextVar[bool] = ContextVar("allow_unregistered_dialect", default=False)
 
 
 def sniff_framework(text: str, default: str = "hlo") -> str:

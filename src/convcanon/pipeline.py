@@ -114,21 +114,24 @@ class PassInvocation(NamedTuple):
 
 
 def _split_top_level(text: str) -> list[str]:
+    """The pipeline's items: commas inside an item's `{options}` or nested `op(pipeline)` do not
+    split it."""
     parts, depth, current = [], 0, []
+    closers = {"}": "{", ")": "("}
     for ch in text:
-        if ch == "{":
+        if ch in "{(":
             depth += 1
-        elif ch == "}":
+        elif ch in closers:
             depth -= 1
             if depth < 0:
-                raise UsageError(f"unbalanced '}}' in pipeline {text!r}")
+                raise UsageError(f"unbalanced '{ch}' in pipeline {text!r}")
         if ch == "," and depth == 0:
             parts.append("".join(current))
             current = []
         else:
             current.append(ch)
     if depth != 0:
-        raise UsageError(f"unbalanced '{{' in pipeline {text!r}")
+        raise UsageError(f"unbalanced '{{' or '(' in pipeline {text!r}")
     parts.append("".join(current))
     return [p.strip() for p in parts if p.strip()]
 
@@ -138,7 +141,8 @@ def _known_passes() -> str:
 
 
 def parse_pipeline(text: str) -> list[PassInvocation]:
-    """Parse `name{key=value key2=value2},name2` (an outer `builtin.module(...)` is accepted)."""
+    """Parse `name{key=value key2=value2},name2` (an outer `builtin.module(...)` is accepted).
+    A name that is not ours is one of the MLIR passes jaxlib registers, or a usage error."""
     body = text.strip()
     for wrapper in ("builtin.module(", "func.func("):
         if body.startswith(wrapper) and body.endswith(")"):
@@ -147,9 +151,11 @@ def parse_pipeline(text: str) -> list[PassInvocation]:
     for item in _split_top_level(body):
         name, brace, rest = item.partition("{")
         name = name.strip()
+        _refuse_commas_between_options(name, rest if brace else "")
         info = PASSES.get(name)
         if info is None:
-            raise UsageError(f"unknown pass '{name}'; available passes: {_known_passes()}")
+            invocations.append(_upstream(item))
+            continue
         options: dict[str, OptionValue] = {o.name: o.default for o in info.options}
         if brace:
             written, close, after = rest.partition("}")
@@ -163,11 +169,6 @@ def parse_pipeline(text: str) -> list[PassInvocation]:
             specs = {o.name: o for o in info.options}
             for token in written.split():
                 key, _, value = token.partition("=")
-                if re.search(r",\s*[\w-]+=", value):
-                    raise UsageError(
-                        f"{name}: options are separated by spaces, not commas: write"
-                        f" '{name}{{{' '.join(written.replace(',', ' ').split())}}}'"
-                    )
                 spec = specs.get(key)
                 if spec is None:
                     known = ", ".join(specs) or "none"
@@ -175,6 +176,58 @@ def parse_pipeline(text: str) -> list[PassInvocation]:
                 options[key] = spec.parse(name, value)
         invocations.append(PassInvocation(info, options))
     return invocations
+
+
+def _refuse_commas_between_options(name: str, options: str) -> None:
+    """`{gate=general,engine=iree-cpu}`: MLIR separates a pass's options by spaces."""
+    written = options.rpartition("}")[0] if "}" in options else options
+    if re.search(r",\s*[\w-]+=", written):
+        spaced = " ".join(written.replace(",", " ").split())
+        raise UsageError(
+            f"{name}: options are separated by spaces, not commas: write '{name}{{{spaced}}}'"
+        )
+
+
+# The passes `--list-passes` describes: MLIR's pass class name (as mlir-opt's IR dumps and
+# timing report name them) and what each does.
+UPSTREAM_PASSES: Mapping[str, tuple[str, str]] = {
+    "canonicalize": ("CanonicalizerPass", "fold and simplify ops with every dialect's patterns"),
+    "cse": ("CSEPass", "eliminate common sub-expressions"),
+    "symbol-dce": ("SymbolDCEPass", "remove private functions nothing calls"),
+    "symbol-privatize": ("SymbolPrivatizePass", "make symbols private, except those excluded"),
+    "inline": ("InlinerPass", "inline function calls"),
+    "sccp": ("SCCPPass", "propagate constants through the program (sparse conditional)"),
+    "remove-dead-values": ("RemoveDeadValuesPass", "remove values and arguments nothing reads"),
+    "loop-invariant-code-motion": (
+        "LoopInvariantCodeMotionPass",
+        "hoist loop-invariant ops out of loops",
+    ),
+    "control-flow-sink": ("ControlFlowSinkPass", "sink ops into the branches that use them"),
+    "topological-sort": ("TopologicalSortPass", "order ops of graph regions by their uses"),
+    "strip-debuginfo": ("StripDebugInfoPass", "replace every location with an unknown one"),
+}
+
+
+UPSTREAM_ENTRY = "convcanon.hlo.upstream:run_upstream"
+
+
+def _upstream(item: str) -> PassInvocation:
+    """An item of MLIR passes jaxlib registers (`cse`, `canonicalize{max-iterations=2}`,
+    `func.func(cse)`), checked by jaxlib's own pipeline parser."""
+    name = re.match(r"[\w.$-]*", item)[0]  # pyright: ignore[reportOptionalSubscript]
+    if not name or name[0].isdigit():
+        raise UsageError(f"unknown pass '{item}'; available passes: {_known_passes()}")
+    try:
+        printed = _load("convcanon.hlo.upstream:textual")(item)
+    except UsageError as err:
+        if "does not refer to a registered pass" not in str(err):
+            raise
+        raise UsageError(
+            f"unknown pass '{name}'; available passes: {_known_passes()}, and the MLIR passes"
+            " jaxlib registers (convcanon-opt --list-passes)"
+        ) from None
+    summary = "MLIR's pass, run by jaxlib's PassManager"
+    return PassInvocation(PassInfo(name, "hlo", summary, UPSTREAM_ENTRY), {"pipeline": printed})
 
 
 def describe_passes() -> str:
@@ -207,3 +260,21 @@ def pass_options_markdown() -> str:
             )
             rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows) + "\n"
+
+
+def list_passes() -> str:
+    """`--list-passes`: ours with their options, then the MLIR passes this jaxlib registers, in
+    mlir-opt's layout."""
+    lines = ["Passes:"]
+    for info in PASSES.values():
+        lines.append(f"  --{info.name:<48} -   {info.summary}")
+        for option in info.options:
+            flag = f"--{option.name}=<{option.values}>"
+            lines.append(f"    {flag:<48} - {option.help} (default {spelling(option.default)})")
+    lines += ["", "MLIR passes jaxlib registers (any other it registers runs too):"]
+    accepted: Mapping[str, str] = _load("convcanon.hlo.upstream:accepted")(UPSTREAM_PASSES)
+    for name, printed in accepted.items():
+        lines.append(f"  --{name:<48} -   {UPSTREAM_PASSES[name][1]}")
+        for option, value in re.findall(r"([\w-]+)=(\S*)", printed.partition("{")[2]):
+            lines.append(f"    --{option:<46} - (default {value.rstrip('}') or 'empty'})")
+    return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import ModuleOp
 
+from convcanon.ir_kind import UNREGISTERED_DIALECTS
 from convcanon.migraphx.io import parse_in_context, print_file
 
 __all__ = ["make_context", "parse_file_text", "print_file"]
@@ -22,7 +23,7 @@ def make_context() -> Context:
     from convcanon.tosa.ops import TOSA
     from convcanon.tosa.quant_ops import TOSA_QUANT_OPS
 
-    ctx = Context()
+    ctx = Context(allow_unregistered=UNREGISTERED_DIALECTS.get())
     for dialect in (builtin.Builtin, func.Func, arith.Arith, Migraphx, TOSA):
         ctx.load_dialect(dialect)
     for op in TOSA_QUANT_OPS:

@@ -101,6 +101,7 @@ from convcanon.diagnostics import (  # noqa: E402
     check_nesting,
     lines_before,
 )
+from convcanon.ir_kind import UNREGISTERED_DIALECTS  # noqa: E402
 
 
 class _PlainContext(ir.Context):
@@ -122,8 +123,9 @@ def _registry() -> ir.DialectRegistry:
 _BUILT_DIALECTS = ("func", "arith", "tensor")
 
 
-def make_context(allow_unregistered: bool = False) -> ir.Context:
-    """A fresh context with func, arith, tensor, stablehlo, chlo and mhlo loaded."""
+def make_context(allow_unregistered: bool | None = None) -> ir.Context:
+    """A fresh context with func, arith, tensor, stablehlo, chlo and mhlo loaded; ops of
+    unregistered dialects parse if asked, or under `--allow-unregistered-dialect`."""
     context = _PlainContext()
     context.append_dialect_registry(_registry())
     for name in _BUILT_DIALECTS:
@@ -131,6 +133,8 @@ def make_context(allow_unregistered: bool = False) -> ir.Context:
     _mlirHlo.register_mhlo_dialect(context)
     _chlo.register_dialect(context)
     _stablehlo.register_dialect(context)
+    if allow_unregistered is None:
+        allow_unregistered = UNREGISTERED_DIALECTS.get()
     context.allow_unregistered_dialects = allow_unregistered
     return context
 
@@ -338,7 +342,7 @@ def parse_module(text: str, filename: str, context: ir.Context | None = None) ->
         check_resource_section(text, filename)
     has_check_ops = "check.expect_" in text
     if context is None:
-        context = make_context(allow_unregistered=has_check_ops)
+        context = make_context(allow_unregistered=has_check_ops or None)
     elif has_check_ops:
         context.allow_unregistered_dialects = True
     source = desugar_check_ops(text)
@@ -386,7 +390,7 @@ def _with_text_position(loc: HloLoc, source: str, message: str) -> HloLoc:
     """The same error found again in the text without locations: the op's .mlir line:col (only
     on the error path of a debug-info file, so the second parse costs nothing otherwise)."""
     try:
-        context = make_context(allow_unregistered="check.expect_" in source)
+        context = make_context(allow_unregistered="check.expect_" in source or None)
         ir.Module.parse(_without_locations(source), context)
     except ir.MLIRError as err:
         again = error_from_mlir(err, loc.file, "cannot parse")
@@ -440,8 +444,14 @@ def error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonErr
     return ConvcanonError(message, source_loc(first.location, filename))
 
 
-def print_module(module: ir.Module, debug_info: bool = False, generic: bool = False) -> str:
-    """Print like `mlir-opt`: pretty (or generic) form, debug locations only if asked."""
+def print_module(
+    module: ir.Module,
+    debug_info: bool = False,
+    generic: bool = False,
+    large_elements_limit: int | None = None,
+) -> str:
+    """Print like `mlir-opt`: pretty (or generic) form, debug locations only if asked, elements
+    attributes past `large_elements_limit` elements elided."""
     # Parsing and every pass verify, so the printer need not verify again. The printer hands
     # Python one chunk per token; bytes chunks cost ~20% less than str chunks, then one decode.
     asm = module.operation.get_asm(
@@ -449,6 +459,7 @@ def print_module(module: ir.Module, debug_info: bool = False, generic: bool = Fa
         enable_debug_info=debug_info,
         print_generic_op_form=generic,
         assume_verified=True,
+        large_elements_limit=large_elements_limit,
     )
     text = asm.decode() if isinstance(asm, bytes) else str(asm)
     return text if text.endswith("\n") else text + "\n"

@@ -1,0 +1,208 @@
+"""mlir-opt's habits in convcanon-opt, checked against iree-opt (a real mlir-opt) where it can do
+the same: MLIR's passes in `-p` beside ours, `--list-passes`, `--dump-pass-pipeline`, the IR
+dumps and the timing report, `--mlir-elide-elementsattrs-if-larger`,
+`--allow-unregistered-dialect`, and one `-o`."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_support import CNN, MIGRAPHX_EXP, Runner  # pyright: ignore[reportMissingImports]
+
+IREE_OPT = Path(sys.executable).parent / "iree-opt"  # iree-base-compiler, a test extra
+GENERAL = "stablehlo-canonicalize-conv{gate=general}"
+TWICE = (
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  %0 = stablehlo.add %a, %a : tensor<4xf32>\n"
+    "  %1 = stablehlo.add %a, %a : tensor<4xf32>\n"
+    "  %2 = stablehlo.multiply %0, %1 : tensor<4xf32>\n"
+    "  return %2 : tensor<4xf32>\n}\n"
+)
+# A stride-2 conv fed by an op of a dialect nobody registers, and a constant of 5 elements.
+UNREGISTERED = (
+    "func.func @main(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<1x4x4x4xf32> {\n"
+    '  %t = "mydialect.tag"(%x) {note = "keep me"} : (tensor<1x8x8x3xf32>) -> tensor<1x8x8x3xf32>\n'
+    "  %0 = stablehlo.convolution(%t, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],"
+    " window = {stride = [2, 2], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64,"
+    " feature_group_count = 1 : i64} : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>)"
+    " -> tensor<1x4x4x4xf32>\n"
+    "  %c = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<5xf32>\n"
+    '  "other.sink"(%c) : (tensor<5xf32>) -> ()\n'
+    "  return %0 : tensor<1x4x4x4xf32>\n}\n"
+)
+
+
+def _iree_opt(*args: object) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [IREE_OPT, *map(str, args)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.fixture
+def twice(tmp_path: Path) -> Path:
+    """TWICE, in a file."""
+    (path := tmp_path / "twice.mlir").write_text(TWICE)
+    return path
+
+
+def test_mlir_passes_run_in_order_beside_ours(opt: Runner, tmp_path: Path) -> None:
+    """Ours, then canonicalize and cse: what iree-opt's canonicalize,cse make of our output."""
+    ours = tmp_path / "ours.mlir"
+    assert opt(CNN, "-p", GENERAL, "-o", ours).code == 0
+    mixed = opt(CNN, "-p", f"{GENERAL},canonicalize,cse")
+    assert mixed.code == 0, mixed.err
+    theirs = _iree_opt(ours, "--pass-pipeline=builtin.module(canonicalize,cse)")
+    assert mixed.out.rstrip() == theirs.stdout.rstrip()
+    assert mixed.out != ours.read_text()  # the MLIR passes did something
+
+
+def test_the_order_of_the_pipeline_is_kept(opt: Runner) -> None:
+    """cse first leaves the rewrite's pads and slices for the conv pass to make after it."""
+    first = opt(CNN, "-p", f"cse,{GENERAL}")
+    last = opt(CNN, "-p", f"{GENERAL},cse")
+    assert first.code == last.code == 0
+    assert first.out != last.out
+
+
+def test_a_nested_pipeline_and_pass_options_reach_mlir(opt: Runner, twice: Path) -> None:
+    result = opt(twice, "-p", "canonicalize{max-iterations=2},func.func(cse)")
+    assert result.code == 0, result.err
+    assert result.out.count("stablehlo.add") == 1
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "words"),
+    [
+        ("no-such-pass", "and the MLIR passes jaxlib registers (convcanon-opt --list-passes)"),
+        ("canonicalize{no-such-option=1}", "no such option no-such-option"),
+        ("canonicalize{max-iterations=x}", "'x' value invalid"),
+    ],
+)
+def test_a_bad_mlir_pass_is_a_usage_error(
+    opt: Runner, twice: Path, pipeline: str, words: str
+) -> None:
+    result = opt(twice, "-p", pipeline)
+    assert result.code == 2 and result.out == ""
+    assert words in result.err and result.err.count("\n") == 1
+
+
+def test_list_passes_names_ours_and_mlir_s(opt: Runner) -> None:
+    result = opt("--list-passes", "/no/such/input")
+    assert result.code == 0, result.err
+    for name in ("stablehlo-canonicalize-conv", "migraphx-to-tosa", "canonicalize", "cse"):
+        assert f"\n  --{name} " in result.out
+    for name in ("symbol-dce", "inline"):
+        assert f"\n  --{name} " in result.out
+    assert "    --max-phases=<integer >= 1>" in result.out
+    assert "    --max-iterations" in result.out  # canonicalize's, as jaxlib prints it
+
+
+def test_dump_pass_pipeline_is_mlir_opt_s(opt: Runner, twice: Path) -> None:
+    pipeline = "canonicalize,func.func(cse),symbol-dce"
+    ours = opt(twice, "-p", pipeline, "--dump-pass-pipeline")
+    assert ours.code == 0, ours.err
+    theirs = _iree_opt(twice, f"--pass-pipeline=builtin.module({pipeline})", "--dump-pass-pipeline")
+    assert ours.err == theirs.stderr
+
+
+def test_dump_pass_pipeline_spells_our_options(opt: Runner, twice: Path) -> None:
+    result = opt(twice, "-p", f"{GENERAL},cse", "--dump-pass-pipeline")
+    assert result.err.startswith("Pass Manager with 2 passes:\nbuiltin.module(\n")
+    assert " gate=general " in result.err and " engine=generic " in result.err
+
+
+def test_ir_dumps_are_mlir_opt_s(opt: Runner, twice: Path) -> None:
+    flags = ["--mlir-print-ir-after-all", "--mlir-print-ir-before=cse"]
+    ours = opt(twice, "-p", "canonicalize,cse", *flags, "-o", "/dev/null")
+    assert ours.code == 0, ours.err
+    theirs = _iree_opt(twice, "--pass-pipeline=builtin.module(canonicalize,cse)", *flags)
+    assert ours.err == theirs.stderr
+
+
+def test_ir_dumps_around_our_pass(opt: Runner) -> None:
+    result = opt(CNN, "-p", f"{GENERAL},cse", "--mlir-print-ir-before=stablehlo-canonicalize-conv")
+    headers = re.findall(r"^// -----// IR Dump (\w+) (\w+): ", result.err, re.M)
+    assert headers == [("Before", "StablehloCanonicalizeConvPass")]
+    dumped = result.err.split("//----- //\n", 1)[1]
+    assert dumped.rstrip() == CNN.read_text().rstrip() or "stablehlo.pad" not in dumped
+
+
+def test_print_ir_of_an_unknown_pass_is_a_usage_error(opt: Runner, twice: Path) -> None:
+    result = opt(twice, "-p", "cse", "--mlir-print-ir-after=no-such-pass")
+    assert result.code == 2 and "unknown pass 'no-such-pass'" in result.err
+
+
+def test_timing_report_is_mlir_opt_s_layout(opt: Runner, twice: Path) -> None:
+    """Every line as iree-opt lays it out, times and shares aside (it also times an
+    analysis)."""
+    ours = opt(twice, "-p", "canonicalize,cse", "--mlir-timing", "-o", "/dev/null")
+    assert ours.code == 0, ours.err
+    theirs = _iree_opt(
+        twice,
+        "--pass-pipeline=builtin.module(canonicalize,cse)",
+        "--mlir-timing",
+        "-o",
+        "/dev/null",
+    )
+
+    def layout(report: str) -> list[str]:
+        shares = (re.sub(r"\( *[\d.]+%\)", "(P%)", line) for line in report.splitlines())
+        return [re.sub(r"\d+\.\d+", "N", line) for line in shares if "(A)" not in line]
+
+    assert layout(ours.err) == layout(theirs.stderr)
+    rows = re.findall(r"^ +[\d.]+ \( *[\d.]+%\)  (.+)$", ours.err, re.M)
+    assert rows == ["Parser", "CanonicalizerPass", "CSEPass", "Output", "Rest", "Total"]
+
+
+def test_timing_names_our_pass(opt: Runner) -> None:
+    result = opt(CNN, "-p", GENERAL, "--mlir-timing", "-o", "/dev/null")
+    assert "  StablehloCanonicalizeConvPass\n" in result.err
+
+
+def test_elided_elements_print_as_mlir_opt_prints_them(opt: Runner, tmp_path: Path) -> None:
+    source = tmp_path / "u.mlir"
+    source.write_text(UNREGISTERED)
+    flags = ["--allow-unregistered-dialect", "--mlir-elide-elementsattrs-if-larger=2"]
+    ours = opt(source, *flags)
+    assert ours.code == 0, ours.err
+    assert "__elided__" in ours.out
+    assert ours.out.rstrip() == _iree_opt(source, *flags).stdout.rstrip()
+
+
+def test_elision_on_migraphx_is_a_usage_error(opt: Runner, tmp_path: Path) -> None:
+    source = tmp_path / "exp.mlir"
+    source.write_text(MIGRAPHX_EXP)
+    result = opt(source, "--mlir-elide-elementsattrs-if-larger=2")
+    assert result.code == 2 and "xDSL's printer" in result.err
+
+
+def test_unregistered_ops_pass_through_untouched(opt: Runner, tmp_path: Path) -> None:
+    source = tmp_path / "u.mlir"
+    source.write_text(UNREGISTERED)
+    refused = opt(source, "-p", GENERAL)
+    assert refused.code == 1 and "--allow-unregistered-dialect" in refused.err
+    result = opt(source, "-p", GENERAL, "--allow-unregistered-dialect")
+    assert result.code == 0, result.err
+    assert '"mydialect.tag"(%arg0) {note = "keep me"}' in result.out
+    assert '"other.sink"(' in result.out
+    assert "stablehlo.pad" in result.out  # the conv was rewritten all the same
+    assert "stride = [2, 2]" not in result.out
+    # and upstream MLIR reads what we wrote
+    written = tmp_path / "out.mlir"
+    written.write_text(result.out)
+    _iree_opt(written, "--allow-unregistered-dialect")
+
+
+def test_output_twice_is_a_usage_error(opt: Runner, cc: Runner, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.mlir", tmp_path / "b.mlir"
+    result = opt(CNN, "-o", a, "--output", b)
+    assert result.code == 2 and "-o/--output given twice" in result.err
+    assert not a.exists() and not b.exists()
+    graph = cc("graph", CNN, "-o", tmp_path / "a.dot", "-o", tmp_path / "b.dot")
+    assert graph.code == 2 and "given twice" in graph.err
