@@ -477,7 +477,10 @@ def _run_parser(run: argparse.ArgumentParser) -> None:
     _add_output(run, "write the results to this npz (default: none, print a summary)")
     run.add_argument("--entry", default=None, help="function to run (default: main, or each)")
     run.add_argument(
-        "--split-input-file", action="store_true", help="run each `// -----` chunk on its own"
+        "--split-input-file",
+        action="store_true",
+        help="run each `// -----` chunk on its own (HLO or migraphx/TOSA); its results are"
+        " named chunkK.FUNCTION.resultI",
     )
     run.add_argument(
         "--memory-limit",

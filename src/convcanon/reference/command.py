@@ -48,57 +48,112 @@ def run_command(
     memory_limit: str | int = "4GiB",
     max_loop_iterations: int | None = None,
 ) -> int:
-    """Run every entry function; exit 0 only if every check held (only then write outputs)."""
+    """Run every entry function; exit 0 only if every check held (only then write outputs).
+
+    With `split_input_file` each `// -----` chunk is a module of its own (HLO or migraphx/TOSA,
+    split before either interpreter sees it), its results named `chunkK.FUNCTION.resultI`; every
+    bad chunk's error is reported, at its line in the file."""
     limit = parse_memory_limit(memory_limit)
     check_output_path(input, output)
     if inputs:
         check_output_path(inputs, output)
     filename, text = read_mlir_input(input)
     feed: Mapping[str, np.ndarray] = open_npz(inputs) if inputs else {}
-    from convcanon.ir_kind import sniff_framework
+    job = _Job(filename, entry, feed, limit, max_loop_iterations, bool(output))
+    if not split_input_file:
+        job.run(text)
+    else:
+        from convcanon.driver import ChunkErrors
+        from convcanon.hlo.context import split_input_file as split
 
-    if sniff_framework(text) == "xdsl":
-        return _run_xdsl(text, filename, entry, feed, output, limit)
-    from convcanon.hlo.context import split_input_file as split
-
-    chunks = list(split(text)) if split_input_file else [(0, text)]
-    outputs: dict[str, np.ndarray] = {}
-    failed = 0
-    several = len(chunks) > 1
-    for offset, chunk in chunks:
-        if several and not chunk.strip():
-            continue
-        reports = run_hlo_text(
-            _refined_to_inputs(chunk, filename, entry, feed),
-            filename,
-            entry=entry,
-            inputs=feed,
-            memory_limit=limit,
-            line_offset=offset,
-            max_loop_iterations=max_loop_iterations,
-        )
-        for report in reports:
-            status = "ok" if not report.failures else "FAILED"
-            print(
-                f"{report.name}: {status} ({report.checks} check(s), "
-                f"{len(report.failures)} failed, {len(report.results)} result(s))"
-            )
-            if not output:
-                print_results(report.results)
-            for failure in report.failures:
-                print(failure, file=sys.stderr)
-            failed += bool(report.failures)
-            prefix = "" if len(reports) == 1 and not several else f"{report.name}."
-            for i, value in enumerate(report.results):
-                outputs[f"{prefix}result{i}"] = value
-    if failed:
+        errors: list[ConvcanonError] = []
+        for index, (offset, chunk) in enumerate(split(text), 1):
+            if not chunk.strip():
+                continue
+            try:
+                job.run(chunk, offset, f"chunk{index}")
+            except ConvcanonError as err:
+                if err.loc is None or (err.loc.file == filename and not err.loc.line):
+                    err.loc = SourceLoc(filename, offset + 1, 1)  # the chunk's first line
+                    err.message = f"chunk {index}: {err.message}"
+                errors.append(err)
+        if errors:
+            raise ChunkErrors(errors)
+    if job.failed:
         if output:
             print(f"results not written to {output}: a check failed", file=sys.stderr)
-        print(f"{filename}: error: {failed} function(s) failed a check", file=sys.stderr)
+        print(f"{filename}: error: {job.failed} function(s) failed a check", file=sys.stderr)
         return 1
     if output:
-        save_outputs(output, outputs)
+        save_outputs(output, job.outputs)
     return 0
+
+
+class _Job:
+    """One `convcanon run`: what every file or chunk it runs shares, and what they add up to."""
+
+    def __init__(
+        self,
+        filename: str,
+        entry: str | None,
+        feed: Mapping[str, np.ndarray],
+        limit: int,
+        max_loop_iterations: int | None,
+        writes_output: bool,
+    ) -> None:
+        self.filename, self.entry, self.feed, self.limit = filename, entry, feed, limit
+        self.max_loop_iterations = max_loop_iterations
+        self.writes_output = writes_output
+        self.outputs: dict[str, np.ndarray] = {}
+        self.failed = 0  # functions that failed a check
+
+    def run(self, text: str, offset: int = 0, chunk: str = "") -> None:
+        """Run a file, or the chunk `chunk` that has `offset` lines of the file before it:
+        print each function's report and keep its results under their names."""
+        from convcanon.diagnostics import text_starts_at_line
+        from convcanon.ir_kind import sniff_framework
+
+        if sniff_framework(text) == "xdsl":  # xDSL's positions: the chunk after its lines
+            results = _run_xdsl(
+                "\n" * offset + text, self.filename, self.entry, self.feed, self.limit
+            )
+            name = self.entry or "main"
+            self._report(f"{name}: ok ({len(results)} result(s))", results, chunk)
+            self._name(results, f"{chunk}.{name}." if chunk else "")
+            return
+        with text_starts_at_line(offset + 1):
+            reports = run_hlo_text(
+                _refined_to_inputs(text, self.filename, self.entry, self.feed),
+                self.filename,
+                entry=self.entry,
+                inputs=self.feed,
+                memory_limit=self.limit,
+                max_loop_iterations=self.max_loop_iterations,
+            )
+        for report in reports:
+            status = "ok" if not report.failures else "FAILED"
+            self._report(
+                f"{report.name}: {status} ({report.checks} check(s), "
+                f"{len(report.failures)} failed, {len(report.results)} result(s))",
+                report.results,
+                chunk,
+            )
+            for failure in report.failures:
+                print(failure, file=sys.stderr)
+            self.failed += bool(report.failures)
+            if chunk:
+                self._name(report.results, f"{chunk}.{report.name}.")
+            else:
+                self._name(report.results, "" if len(reports) == 1 else f"{report.name}.")
+
+    def _report(self, line: str, results: list[np.ndarray], chunk: str = "") -> None:
+        print(f"{chunk}.{line}" if chunk else line)
+        if not self.writes_output:
+            print_results(results)
+
+    def _name(self, results: list[np.ndarray], prefix: str) -> None:
+        for i, value in enumerate(results):
+            self.outputs[f"{prefix}result{i}"] = value
 
 
 def _refined_to_inputs(
@@ -128,13 +183,8 @@ def _refined_to_inputs(
 
 
 def _run_xdsl(
-    text: str,
-    filename: str,
-    entry: str | None,
-    feed: Mapping[str, np.ndarray],
-    output: str | None,
-    limit: int,
-) -> int:
+    text: str, filename: str, entry: str | None, feed: Mapping[str, np.ndarray], limit: int
+) -> list[np.ndarray]:
     try:
         module = importlib.import_module("convcanon.reference.migraphx_interp")
     except ModuleNotFoundError:
@@ -144,13 +194,7 @@ def _run_xdsl(
         ) from None
     if feed:
         _check_flat_headers(text, filename, entry, feed)
-    results = module.run_module_text(text, filename, entry, feed, limit)
-    print(f"{entry or 'main'}: ok ({len(results)} result(s))")
-    if not output:
-        print_results(results)
-    if output:
-        save_outputs(output, {f"result{i}": r for i, r in enumerate(results)})
-    return 0
+    return module.run_module_text(text, filename, entry, feed, limit)
 
 
 def _check_flat_headers(
