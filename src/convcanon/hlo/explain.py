@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from convcanon.diagnostics import ConvcanonError, UsageError
-from convcanon.fileio import write_stdout
+from convcanon.fileio import encode_text, write_stdout
 from convcanon.ir_kind import with_input_kind_hint
 from convcanon.pipeline import CONV_PASS_FOR_DIALECT, PassInvocation, parse_pipeline
 
@@ -209,28 +209,63 @@ def _summary_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _dialect_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """`dialects: stablehlo (2 convs), mhlo (1 conv)` for a module that holds both."""
+    counts = Counter(r.get("dialect", "") for r in rows)
+    if len(counts) < 2:
+        return []
+    return ["dialects: " + ", ".join(f"{d} ({n} conv{'s' * (n > 1)})" for d, n in counts.items())]
+
+
 def _kinds(counts: Mapping[str, int]) -> str:
     """`2x slice, pad`: op kinds by count, in the order first seen."""
     return ", ".join(f"{n}x {name}" if n > 1 else name for name, n in counts.items()) or "-"
+
+
+# Every character that ends a line (for `str.splitlines`, a terminal or a Markdown renderer),
+# written as its escape: a cell (a JAX op name, a file name) stays on its row.
+_LINE_BREAKS = {
+    ord(c): c.encode("unicode_escape").decode() for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+}
+
+
+def _utf8_strings(value: Any) -> Any:
+    """`value` with every string valid Unicode: a file name from argv that is not UTF-8 (Python
+    holds its bytes as lone surrogates, which `json.dumps` writes as `\\udcXX` escapes that
+    strict JSON readers refuse) has each such byte written as `\\xXX`, as Python's
+    backslashreplace does."""
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return encode_text(value).decode("utf-8", "backslashreplace")
+        return value
+    if isinstance(value, dict):
+        return {_utf8_strings(k): _utf8_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_utf8_strings(v) for v in value]
+    return value
 
 
 def render(rows: list[dict[str, Any]], fmt: str, ops: tuple[int, int] | None = None) -> str:
     """The rows and their summary; `ops`: the module's ops before and after the pass."""
     summary = _summary(rows, ops)
     if fmt == "json":
-        return json.dumps({"convs": rows, "summary": summary}, indent=2) + "\n"
+        document = _utf8_strings({"convs": rows, "summary": summary})
+        return json.dumps(document, indent=2) + "\n"
     table = [list(_COLUMNS)] + [_cells(r) for r in rows]
     source = _COLUMNS.index("source")
     if not any(line[source] for line in table[1:]):  # no debug info: no empty column
         table = [line[:source] + line[source + 1 :] for line in table]
+    table = [[c.translate(_LINE_BREAKS) for c in line] for line in table]
     if fmt == "markdown":
         lines = ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in table]
         lines.insert(1, "|" + "---|" * len(table[0]))
-        tail = _summary_lines(summary) + _lattice_lines(rows)
+        tail = _summary_lines(summary) + _dialect_lines(rows) + _lattice_lines(rows)
         return "\n".join(lines + [""] + [f"- {s}" for s in tail]) + "\n"
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in table]
-    tail = _summary_lines(summary) + _lattice_lines(rows)
+    tail = _summary_lines(summary) + _dialect_lines(rows) + _lattice_lines(rows)
     return "\n".join([s.rstrip() for s in lines] + [""] + tail) + "\n"
 
 
@@ -258,20 +293,26 @@ def explain_module(
     from convcanon.hlo.io import parse_file_text
     from convcanon.hlo.passes import canonicalize
 
-    invocation = _conv_pass(pipeline) if pipeline is not None else None
+    invocations = [_conv_pass(pipeline)] if pipeline is not None else []
     try:
         hlo_file = parse_file_text(text, filename)
     except ConvcanonError as err:
         err.message = with_input_kind_hint(err.message, text, "hlo")
         raise
-    if invocation is None:
+    if not invocations:  # each dialect that has convs (a module may hold both), else StableHLO
         found = convs_by_dialect(hlo_file.module)
-        dialect = "mhlo" if found["mhlo"] and not found["stablehlo"] else "stablehlo"
-        invocation = _conv_pass(CONV_PASS_FOR_DIALECT[dialect])
-    dialect = DIALECTS[_CONV_PASSES[invocation.info.name]]
+        dialects = [d for d in CONV_PASS_FOR_DIALECT if found[d]] or ["stablehlo"]
+        invocations = [_conv_pass(CONV_PASS_FOR_DIALECT[d]) for d in dialects]
     before = module_ops(hlo_file.module)
-    _, records = canonicalize(hlo_file, invocation.options, dialect)
-    return [_row(r) for r in records], (before, module_ops(hlo_file.module))
+    listed: list[tuple[tuple[int, int], dict[str, Any]]] = []
+    for invocation in invocations:
+        dialect = DIALECTS[_CONV_PASSES[invocation.info.name]]
+        for record in canonicalize(hlo_file, invocation.options, dialect)[1]:
+            loc = record.loc
+            listed.append(((loc.line, loc.col), _row(record) | {"dialect": dialect.name}))
+    if len(invocations) > 1:  # in the module's order
+        listed.sort(key=lambda item: item[0])
+    return [row for _, row in listed], (before, module_ops(hlo_file.module))
 
 
 def explain_file(input: str, pipeline: str | None, fmt: str, input_hlo: bool = False) -> int:
