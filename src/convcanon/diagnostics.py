@@ -119,6 +119,20 @@ def check_argument(
     raise TypeError(f"{function}: {name} must be {names}, not {type(value).__qualname__}")
 
 
+def check_unicode(text: str, filename: str) -> None:
+    """Refuse text no UTF-8 file can hold (a lone surrogate, which Python strings may carry)
+    before a native parser's binding raises `UnicodeEncodeError` on it: the CLI's reader
+    decodes strictly, so only text handed to the Python API can hold one."""
+    if text.isascii():
+        return
+    try:
+        text.encode()
+    except UnicodeEncodeError as err:
+        where = offset_loc(text, err.start, filename)
+        code = ord(text[err.start])
+        raise ConvcanonError(f"not UTF-8 text (a lone surrogate U+{code:04X})", where) from None
+
+
 MAX_NESTING = 256
 MAX_CALL_DEPTH = 64  # interpreters: calls nested deeper are recursion in practice
 

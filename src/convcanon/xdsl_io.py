@@ -11,6 +11,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import ModuleOp
 
+from convcanon.diagnostics import check_unicode
 from convcanon.ir_kind import UNREGISTERED_DIALECTS
 from convcanon.migraphx.io import parse_in_context, print_file
 
@@ -34,4 +35,5 @@ def make_context() -> Context:
 
 def parse_file_text(text: str, filename: str) -> ModuleOp:
     """Parse and verify a half-B module; any failure is a ConvcanonError at its location."""
+    check_unicode(text, filename)
     return parse_in_context(make_context(), text, filename)

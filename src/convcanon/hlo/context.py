@@ -99,6 +99,7 @@ from convcanon.diagnostics import (  # noqa: E402
     ConvcanonError,
     SourceLoc,
     check_nesting,
+    check_unicode,
     lines_before,
 )
 from convcanon.ir_kind import UNREGISTERED_DIALECTS  # noqa: E402
@@ -334,6 +335,7 @@ def desugar_check_ops(text: str) -> str:
 
 def parse_module(text: str, filename: str, context: ir.Context | None = None) -> ir.Module:
     """Parse (which verifies) MLIR text; errors become `ConvcanonError` at `file:line:col`."""
+    check_unicode(text, filename)
     if _nesting_bound(text) > MAX_NESTING:
         check_nesting(text, filename)  # the exact check, with the location
     if "{-#" in text:  # MLIR's parser crashes on a resource section cut in a string
