@@ -249,6 +249,8 @@ def run_opt(
         from convcanon.hlo.hlo_import import hlo_file_to_stablehlo_text
 
         filename, text = input_path, hlo_file_to_stablehlo_text(input_path)
+        if print_options.debug_info is None:  # its locations are the HLO's, printed if asked
+            print_options = print_options._replace(debug_info=False)
     else:
         filename, text = read_mlir_input(input_path)
     collected = PipelineStats(passes)

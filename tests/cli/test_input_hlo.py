@@ -9,6 +9,8 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 OPT = [sys.executable, "-c", "import sys; from convcanon.cli import opt_main; sys.exit(opt_main())"]
 
@@ -21,6 +23,7 @@ def _conv(x: jax.Array, w: jax.Array) -> jax.Array:
 def hlo_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     x, w = jnp.ones((1, 3, 9, 9)), jnp.ones((4, 3, 3, 3))
     computation = jax.jit(_conv).lower(x, w).compiler_ir("hlo")
+    assert computation is not None
     directory = tmp_path_factory.mktemp("hlo")
     proto = directory / "conv.pb"
     proto.write_bytes(computation.as_serialized_hlo_module_proto())
@@ -142,3 +145,148 @@ def test_bad_hlo_text_is_located_and_named_as_text(tmp_path: Path, hlo: str, exp
     result = subprocess.run([*OPT, "--input-hlo", str(path)], capture_output=True, text=True)
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.splitlines() == [f"{tmp_path}/{expected}"]
+
+
+# a conv on line 6, carrying the metadata JAX writes into the HLO it exports
+PLACED = """HloModule m
+
+ENTRY main {
+  p0 = TYPE[1,5,5,2] parameter(0)
+  p1 = TYPE[3,3,2,4] parameter(1)
+  ROOT c = TYPE[1,5,5,4] convolution(p0, p1), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, metadata={op_name="jit(f)/conv" source_file="/home/u/model.py" source_line=12}
+}
+"""  # noqa: E501
+
+
+def _write_hlo(path: Path, text: str) -> Path:
+    """`text` as HLO text at `path`, or as a serialized HloModuleProto when `path` is a .pb."""
+    if path.suffix == ".pb":
+        from jax._src.lib import hlo  # pyright: ignore
+
+        path.write_bytes(hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto())
+    else:
+        path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("name", ["m.hlo", "m.pb"])
+def test_an_error_at_a_converted_op_is_placed_at_its_instruction_with_its_metadata(
+    tmp_path: Path, name: str
+):
+    """It was placed at the converted text's line:col under the .hlo file's name (`m.hlo:3:10`,
+    the `ENTRY main {` line) and the metadata was dropped. A proto has no lines: its name only."""
+    path = _write_hlo(tmp_path / name, PLACED.replace("TYPE", "f8e8m0fnu"))
+    result = subprocess.run(
+        [*OPT, "--input-hlo", str(path), "-p", "stablehlo-canonicalize-conv"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    where = f"{path}:6:8" if name == "m.hlo" else f"{path}"
+    assert result.stderr.splitlines() == [
+        f"{where}: error: EUET001: element type f8E8M0FNU of the convolution's lhs cannot be"
+        " zero-padded",
+        "/home/u/model.py:12:1: note: in jit(f)/conv",
+    ]
+
+
+def test_explain_and_debuginfo_place_a_conv_at_its_instruction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    import json
+
+    from convcanon.cli import main
+
+    path = _write_hlo(tmp_path / "m.hlo", PLACED.replace("TYPE", "f32"))
+    assert main(["explain", "--input-hlo", str(path), "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["convs"]
+    assert (row["location"], row["source"], row["op_name"]) == (
+        f"{path}:6:8",
+        "/home/u/model.py:12:1",
+        "jit(f)/conv",
+    )
+    printed = subprocess.run(
+        [*OPT, "--input-hlo", str(path), "--mlir-print-debuginfo"], capture_output=True, text=True
+    )
+    assert printed.returncode == 0, printed.stderr
+    # JAX's shape: name(op_name, source_file:source_line:col), fused with the instruction's place
+    assert f'loc("{path}":6:8)' in printed.stdout
+    assert 'loc("jit(f)/conv"(#loc' in printed.stdout
+    assert 'loc("/home/u/model.py":12:0)' in printed.stdout
+    plain = subprocess.run([*OPT, "--input-hlo", str(path)], capture_output=True, text=True)
+    assert plain.returncode == 0 and "loc(" not in plain.stdout  # locations only when asked
+
+
+_UNARY = {"negate": "stablehlo.negate", "tanh": "stablehlo.tanh", "abs": "stablehlo.abs"}
+_BINARY = {"add": "stablehlo.add", "multiply": "stablehlo.multiply"}
+
+
+@st.composite
+def _laid_out_hlo(draw: st.DrawFn) -> tuple[str, dict[tuple[int, int], tuple[str, str | None]]]:
+    """HLO text whose instructions sit at random lines and columns, some with metadata; and
+    what is at each (line, col): the op it converts to and its metadata's op_name."""
+    lines = ["HloModule m", "", "ENTRY main {"]
+    placed: dict[tuple[int, int], tuple[str, str | None]] = {}
+    previous = "p0"
+    count = draw(st.integers(1, 6))
+    for index in range(count + 1):
+        lines += [""] * draw(st.integers(0, 3))
+        indent = " " * draw(st.integers(0, 6))
+        root = "ROOT " if index == count else ""
+        percent = draw(st.sampled_from(["", "%"]))
+        name = f"v{index}"
+        if index == 0:
+            body, op = "f32[4] parameter(0)", "parameter"
+        else:
+            opcode = draw(st.sampled_from(sorted(_UNARY) + sorted(_BINARY)))
+            operands = f"{previous}" if opcode in _UNARY else f"{previous}, p0"
+            body, op = f"f32[4] {opcode}({operands})", {**_UNARY, **_BINARY}[opcode]
+            previous = name
+        if index == 0:
+            name = "p0"
+        op_name = draw(st.sampled_from([None, f"jit(f)/op{index}"]))
+        metadata = ""
+        if op_name is not None:
+            metadata = f', metadata={{op_name="{op_name}" source_file="f.py" source_line={index}}}'
+        lines.append(f"{indent}{root}{percent}{name} = {body}{metadata}")
+        placed[(len(lines), len(indent) + len(root) + len(percent) + 1)] = (op, op_name)
+    lines.append("}")
+    return "\n".join(lines) + "\n", placed
+
+
+@settings(max_examples=25, deadline=None)
+@given(laid_out=_laid_out_hlo())
+def test_every_instruction_at_any_line_is_placed_at_its_line(
+    laid_out: tuple[str, dict[tuple[int, int], tuple[str, str | None]]],
+):
+    """Each converted op (and the parameter's argument) is at its instruction's line:col in the
+    file, with its own metadata; the positions are read from the text, the ops' kinds from XLA's
+    converter."""
+    from jaxlib.mlir import ir
+
+    from convcanon.hlo.context import downcast, make_context
+    from convcanon.hlo.hlo_import import hlo_to_bytecode
+
+    text, placed = laid_out
+    module = ir.Module.parse(hlo_to_bytecode(text.encode(), "m.hlo"), make_context())
+    found: dict[tuple[int, int], tuple[str, str | None]] = {}
+    func = module.body.operations[0]
+    (argument,) = func.regions[0].blocks[0].arguments
+    where = downcast(argument.location)
+    assert isinstance(where, ir.FileLineColLoc) and where.filename == "m.hlo"
+    found[(where.start_line, where.start_col)] = ("parameter", None)
+    for op in func.regions[0].blocks[0].operations:
+        if op.operation.name == "func.return":
+            continue
+        location = downcast(op.location)
+        parts = list(location.locations) if isinstance(location, ir.FusedLoc) else [location]
+        files = [p for p in parts if isinstance(p, ir.FileLineColLoc) and p.filename == "m.hlo"]
+        names = [p.name_str for p in parts if isinstance(p, ir.NameLoc)]
+        assert len(files) == 1 and len(names) <= 1
+        found[(files[0].start_line, files[0].start_col)] = (
+            op.operation.name,
+            names[0] if names else None,
+        )
+    assert {k: v[0] for k, v in found.items()} == {k: v[0] for k, v in placed.items()}
+    ops = {k: v for k, v in placed.items() if v[0] != "parameter"}
+    assert {k: found[k] for k in ops} == ops

@@ -182,10 +182,6 @@ class HloLoc(SourceLoc):
     def _fields(self) -> tuple[object, ...]:
         return (self.file, self.line, self.col, self.source, self.op_path)
 
-    def origin(self) -> str:
-        """`mymodel.py:5:8 jit(f)/conv_general_dilated` (either part may be missing)."""
-        return " ".join(part for part in (str(self.source or ""), self.op_path) if part)
-
     def notes(self) -> list[str]:
         where = self.source or SourceLoc(self.file, self.line, self.col)
         return [f"{where}: note: in {self.op_path}" if self.op_path else f"{where}: note: here"]
@@ -198,9 +194,22 @@ def with_notes(loc: SourceLoc | None, line: str) -> str:
     return line
 
 
-def _debug_origin(location: ir.Location) -> tuple[ir.FileLineColLoc | None, str]:
-    """The innermost file position and the outermost name of a NameLoc/CallSiteLoc/FusedLoc
-    tree, as JAX writes them: `name(callsite(frame(file:line:col) at caller))`."""
+def downcast(location: ir.Location) -> ir.Location:
+    """`location` as its own kind (NameLoc, FusedLoc, ...): diagnostics and `op.location` hand
+    out the base class."""
+    if type(location) is not ir.Location:
+        return location
+    with location.context:
+        return ir.Location.from_attr(location.attr)
+
+
+def _debug_origin(
+    location: ir.Location, input_names: tuple[str, ...]
+) -> tuple[ir.FileLineColLoc | None, ir.FileLineColLoc | None, str]:
+    """The op's position in the input (a part of a FusedLoc that names the input file, as
+    `--input-hlo` writes them), the innermost other file position and the outermost name of a
+    NameLoc/CallSiteLoc/FusedLoc tree, as JAX writes them: `name(callsite(frame(file:line:col)
+    at caller))`."""
     name = ""
     current: ir.Location | None = location
     for _ in range(64):  # location trees are shallow; a bound keeps a hostile one cheap
@@ -210,17 +219,22 @@ def _debug_origin(location: ir.Location) -> tuple[ir.FileLineColLoc | None, str]
         elif isinstance(current, ir.CallSiteLoc):
             current = current.callee
         elif isinstance(current, ir.FusedLoc):
+            here: ir.FileLineColLoc | None = None
             found: ir.FileLineColLoc | None = None
             for part in current.locations:
-                file_loc, part_name = _debug_origin(part)  # pyright: ignore[reportArgumentType]
+                if isinstance(part, ir.FileLineColLoc) and part.filename in input_names:
+                    here = here or part
+                    continue
+                part_here, file_loc, part_name = _debug_origin(part, input_names)  # pyright: ignore[reportArgumentType]
+                here = here or part_here
                 name = name or part_name
                 found = found or file_loc
-            return found, name
+            return here, found, name
         elif isinstance(current, ir.FileLineColLoc):
-            return current, name
+            return None, current, name
         else:
             break
-    return None, name
+    return None, None, name
 
 
 def source_loc(
@@ -232,7 +246,8 @@ def source_loc(
     """Map an MLIR location to the user's file (parsed text is named "-" by the bindings).
 
     A location a debug-info export carries (another file, a name, a call stack) becomes an
-    `HloLoc`: the .mlir `position` of the op when the caller knows it, plus the user's source.
+    `HloLoc`: the op's position in the input (its location's part that names the input file,
+    else the .mlir `position` of the op when the caller knows it), plus the user's source.
     A position in the parsed text (the buffer "-", or `position`) is moved down by the lines of
     the file before a split chunk (`text_starts_at_line`); a location the text writes is not."""
     before = lines_before()
@@ -244,22 +259,28 @@ def source_loc(
         file = filename if match["file"] in ("-", "") else match["file"]
         line = int(match["line"]) + line_offset + (before if buffer else 0)
         return SourceLoc(file, line, int(match["col"]))
-    if type(location) is ir.Location:  # diagnostics hand out the base class: downcast it
-        with location.context:
-            location = ir.Location.from_attr(location.attr)
-    if isinstance(location, ir.FileLineColLoc) and location.filename in ("-", "", filename):
-        buffer = location.filename in ("-", "") and location.start_line > 0
-        line = location.start_line + line_offset + (before if buffer else 0)
-        return SourceLoc(filename, line, location.start_col)
-    line, col = position or (0, 0)
-    line += before if line else 0
-    file_loc, name = _debug_origin(location)
+    location = downcast(location)
+    input_names = ("-", "", filename)
+    if isinstance(location, ir.FileLineColLoc) and location.filename in input_names:
+        return SourceLoc(filename, *_input_position(location, line_offset, before))
+    here, file_loc, name = _debug_origin(location, input_names)
+    if here is not None:
+        line, col = _input_position(here, line_offset, before) if here.start_line else (0, 0)
+    else:
+        line, col = position or (0, 0)
+        line += before if line else 0
     if file_loc is None and not name:
         return SourceLoc(filename, line, col)
     source = None
     if file_loc is not None:
         source = SourceLoc(file_loc.filename, file_loc.start_line, file_loc.start_col)
     return HloLoc(filename, line, col, source, name)
+
+
+def _input_position(loc: ir.FileLineColLoc, line_offset: int, before: int) -> tuple[int, int]:
+    """(line, col) of a location in the input: the parser's buffer "-" is the chunk's text."""
+    buffer = loc.filename in ("-", "") and loc.start_line > 0
+    return loc.start_line + line_offset + (before if buffer else 0), loc.start_col
 
 
 _OP_TOKEN = r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[A-Za-z_][\w.$]*|\n'

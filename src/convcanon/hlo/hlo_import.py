@@ -9,9 +9,11 @@ there becomes a diagnostic here. Only that child imports JAX.
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 
 from jaxlib.mlir import ir
 
@@ -24,7 +26,7 @@ from convcanon.child_process import (
 )
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio import read_input_bytes
-from convcanon.hlo.context import make_context, print_module
+from convcanon.hlo.context import downcast, error_from_mlir, make_context, print_module
 
 
 def _first_line(err: BaseException) -> str:
@@ -57,19 +59,35 @@ _DIM_LABELS = re.compile(r"\bdim_labels=\w+_(\w+)->")
 _SHAPE_DIMS = re.compile(r"=\s*\w+\[([\d,]*)\]")
 
 
-def _instruction_loc(text: str | None, name: str) -> SourceLoc | None:
-    """Where HLO text defines instruction `name` (None for a proto, or when not found)."""
-    if text is None:
-        return None
-    pattern = rf"^[ \t]*(?:ROOT[ \t]+)?%?({re.escape(name)})[ \t]*="
-    match = re.search(pattern, text, re.MULTILINE)
-    if match is None:
-        return None
-    line = text.count("\n", 0, match.start(1)) + 1
-    return SourceLoc("", line, match.start(1) - (text.rfind("\n", 0, match.start(1)) + 1) + 1)
+# an instruction's definition: `[ROOT] [%]name = ...` at the start of a line
+_INSTRUCTION_DEF = re.compile(r"^[ \t]*(?:ROOT[ \t]+)?%?([\w.\-]+)[ \t]*=", re.MULTILINE)
 
 
-def check_convolution_windows(module: object, text: str | None) -> None:
+def instruction_positions(text: str) -> dict[str, tuple[int, int]]:
+    """(line, col) of each instruction HLO text defines, by name, in one pass; a name defined
+    twice is left out (which definition an op came from is not known)."""
+    found: dict[str, tuple[int, int]] = {}
+    twice: set[str] = set()
+    line, counted = 1, 0
+    for match in _INSTRUCTION_DEF.finditer(text):
+        start = match.start(1)
+        line += text.count("\n", counted, start)
+        counted = start
+        name = match[1]
+        if name in found:
+            twice.add(name)
+        found[name] = (line, start - text.rfind("\n", 0, start))
+    for name in twice:
+        del found[name]
+    return found
+
+
+def _instruction_loc(positions: dict[str, tuple[int, int]], name: str) -> SourceLoc | None:
+    where = positions.get(name)
+    return SourceLoc("", *where) if where else None
+
+
+def check_convolution_windows(module: object, positions: dict[str, tuple[int, int]]) -> None:
     """Refuse a convolution whose `window={size=...}` is not its kernel's spatial shape.
 
     XLA's shape inference refuses such HLO, but its text parser and the StableHLO converter do
@@ -96,12 +114,162 @@ def check_convolution_windows(module: object, text: str | None) -> None:
                 raise ConvcanonError(
                     f"convolution %{name}: {written} does not match its kernel's spatial "
                     f"dims ({shape}); XLA's shape check refuses it",
-                    _instruction_loc(text, name),
+                    _instruction_loc(positions, name),
                 )
 
 
-def hlo_to_bytecode(data: bytes) -> bytes:
-    """HloModuleProto (or HLO text) -> StableHLO bytecode. May abort: run it in a child."""
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while shift < 64:
+        if pos >= len(data):
+            raise ValueError("truncated varint")
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+    raise ValueError("varint over 64 bits")
+
+
+def _encoded_varint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_FIXED_SIZE = {1: 8, 5: 4}  # protobuf wire types 1 (64-bit) and 5 (32-bit)
+
+
+def _edit_field(message: bytes, number: int, edit: Callable[[bytes], bytes] | None) -> bytes:
+    """A protobuf `message` with every length-delimited field `number` replaced by `edit` of
+    its payload, or dropped when `edit` is None; every other field is kept byte for byte."""
+    out = bytearray()
+    pos = 0
+    while pos < len(message):
+        start = pos
+        key, pos = _varint(message, pos)
+        wire = key & 7
+        if wire == 0:
+            _, pos = _varint(message, pos)
+        elif wire in _FIXED_SIZE:
+            pos += _FIXED_SIZE[wire]
+        elif wire == 2:
+            key_end = pos
+            size, pos = _varint(message, pos)
+            body, pos = pos, pos + size
+            if key >> 3 == number:
+                if edit is not None:
+                    payload = edit(message[body:pos])
+                    out += message[start:key_end] + _encoded_varint(len(payload)) + payload
+                continue
+        else:
+            raise ValueError(f"protobuf wire type {wire}")
+        if pos > len(message):
+            raise ValueError("truncated field")
+        out += message[start:pos]
+    return bytes(out)
+
+
+# xla/service/hlo.proto: HloModuleProto.computations = 3, HloComputationProto.instructions = 2,
+# HloInstructionProto.metadata = 7 (protobuf field numbers never change meaning).
+_COMPUTATIONS, _INSTRUCTIONS, _METADATA = 3, 2, 7
+
+
+def without_metadata(proto: bytes) -> bytes | None:
+    """The HloModuleProto with no instruction's `metadata`, so XLA's converter names each op
+    after its instruction (it writes the metadata's op_name instead when there is one); None
+    when no instruction has metadata."""
+
+    def instruction(data: bytes) -> bytes:
+        return _edit_field(data, _METADATA, None)
+
+    def computation(data: bytes) -> bytes:
+        return _edit_field(data, _INSTRUCTIONS, instruction)
+
+    try:
+        stripped = _edit_field(proto, _COMPUTATIONS, computation)
+    except ValueError:  # XLA read the proto already: only a wire type it never writes
+        return None
+    return stripped if stripped != proto else None
+
+
+def _ops_in_order(module: ir.Module) -> list[ir.Operation]:
+    """Every op of `module` in pre-order (the order they print in), the module first."""
+    found: list[ir.Operation] = []
+    pending = [module.operation]
+    while pending:
+        op = pending.pop()
+        found.append(op)
+        nested = [inner.operation for r in op.regions for b in r.blocks for inner in b.operations]
+        pending += reversed(nested)
+    return found
+
+
+def _instruction_name(location: ir.Location) -> str | None:
+    """The instruction a converted op came from: XLA's converter names the op after it when
+    the instruction has no metadata (`loc("c")`)."""
+    location = downcast(location)
+    if isinstance(location, ir.NameLoc) and isinstance(location.child_loc, ir.UnknownLoc):
+        return location.name_str
+    return None
+
+
+def _as_jax_writes_it(location: ir.Location) -> ir.Location:
+    """XLA's converter writes metadata as `fused[name(op_name), file:line:col]`; JAX writes
+    `name(op_name, file:line:col)`: the same facts in JAX's shape."""
+    location = downcast(location)
+    if isinstance(location, ir.FusedLoc):
+        parts = list(location.locations)
+        if (
+            len(parts) == 2
+            and isinstance(parts[0], ir.NameLoc)
+            and isinstance(parts[0].child_loc, ir.UnknownLoc)
+            and isinstance(parts[1], ir.FileLineColLoc)
+        ):
+            return ir.Location.name(parts[0].name_str, parts[1])
+    return location
+
+
+def place_at_instructions(
+    module: ir.Module,
+    with_metadata: ir.Module | None,
+    positions: dict[str, tuple[int, int]],
+    filename: str,
+) -> None:
+    """Give each op of `module` (converted without metadata: its locations name instructions)
+    its instruction's place in the HLO file (`file:line:col`; line 0 for a proto, which has no
+    lines) fused after the location the same op has in `with_metadata` (converted with it)."""
+    ops = _ops_in_order(module)
+    carrying = _ops_in_order(with_metadata) if with_metadata is not None else []
+    if [op.name for op in carrying] != [op.name for op in ops]:
+        carrying = []  # not the same module op for op: the metadata cannot be placed
+    with module.context:
+        for index, op in enumerate(ops):
+            name = _instruction_name(op.location)
+            line, col = positions.get(name, (0, 0)) if name else (0, 0)
+            here = ir.Location.file(filename, line, col)
+            origin = _as_jax_writes_it(carrying[index].location) if carrying else None
+            if origin is not None and _instruction_name(origin) is None:
+                op.location = ir.Location.fused([origin, here])
+            elif name and not line:  # no metadata and no line: the instruction's name says which
+                op.location = ir.Location.fused([op.location, here])
+            else:
+                op.location = here
+            for region in op.regions:  # a function's arguments are its parameter instructions
+                for block in region.blocks:
+                    for argument in block.arguments:
+                        where = positions.get(_instruction_name(argument.location) or "")
+                        if where is not None:
+                            argument.set_location(ir.Location.file(filename, *where))
+
+
+def hlo_to_bytecode(data: bytes, filename: str) -> bytes:
+    """HloModuleProto (or HLO text) -> StableHLO bytecode, each op located at its instruction
+    in `filename`. May abort: run it in a child."""
     try:
         from jax._src.lib import hlo  # pyright: ignore
         from jax.extend.mlir import hlo_to_stablehlo
@@ -120,22 +288,62 @@ def hlo_to_bytecode(data: bytes) -> bytes:
         module = hlo.HloModule.from_serialized_hlo_module_proto(data)
     except Exception as err:  # XLA reports malformed protos as generic errors
         raise ConvcanonError(f"{refused}: {_first_line(err)}") from None
-    check_convolution_windows(module, text)
+    positions = instruction_positions(text) if text is not None else {}
+    check_convolution_windows(module, positions)
+
+    def converted(proto: bytes) -> ir.Module:
+        try:
+            bytecode = hlo_to_stablehlo(proto)
+        except Exception as err:  # the converter reports malformed protos as generic errors
+            raise ConvcanonError(f"{refused}: {_first_line(err)}") from None
+        try:
+            return ir.Module.parse(bytecode, context)
+        except ir.MLIRError as err:  # StableHLO's verifier checks what XLA's HLO reader does not
+            raise _converted_error(err, positions) from None
+
+    context = make_context()
+    stripped = without_metadata(data)
+    located = converted(stripped or data)  # every op named after its instruction
+    with_metadata = converted(data) if stripped is not None else None
+    place_at_instructions(located, with_metadata, positions, _location_name(filename))
+    out = io.BytesIO()
+    located.operation.write_bytecode(out)
+    return out.getvalue()
+
+
+def _location_name(filename: str) -> str:
+    """`filename` as an MLIR location can hold it (UTF-8); "-", which names the input file
+    too, when it cannot."""
     try:
-        return hlo_to_stablehlo(data)
-    except Exception as err:  # the converter reports malformed protos as generic errors
-        raise ConvcanonError(f"{refused}: {_first_line(err)}") from None
+        filename.encode()
+    except UnicodeEncodeError:
+        return "-"
+    return filename
+
+
+def _converted_error(err: ir.MLIRError, positions: dict[str, tuple[int, int]]) -> ConvcanonError:
+    """One line at the HLO instruction the converted op came from (its name is the op's
+    location: the module was converted without metadata)."""
+    error = error_from_mlir(err, "", "the converted module does not verify")
+    diagnostics = list(err.error_diagnostics)
+    name = _instruction_name(diagnostics[0].location) if diagnostics else None
+    if name is None:
+        return ConvcanonError(error.message)
+    return ConvcanonError(
+        f"instruction %{name}: {error.message}", _instruction_loc(positions, name)
+    )
 
 
 _CHILD_LOC = "@at "  # the child's error line: `@at LINE:COL message` when it has a position
 
 
 def child_main() -> None:
-    """The child: HLO on stdin, bytecode on stdout; bad input is one line on stderr, exit 1."""
+    """The child: HLO on stdin, the file's name as its argument, bytecode on stdout; bad input
+    is one line on stderr, exit 1."""
     die_with_parent()
     data = sys.stdin.buffer.read()
     try:
-        bytecode = hlo_to_bytecode(data)
+        bytecode = hlo_to_bytecode(data, sys.argv[1])
     except ConvcanonError as err:
         where = f"{_CHILD_LOC}{err.loc.line}:{err.loc.col} " if err.loc and err.loc.line else ""
         sys.stderr.write(where + err.message + "\n")
@@ -151,7 +359,10 @@ def hlo_bytes_to_bytecode_isolated(data: bytes, filename: str) -> bytes:
     """Convert in a child process; a crash or abort there is `filename: error: ...` here."""
     try:
         child = subprocess.run(
-            python_argv("from convcanon.hlo.hlo_import import child_main; child_main()"),
+            [
+                *python_argv("from convcanon.hlo.hlo_import import child_main; child_main()"),
+                filename,
+            ],
             input=data,
             capture_output=True,
             env=child_env(),
@@ -183,27 +394,13 @@ def hlo_bytes_to_module(data: bytes, filename: str, context: ir.Context) -> ir.M
     bytecode = hlo_bytes_to_bytecode_isolated(data, filename)
     try:
         return ir.Module.parse(bytecode, context)
-    except ir.MLIRError as err:  # StableHLO's verifier checks what XLA's HLO reader does not
-        raise _converted_error(err, data, filename) from None
-
-
-def _converted_error(err: ir.MLIRError, data: bytes, filename: str) -> ConvcanonError:
-    """One line at the HLO instruction the converted op came from (its name is the op's
-    location), when the HLO is text."""
-    from convcanon.hlo.context import error_from_mlir
-
-    error = error_from_mlir(err, filename, "the converted module does not verify")
-    diagnostics = list(err.error_diagnostics)
-    named = re.match(r'loc\("([^"]+)"', str(diagnostics[0].location)) if diagnostics else None
-    if named is None:
-        return ConvcanonError(error.message, SourceLoc(filename))
-    text = data.decode(errors="replace") if data.lstrip().startswith(b"HloModule") else None
-    where = _instruction_loc(text, named[1])
-    loc = SourceLoc(filename, where.line, where.col) if where else SourceLoc(filename)
-    return ConvcanonError(f"instruction %{named[1]}: {error.message}", loc)
+    except ir.MLIRError as err:  # the child parsed it: only a jaxlib that differs from its own
+        raise error_from_mlir(err, filename, "the converted module does not parse") from None
 
 
 def hlo_file_to_stablehlo_text(path: str) -> str:
-    """Read an HLO file (proto or text, `-` is stdin), bounded, and return StableHLO text."""
+    """Read an HLO file (proto or text, `-` is stdin), bounded, and return StableHLO text whose
+    locations place each op at its HLO instruction (and carry the instruction's metadata), to
+    be read back under the file's name."""
     filename, data = read_input_bytes(path)
-    return print_module(hlo_bytes_to_module(data, filename, make_context()))
+    return print_module(hlo_bytes_to_module(data, filename, make_context()), debug_info=True)
