@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import zipfile
 from collections.abc import Callable
@@ -143,6 +144,7 @@ class Case:
     exit: int = 1
     fragment: str = ""
     program: str = "convcanon"  # or convcanon-opt
+    stdout: str = "captured"  # or "a pipe whose reader is gone" (`| head -1` after its line)
 
 
 def _f(value: str | bytes) -> Callable[[], str | bytes]:
@@ -1037,6 +1039,23 @@ CASES += [
 ]  # fmt: skip
 
 
+_RUN_CHUNKS = "func.func @main() -> tensor<2xf32> {\n  %0 = stablehlo.constant dense<1.0> : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n// -----\nfunc.func @f0() -> tensor<2xf32> {\n  %0 = stablehlo.constant dense<2.0> : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n"
+_SPLIT_DEEP = (
+    IDENTITY + "// -----\n" + IDENTITY + "// -----\nfunc.func @f() {\n" + "[" * 300 + "\n}\n"
+)
+CASES += [
+    Case("stdout's reader gone after a line (`| head -1`; unbuffered it was exit 0, silent)", ["{m.mlir}"], {"m.mlir": _f(_add_chain(2000))}, 1, "<stdout>: error: cannot write the output: Broken pipe", "convcanon-opt", "a pipe whose reader is gone"),
+    Case("--split-input-file: a later chunk nests too deep (located in the file, chunk parsed alone)", ["{m.mlir}", "--split-input-file"], {"m.mlir": _f(_SPLIT_DEEP)}, 1, "m.mlir:10:300: error: input nests deeper than 256 levels of brackets", "convcanon-opt"),
+    Case("run --split-input-file --entry f0, missing from chunk 1 (the error named no chunk)", ["run", "{m.mlir}", "--split-input-file", "--entry", "f0"], {"m.mlir": _f(_RUN_CHUNKS)}, 1, "m.mlir:1:1: error: chunk 1: no function @f0 (functions: main)"),
+    Case("run --split-input-file, a bad migraphx chunk after a good one (was one module: Redefinition of symbol)", ["run", "{m.mlir}", "--split-input-file", "--inputs", "{in.npz}"], {"m.mlir": _f(_MX_OWN_RESULT.replace("%0 = migraphx.neg %0", "%0 = migraphx.neg %x") + "// -----\n" + _MX_OWN_RESULT), "in.npz": _f(_npz(arg0=np.ones(4, np.float32)))}, 1, "m.mlir:7:3: error: 'migraphx.neg' op operand #0 does not dominate this use"),
+]  # fmt: skip
+
+
+def _close_quietly(stream: io.TextIOBase) -> None:
+    with contextlib.suppress(OSError):  # what it could not write was reported
+        stream.close()
+
+
 def run_case(case: Case, work: Path) -> tuple[int, str]:
     """Write the case's files into `work`, run its command in-process; (exit code, stderr)."""
     paths = {name: work / name for name in case.files}
@@ -1045,8 +1064,16 @@ def run_case(case: Case, work: Path) -> tuple[int, str]:
         paths[name].write_bytes(data.encode() if isinstance(data, str) else data)
     argv = [re.sub(r"\{([\w-]+\.\w+)\}", lambda m: str(work / m[1]), a) for a in case.command]
     entry = opt_main if case.program == "convcanon-opt" else main
-    err, out = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+    err = io.StringIO()
+    with contextlib.ExitStack() as stack:
+        out: io.TextIOBase = io.StringIO()
+        if case.stdout != "captured":
+            read_end, write_end = os.pipe()
+            os.close(read_end)
+            out = open(write_end, "w")  # noqa: SIM115
+            stack.callback(_close_quietly, out)
+        stack.enter_context(contextlib.redirect_stderr(err))
+        stack.enter_context(contextlib.redirect_stdout(out))
         code = entry(argv)
     return code, err.getvalue()
 
