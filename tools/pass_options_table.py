@@ -1,6 +1,6 @@
-"""Write the README's table of pass options from their declarations (`convcanon.options`).
+"""Write docs/cli.md's table of pass options from their declarations (`convcanon.options`).
 
-tests/readme/test_pass_options_table.py fails while the README's table differs from what the
+tests/readme/test_pass_options_table.py fails while that table differs from what the
 declarations give; run this after adding or changing an option. Usage:
 
     python tools/pass_options_table.py
@@ -21,7 +21,7 @@ START, END = "<!-- pass-options-table:start -->", "<!-- pass-options-table:end -
 
 
 def main() -> int:
-    replace_section(pass_options_markdown(), START, END)
+    replace_section(pass_options_markdown(), START, END, REPO / "docs" / "cli.md")
     return 0
 
 

@@ -1,13 +1,15 @@
-"""The README runs as written: its shell commands in order, in a copy of the checkout, and each of
-its Python blocks, with their printed values checked against the `# value` comments beside them.
+"""Every page runs as written: README.md and each docs/*.md, its shell commands and Python blocks
+in order, in a fresh copy of the checkout; Python blocks' printed values are checked against the
+`# value` comments beside them, and an output the page shows right after a block (a text block
+or a table) is what the block's last command prints.
 
 Each block runs with only the core importable, plus the extras that the prose just before it says
 it needs ("needs the `xla` extra"): optional packages are hidden by stubs that fail to import, as
 on a core-only install. So a command that silently needs JAX fails here.
 
 Install steps and the test command itself are not re-run here (they need the network and would
-recurse); instead the first command must install the core only, and `.ci/run` must run exactly the
-README's test command.
+recurse); instead the README's first command must install the core only, and `.ci/run` must run
+exactly the README's test command.
 """
 
 from __future__ import annotations
@@ -17,49 +19,30 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-README = REPO / "README.md"
+from .pages import (
+    LANGUAGES,
+    OPTIONAL,
+    README,
+    REPO,
+    Block,
+    blocks,
+    commands,
+    hidden_packages,
+    is_test_run,
+    page_name,
+    pages,
+    runnable,
+    shell_commands,
+)
+
 VENV = Path(sys.prefix)
-LANGUAGES = {"bash", "python", "text"}
-_FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _NOT_COPIED = shutil.ignore_patterns(
     ".git", ".venv", "venv", "build", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache"
 )
-
-
-#: The optional packages each extra brings (pyproject.toml); the core has none of them.
-EXTRAS = {"xla": {"jax"}, "iree": {"iree"}, "examples": {"jax", "flax"}}
-OPTIONAL = set().union(*EXTRAS.values())
-_NEEDS = re.compile(r"needs the `?(\w+)`? extra")
-
-
-@dataclass(frozen=True)
-class Block:
-    language: str
-    text: str
-    line: int  # of the opening fence, 1-based
-    extras: frozenset[str]  # named by the prose between the previous block and this one
-
-
-def readme_blocks() -> list[Block]:
-    text = README.read_text()
-    blocks, previous_end = [], 0
-    for m in _FENCE.finditer(text):
-        extras = frozenset(_NEEDS.findall(text[previous_end : m.start()]))
-        blocks.append(Block(m[1], m[2], text.count("\n", 0, m.start()) + 1, extras))
-        previous_end = m.end()
-    return blocks
-
-
-def hidden_packages(extras: frozenset[str]) -> set[str]:
-    unknown = extras - EXTRAS.keys()
-    assert not unknown, f"README names unknown extras {sorted(unknown)}"
-    return OPTIONAL - set().union(*(EXTRAS[e] for e in extras))
 
 
 @pytest.fixture(scope="module")
@@ -85,39 +68,16 @@ def core_env(stubs: Path, extras: frozenset[str]) -> dict[str, str]:
     return {**os.environ, "PATH": path, "PYTHONPATH": str(hidden)}
 
 
-def shell_commands() -> list[tuple[str, frozenset[str]]]:
-    """Every non-comment line of every bash block, in README order, with the block's extras."""
-    return [
-        (line.strip(), block.extras)
-        for block in readme_blocks()
-        if block.language == "bash"
-        for line in block.text.splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
+@pytest.mark.parametrize("page", pages(), ids=page_name)
+def test_every_code_block_is_labelled_so_none_escapes_the_suite(page: Path):
+    unlabelled = [b.line for b in blocks(page) if b.language not in LANGUAGES]
+    assert not unlabelled, f"{page_name(page)} fences at lines {unlabelled} need bash/python/text"
 
 
-def _is_install(step: str) -> bool:
-    return step.startswith(("python3 -m venv", ".venv/bin/pip install"))
-
-
-def _is_test_run(step: str) -> bool:
-    return step.startswith(".venv/bin/python -m pytest")
-
-
-def runnable(command: str) -> str | None:
-    """The command without its install and test-run steps (`a && b && c`), or None if nothing is
-    left."""
-    steps = [s.strip() for s in command.split("&&")]
-    kept = [s for s in steps if not _is_install(s) and not _is_test_run(s)]
-    return " && ".join(kept) or None
-
-
-def test_every_code_block_is_labelled_so_none_escapes_the_suite():
-    blocks = readme_blocks()
-    unlabelled = [b.line for b in blocks if b.language not in LANGUAGES]
-    assert not unlabelled, f"README fences at lines {unlabelled} need bash, python or text"
-    assert sum(b.language == "python" for b in blocks) >= 3
-    assert len(shell_commands()) >= 8
+def test_the_pages_hold_the_commands_and_snippets():
+    every = [b for page in pages() for b in blocks(page)]
+    assert sum(b.language == "python" for b in every) >= 5
+    assert sum(len(shell_commands(page)) for page in pages()) >= 20
 
 
 def test_a_core_only_block_cannot_import_an_optional_package(stubs: Path):
@@ -131,71 +91,101 @@ def test_a_core_only_block_cannot_import_an_optional_package(stubs: Path):
 
 
 def test_first_command_installs_only_the_core_and_runs_the_main_job():
-    (first, first_extras), (second, _) = shell_commands()[:2]
+    (first, first_extras), (second, _) = shell_commands(README)[:2]
     assert not first_extras
     steps = [s.strip() for s in first.split("&&")]
     assert steps[0] == "python3 -m venv .venv"
     assert ".venv/bin/pip install -e ." in steps
     assert "[" not in first, "the first command must not install extras"
-    assert runnable(first) is not None and runnable(first).startswith(".venv/bin/convcanon-opt ")
-    assert any(_is_test_run(s.strip()) for s in second.split("&&"))
+    main_job = runnable(first)
+    assert main_job is not None and main_job.startswith(".venv/bin/convcanon-opt ")
+    assert any(is_test_run(s.strip()) for s in second.split("&&"))
 
 
 def test_ci_runs_exactly_the_readme_test_command():
-    second = shell_commands()[1][0]
+    second = shell_commands(README)[1][0]
     ci = (REPO / ".ci" / "run").read_text().splitlines()
     assert second in [line.strip() for line in ci], f"{second!r} is not a line of .ci/run"
 
 
-@pytest.fixture(scope="module")
-def checkout_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the checkout whose `.venv` is the venv running these tests."""
+def test_joined_continuation_lines_are_one_command():
+    block = Block("bash", "# c\na \\\n  && b\nc\n", 1, "", None)
+    assert commands(block) == ["a && b", "c"]
+
+
+@pytest.fixture
+def checkout_copy(tmp_path: Path) -> Path:
+    """A fresh copy of the checkout whose `.venv` is the venv running these tests."""
     if not (VENV / "bin" / "convcanon").exists():
         pytest.skip(f"the tests do not run in a venv with convcanon installed ({VENV})")
-    copy = tmp_path_factory.mktemp("readme") / "convcanon"
+    copy = tmp_path / "convcanon"
     shutil.copytree(REPO, copy, ignore=_NOT_COPIED, symlinks=True)
     (copy / ".venv").symlink_to(VENV, target_is_directory=True)
     return copy
 
 
-def test_shell_commands_run_as_written_in_order(checkout_copy: Path, stubs: Path):
+_PRINTED = re.compile(r"^print\(.*\)\s+#\s*(.+)$")
+
+
+def _run_python(block: Block, where: str, cwd: Path, env: dict[str, str]) -> None:
+    expected = [m[1].strip() for m in map(_PRINTED.match, block.text.splitlines()) if m]
+    result = subprocess.run(
+        [sys.executable, "-c", block.text],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, f"{where}: Python block failed\n{result.stderr}"
+    assert result.stdout.splitlines() == expected, f"{where}: printed values differ"
+
+
+def _run_shell(block: Block, where: str, cwd: Path, env: dict[str, str]) -> str | None:
+    """Run the block's commands in order; the last one's stdout, or None if none ran."""
     no_dot = shutil.which("dot") is None and os.environ.get("CI", "").lower() != "true"
-    for command, extras in shell_commands():
+    stdout = None
+    for command in commands(block):
         step = runnable(command)
         if step is None or (no_dot and step.startswith(".venv/bin/convcanon graph ")):
-            continue  # rendering needs Graphviz, which the README says to install
+            stdout = None
+            continue  # installs are not re-run; rendering needs Graphviz, which the docs name
         result = subprocess.run(
             ["bash", "-c", step],
-            cwd=checkout_copy,
-            env=core_env(stubs, extras),
+            cwd=cwd,
+            env=env,
             capture_output=True,
             text=True,
             timeout=600,
             stdin=subprocess.DEVNULL,
         )
         assert result.returncode == 0, (
-            f"$ {step}\n(extras: {sorted(extras) or 'none'})\nexit {result.returncode}\n"
-            f"{result.stderr}"
+            f"{where}\n$ {step}\n(extras: {sorted(block.extras) or 'none'})\n"
+            f"exit {result.returncode}\n{result.stderr}"
         )
+        stdout = result.stdout
+    return stdout
 
 
-_PRINTED = re.compile(r"^print\(.*\)\s+#\s*(.+)$")
+@pytest.mark.parametrize("page", pages(), ids=page_name)
+def test_page_runs_as_written_in_order(page: Path, checkout_copy: Path, stubs: Path):
+    for block in blocks(page):
+        where = f"{page_name(page)}:{block.line}"
+        env = core_env(stubs, block.extras)
+        if block.language == "python":
+            _run_python(block, where, checkout_copy, env)
+        elif block.language == "bash":
+            stdout = _run_shell(block, where, checkout_copy, env)
+            if block.output is not None and stdout is not None:
+                assert stdout == block.output, f"{where}: the output shown is not what it prints"
 
 
-def _python_blocks() -> list[Block]:
-    return [b for b in readme_blocks() if b.language == "python"]
-
-
-@pytest.mark.parametrize("block", _python_blocks(), ids=lambda b: f"README.md:{b.line}")
-def test_python_block_runs_and_prints_what_its_comments_say(block: Block, stubs: Path):
-    expected = [m[1].strip() for m in map(_PRINTED.match, block.text.splitlines()) if m]
-    result = subprocess.run(
-        [sys.executable, "-c", block.text],
-        cwd=REPO,  # the blocks read examples/ and write nothing
-        env=core_env(stubs, block.extras),
-        capture_output=True,
-        text=True,
-        timeout=600,
+def test_the_output_a_page_shows_is_the_block_or_markdown_right_after(tmp_path: Path):
+    page = tmp_path / "p.md"
+    page.write_text(
+        "```bash\na\n```\n\n```text\nout\n```\n"
+        "```bash\nb\n```\n\n| t |\n|---|\n\n- n: 1\n\nprose\n"
+        "```bash\nc\n```\nprose\n```text\nnot its output\n```\n"
     )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == expected
+    shown = [b.output for b in blocks(page) if b.language == "bash"]
+    assert shown == ["out\n", "| t |\n|---|\n\n- n: 1\n", None]
