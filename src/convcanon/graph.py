@@ -1,7 +1,8 @@
 """`convcanon graph`: the dataflow graph of a module before and after a pipeline, side by side.
 
-Convolutions are highlighted, and so are the ops the pipeline added (an op of the "after" graph
-with no op of the same name and result type left to match in the "before" graph). Rendering uses
+Convolutions are highlighted, and so are the ops the pipeline created, by provenance: each input
+op is marked before the pipeline runs on the module, and an op of the "after" graph that is not
+an input op, kept, is one it created (not the model's own ops of the same kind). Rendering uses
 Graphviz's `dot`; `--format dot` needs nothing but this module. Graphviz's layout grows much
 faster than the graph (a 3,000-op chain took 3.9 GB before it died), so a rendered graph is
 refused past a node limit, and `dot` runs under a time and memory limit.
@@ -16,8 +17,9 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from convcanon.child_process import parent_death_signal
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
@@ -42,13 +44,25 @@ class Node:
     op: str  # e.g. stablehlo.convolution
     result_type: str
     inputs: tuple[str, ...]  # keys of producer nodes (block arguments are nodes too)
+    created: bool = False  # an op the pipeline created (not one of the input's, kept)
 
 
 def _short_type(text: str) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _hlo_nodes(parsed: object) -> list[Node]:
+def _hlo_ops(parsed: object) -> Iterator[tuple[int, Any]]:
+    """(function index, op) of each op of each function's entry block, in order."""
+    from convcanon.hlo.io import HloFile
+
+    assert isinstance(parsed, HloFile)
+    for index, func in enumerate(parsed.module.body.operations):
+        if func.operation.name == "func.func" and func.operation.regions[0].blocks:
+            for op in func.operation.regions[0].blocks[0].operations:
+                yield index, op.operation
+
+
+def _hlo_nodes(parsed: object, created: Callable[[Any], bool] | None = None) -> list[Node]:
     from jaxlib.mlir import ir
 
     from convcanon.hlo.io import HloFile
@@ -78,11 +92,67 @@ def _hlo_nodes(parsed: object) -> list[Node]:
             k = f"n{len(nodes)}"
             keys[operation] = k
             result_type = str(operation.results[0].type) if len(operation.results) else ""
-            nodes.append(Node(k, operation.name, _short_type(result_type), inputs))
+            new = created is not None and created(operation)
+            nodes.append(Node(k, operation.name, _short_type(result_type), inputs, new))
     return nodes
 
 
-def _xdsl_nodes(parsed: object) -> list[Node]:
+_ORIGIN = "convcanon.graph.origin."  # the name of the location that marks an input op
+
+
+def _mark_origins(parsed: object) -> list[str]:
+    """Wrap each input op's location in a name that numbers it; returns each number's op name.
+
+    An op the pipeline creates carries no mark, or (ops a rewrite builds take the location of
+    the op they replace) a mark it shares with the others built for that op."""
+    from jaxlib.mlir import ir
+
+    from convcanon.hlo.io import HloFile
+
+    assert isinstance(parsed, HloFile)
+    names = []
+    with parsed.module.context:
+        for number, (_, op) in enumerate(list(_hlo_ops(parsed))):
+            op.location = ir.Location.name(f"{_ORIGIN}{number}", childLoc=op.location)
+            names.append(op.name)
+    return names
+
+
+def _marks(location: Any) -> set[int]:
+    """The origin numbers in a location tree (a fusion of two ops' locations has both)."""
+    from jaxlib.mlir import ir
+
+    found: set[int] = set()
+    pending, seen = [location], 0
+    while pending and seen < 256:  # location trees are shallow; a bound keeps a hostile one cheap
+        current, seen = pending.pop(), seen + 1
+        if type(current) is ir.Location:  # the bindings hand out the base class: downcast it
+            with current.context:
+                current = ir.Location.from_attr(current.attr)
+        if isinstance(current, ir.NameLoc):
+            if current.name_str.startswith(_ORIGIN):
+                found.add(int(current.name_str[len(_ORIGIN) :]))
+            pending.append(current.child_loc)
+        elif isinstance(current, ir.FusedLoc):
+            pending += current.locations
+        elif isinstance(current, ir.CallSiteLoc):
+            pending += [current.callee, current.caller]
+    return found
+
+
+def _created_hlo_ops(parsed: object, names: list[str]) -> Callable[[Any], bool]:
+    """Whether an op after the pipeline is one it created: an input op is the only op that
+    carries its mark, under its own name; the ops built in place of one share its mark."""
+    marks = {op: _marks(op.location) for _, op in _hlo_ops(parsed)}
+    holders = Counter(mark for found in marks.values() for mark in found)
+
+    def created(op: Any) -> bool:
+        return not any(holders[mark] == 1 and names[mark] == op.name for mark in marks[op])
+
+    return created
+
+
+def _xdsl_nodes(parsed: object, created: Callable[[Any], bool] | None = None) -> list[Node]:
     from xdsl.ir import Block, Operation
 
     assert isinstance(parsed, Operation)
@@ -106,46 +176,71 @@ def _xdsl_nodes(parsed: object) -> list[Node]:
         k = f"n{len(nodes)}"
         keys[id(op)] = k
         result_type = str(op.results[0].type) if op.results else ""
-        nodes.append(Node(k, op.name, _short_type(result_type), inputs))
+        new = created is not None and created(op)
+        nodes.append(Node(k, op.name, _short_type(result_type), inputs, new))
     return nodes
+
+
+def _created_xdsl_ops(parsed: object) -> Callable[[Any], bool]:
+    """xDSL ops are Python objects: an input op is one of the objects the input parsed to (all
+    kept alive here, so no new op can take one's id)."""
+    from xdsl.ir import Operation
+
+    assert isinstance(parsed, Operation)
+    inputs = list(parsed.walk())
+    ids = {id(op) for op in inputs}
+    return lambda op, inputs=inputs: id(op) not in ids
 
 
 def _is_conv(op: str) -> bool:
     return op.endswith(("convolution", "dynamic_conv", "conv2d", "conv3d"))
 
 
-def added_nodes(before: Iterable[Node], after: Iterable[Node]) -> set[str]:
-    """Keys of `after` nodes left over once each is matched to a `before` node of the same kind."""
-    pool = Counter((n.op, n.result_type) for n in before)
-    added = set()
-    for node in after:
-        kind = (node.op, node.result_type)
-        if pool[kind] > 0:
-            pool[kind] -= 1
-        else:
-            added.add(node.key)
-    return added
+def _drawn_panels(
+    parsed: object, framework: str, passes: list[Any], pipeline: str
+) -> list[tuple[str, list[Node]]]:
+    """The input's graph, and the graph after `passes` with the ops they created marked: the
+    input ops are tagged before the pipeline runs on the module, then found after it."""
+    from convcanon.driver import run_pipeline
+
+    if framework == "hlo":
+        before = _hlo_nodes(parsed)
+        if not passes:
+            return [("input", before)]
+        names = _mark_origins(parsed)
+        run_pipeline(parsed, passes)
+        return [
+            ("input", before),
+            (f"after {pipeline}", _hlo_nodes(parsed, _created_hlo_ops(parsed, names))),
+        ]
+    before = _xdsl_nodes(parsed)
+    if not passes:
+        return [("input", before)]
+    created = _created_xdsl_ops(parsed)
+    run_pipeline(parsed, passes)
+    return [("input", before), (f"after {pipeline}", _xdsl_nodes(parsed, created))]
 
 
 def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def to_dot(panels: list[tuple[str, list[Node], set[str]]]) -> str:
-    """One cluster per panel, laid out left to right; convs orange, added ops green."""
+def to_dot(panels: list[tuple[str, list[Node]]]) -> str:
+    """One cluster per panel, laid out left to right; convs orange, ops the pipeline created
+    green."""
     lines = [
         "digraph convcanon {",
         "  rankdir=TB; newrank=true;",
         '  node [shape=box, fontsize=10, fontname="Helvetica"];',
     ]
-    for index, (title, nodes, added) in enumerate(panels):
+    for index, (title, nodes) in enumerate(panels):
         lines.append(f"  subgraph cluster_{index} {{")
         lines.append(f'    label="{_escape(title)}"; fontsize=14;')
         for node in nodes:
             style = ""
             if _is_conv(node.op):
                 style = ', style=filled, fillcolor="#f8b26a"'
-            elif node.key in added:
+            elif node.created:
                 style = ', style=filled, fillcolor="#9be39b"'
             elif node.op.startswith("arg"):
                 style = ", shape=ellipse"
@@ -268,7 +363,7 @@ def graph_command(
     timeout: float = DEFAULT_TIMEOUT,
     memory_limit: str | int = DEFAULT_MEMORY_LIMIT,
 ) -> int:
-    from convcanon.driver import FRAMEWORKS, choose_framework, run_pipeline
+    from convcanon.driver import FRAMEWORKS, choose_framework
     from convcanon.pipeline import parse_pipeline
 
     fmt = format_for(output, fmt)
@@ -281,19 +376,14 @@ def graph_command(
     filename, text = read_mlir_input(input_path)
     framework = choose_framework(passes, text)
     adapter = FRAMEWORKS[framework]
-    extract = _hlo_nodes if framework == "hlo" else _xdsl_nodes
-    before = extract(adapter.parse_text(text, filename))
-    panels = [("input", before, set[str]())]
-    if passes:
-        module = adapter.parse_text(text, filename)
-        run_pipeline(module, passes)
-        after = extract(module)
-        panels.append((f"after {pipeline}", after, added_nodes(before, after)))
+    with adapter.job():
+        panels = _drawn_panels(adapter.parse_text(text, filename), framework, passes, pipeline)
+    before = panels[0][1]
     if not before:
         raise ConvcanonError("the module has no ops to draw", SourceLoc(filename))
-    nodes = sum(len(panel_nodes) for _, panel_nodes, _ in panels)
+    nodes = sum(len(panel_nodes) for _, panel_nodes in panels)
     if fmt != "dot" and nodes > max_nodes:
-        counts = ", ".join(f"{len(n)} {title}" for title, n, _ in panels)
+        counts = ", ".join(f"{len(n)} {title}" for title, n in panels)
         raise ConvcanonError(
             f"the graph has {nodes} nodes ({counts}), over the limit of {max_nodes} for "
             f"rendering: Graphviz's layout would take minutes and gigabytes; raise --max-nodes, "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -11,8 +13,6 @@ from pathlib import Path
 
 import pytest
 from _processes import children_outlive_a_stop  # pyright: ignore[reportMissingImports]
-
-from convcanon.graph import Node, added_nodes
 
 _CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 requires_dot = pytest.mark.skipif(
@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-c", "import sys; from convcanon.cli import main; sys.exit(main())"]
 HLO = REPO / "examples" / "small_cnn.stablehlo.mlir"
 MIGRAPHX = REPO / "bench" / "migraphx" / "nhwc_resblock.mlir"
+GENERAL = "stablehlo-canonicalize-conv{gate=general}"
 
 
 def _graph(
@@ -34,15 +35,83 @@ def _graph(
     )
 
 
-def test_added_ops_are_those_left_after_matching_by_kind():
-    before = [Node("a", "stablehlo.convolution", "T", ()), Node("b", "stablehlo.add", "T", ())]
-    after = [
-        Node("x", "stablehlo.pad", "P", ()),
-        Node("y", "stablehlo.convolution", "T", ("x",)),
-        Node("z", "stablehlo.add", "T", ()),
-        Node("w", "stablehlo.add", "T", ()),
+def _after_panel(dot: str) -> tuple[dict[str, tuple[str, bool]], dict[str, list[str]]]:
+    """The after panel's nodes (op, drawn as created) and each node's producers."""
+    nodes = {
+        key: (op, "#9be39b" in style)
+        for key, op, style in re.findall(
+            r'^    (p1_\w+) \[label="([\w.]+)[^"]*"(.*)\];$', dot, re.M
+        )
+    }
+    producers: dict[str, list[str]] = {}
+    for source, target in re.findall(r"^    (p1_\w+) -> (p1_\w+);$", dot, re.M):
+        producers.setdefault(target, []).append(source)
+    return nodes, producers
+
+
+def test_the_rewrite_s_partial_sums_are_created_and_the_model_s_bias_adds_are_not(
+    tmp_path: Path,
+):
+    """By provenance, not by kind: the adds that sum a rewrite's partial convs are green (as
+    many as `explain` lists), the model's own bias adds (an add of a broadcast bias) are not,
+    though they are adds of the same type."""
+    out = tmp_path / "g.dot"
+    result = _graph(str(HLO), "-p", GENERAL, "--format", "dot", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    nodes, producers = _after_panel(out.read_text())
+    adds = {key: created for key, (op, created) in nodes.items() if op == "stablehlo.add"}
+
+    def fed_by(key: str, op: str) -> int:
+        return sum(nodes[p][0] == op for p in producers[key])
+
+    bias = {k for k in adds if fed_by(k, "stablehlo.broadcast_in_dim")}
+    assert bias and not any(adds[k] for k in bias)
+    two_partials = {k for k in adds if fed_by(k, "stablehlo.convolution") == 2}
+    assert two_partials and all(adds[k] for k in two_partials)
+    listed = json.loads(
+        subprocess.run(
+            [*CLI, "explain", str(HLO), "-p", GENERAL, "--format", "json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
+    )
+    partial_sums = sum(row["ops_added"].count("add") for row in listed["convs"])
+    assert sum(adds.values()) == partial_sums > len(two_partials)
+
+
+def test_an_untouched_module_draws_nothing_as_created(tmp_path: Path):
+    """A pipeline that changes nothing (the neuron gate leaves this stem alone) creates
+    nothing, whatever matches by kind."""
+    out = tmp_path / "g.dot"
+    result = _graph(str(HLO), "-p", "cse", "--format", "dot", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    nodes, _ = _after_panel(out.read_text())
+    assert nodes and not any(created for _, created in nodes.values())
+
+
+def test_ops_mlir_passes_create_are_created(tmp_path: Path):
+    """canonicalize folds two constants' sum into a new constant: that one is green (though
+    the input had constants of its type), the add that reads an argument is the module's own."""
+    module = tmp_path / "fold.mlir"
+    module.write_text(
+        "func.func @main(%x: i32) -> i32 {\n"
+        "  %a = arith.constant 1 : i32\n"
+        "  %b = arith.constant 2 : i32\n"
+        "  %c = arith.addi %a, %b : i32\n"
+        "  %d = arith.addi %x, %c : i32\n"
+        "  return %d : i32\n}\n"
+    )
+    out = tmp_path / "g.dot"
+    result = _graph(str(module), "-p", "canonicalize", "--format", "dot", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    nodes, _ = _after_panel(out.read_text())
+    assert sorted(nodes.values()) == [
+        ("arg0", False),
+        ("arith.addi", False),
+        ("arith.constant", True),
+        ("func.return", False),
     ]
-    assert added_nodes(before, after) == {"x", "w"}
 
 
 def test_a_dynamic_conv_is_drawn_as_a_conv(tmp_path: Path):

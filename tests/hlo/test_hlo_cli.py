@@ -163,6 +163,7 @@ def test_explain_table_json_and_markdown() -> None:
     assert summary == {
         "convs_seen": 6,
         "rewritten": 6,
+        "already_canonical": 0,
         "rejected": {},
         "macs_before": 687104,
         "macs_after": 779264,

@@ -79,6 +79,7 @@ def _row(record: Any) -> dict[str, Any]:
         "feature_groups": p.feature_group_count,
         "batch_groups": p.batch_group_count,
         "decision": "rewrite" if record.decision.accepted else "skip",
+        "canonical": record.decision.canonical,  # skipped with nothing to do
         "reason": record.decision.reason,
         "phases": record.phases,  # partial convs emitted, after merging
         "phases_unmerged": record.unmerged,  # one per phase (merge-phases=none)
@@ -96,7 +97,7 @@ def _row(record: Any) -> dict[str, Any]:
 
 
 def _summary(rows: list[dict[str, Any]], ops: tuple[int, int] | None) -> dict[str, Any]:
-    rejected = Counter(r["reason"] for r in rows if r["decision"] == "skip")
+    rejected = Counter(r["reason"] for r in rows if r["decision"] == "skip" and not r["canonical"])
     ops_before: Counter[str] = Counter()
     ops_after: Counter[str] = Counter()
     for r in rows:
@@ -105,6 +106,7 @@ def _summary(rows: list[dict[str, Any]], ops: tuple[int, int] | None) -> dict[st
     summary = {
         "convs_seen": len(rows),
         "rewritten": sum(r["decision"] == "rewrite" for r in rows),
+        "already_canonical": sum(r["canonical"] for r in rows),
         "rejected": dict(rejected),
         "macs_before": sum(r["macs_before"] for r in rows),
         "macs_after": sum(r["macs_after"] for r in rows),
@@ -149,7 +151,7 @@ def _cells(row: dict[str, Any]) -> list[str]:
         row["result"],
         window,
         f"f={row['feature_groups']} b={row['batch_groups']}",
-        row["decision"],
+        "canonical" if row["canonical"] else row["decision"],
         row["reason"],
         _phases_cell(row),
         f"{sum(row['ops_before'].values())} -> {sum(row['ops_after'].values())}",
@@ -192,6 +194,8 @@ def _summary_lines(summary: dict[str, Any]) -> list[str]:
         f"rewritten: {summary['rewritten']}",
         f"rejected: {sum(summary['rejected'].values())}",
     ]
+    if summary["already_canonical"]:  # skipped with nothing to do, not rejected
+        lines.insert(2, f"already canonical: {summary['already_canonical']}")
     lines += [f"  {n} x {reason}" for reason, n in summary["rejected"].items()]
     before, after = summary["macs_before"], summary["macs_after"]
     ratio = f" (x{after / before:.2f})" if before else ""

@@ -21,6 +21,7 @@ __all__ = ["ConvOptions", "Decision", "decide"]
 class Decision(NamedTuple):
     accepted: bool
     reason: str  # why rejected, or what will be canonicalized
+    canonical: bool = False  # nothing to do: not a rejection
 
 
 def _neuron_rules(p: ConvParams, o: ConvOptions) -> str | None:
@@ -49,6 +50,17 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
         return Decision(False, p.dynamic_reason)
     if p.num_spatial == 0:
         return Decision(False, f"rank {p.rank} has no spatial dimension")
+    work = []
+    if any(lo or hi for lo, hi in p.padding):
+        work.append("padding")
+    if any(d != 1 for d in p.lhs_dilation):
+        work.append("lhs dilation")
+    if p.needs_stride:
+        work.append("stride")
+    if not work:  # nothing to do is not a rejection, whatever the gate's rules
+        return Decision(
+            False, "already canonical (zero padding, unit stride, no lhs dilation)", canonical=True
+        )
     if o.gate == "neuron":
         why = _neuron_rules(p, o)
         if why is not None:
@@ -60,15 +72,6 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
             False,
             f"kernel extent {max(p.kernel_spatial)} over the limit of {MAX_KERNEL_TAPS} taps",
         )
-    work = []
-    if any(lo or hi for lo, hi in p.padding):
-        work.append("padding")
-    if any(d != 1 for d in p.lhs_dilation):
-        work.append("lhs dilation")
-    if p.needs_stride:
-        work.append("stride")
-    if not work:
-        return Decision(False, "already canonical (zero padding, unit stride, no lhs dilation)")
     if p.dynamic_batch and p.batch_group_count > 1:
         return Decision(False, "dynamic batch with batch_group_count > 1")
     if p.dynamic_feature and p.feature_group_count > 1:
