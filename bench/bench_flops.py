@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from convcanon.driver import FRAMEWORKS, run_pipeline
-from convcanon.hlo.params import ConvParams, read_conv_params
+from convcanon.hlo.conv_params import ConvParams
+from convcanon.hlo.params import read_conv_params
 from convcanon.hlo.phase_plan import lattice_macs
 from convcanon.pipeline import parse_pipeline
 

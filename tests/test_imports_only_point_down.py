@@ -45,6 +45,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
         (
             "convcanon.hlo",
             "convcanon.hlo.context",
+            "convcanon.hlo.conv_params",
             "convcanon.hlo.dialect_check",
             "convcanon.hlo.dialects",
             "convcanon.hlo.hlo_import",

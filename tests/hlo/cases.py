@@ -18,14 +18,15 @@ import numpy as np
 from hypothesis import strategies as st
 
 from convcanon.hlo import legalize
+from convcanon.hlo.config import resolve
 from convcanon.hlo.context import ir, make_context, parse_module
+from convcanon.hlo.conv_params import ConvParams
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.gate import ConvOptions
 from convcanon.hlo.io import HloFile
-from convcanon.hlo.params import ConvParams, read_conv_params
+from convcanon.hlo.params import read_conv_params
 from convcanon.hlo.passes import canonicalize
 from convcanon.hlo.phase_plan import lattice_macs
-from convcanon.hlo.policy import POLICIES
 from convcanon.pipeline import PassStats
 from convcanon.verify.engine_process import run_xla
 
@@ -246,10 +247,9 @@ def mac_ceiling(before: list[ConvParams], **options: Any) -> int:
     `options`: each conv's lattice floor, times max-mac-ratio where its kernel is zero-extended
     (merge-phases=pad-kernel, or under auto the engine policy's choice for that conv)."""
     opts = ConvOptions(**options)
-    policy = POLICIES[opts.engine]
     return sum(
         math.floor(lattice_macs(p) * opts.max_mac_ratio)
-        if policy.merge_mode(p, opts.merge_phases, opts.max_mac_ratio) == "pad-kernel"
+        if resolve(p, opts).merge == "pad-kernel"
         else lattice_macs(p)
         for p in before
     )

@@ -12,8 +12,8 @@ import re
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
+from convcanon.hlo.conv_params import ConvParams
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
-from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_plan import lattice_macs
 from convcanon.hlo.plan import is_channels_last
 from convcanon.hlo.policy import XLA_CPU

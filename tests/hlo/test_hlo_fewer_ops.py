@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from jaxlib.mlir import ir
 
 from convcanon.hlo import emit
+from convcanon.hlo.conv_params import ConvParams
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.explain import explain_module, render
 from convcanon.hlo.io import HloFile
-from convcanon.hlo.params import ConvParams
 from convcanon.hlo.phase_plan import lattice_macs
 
 from .cases import (

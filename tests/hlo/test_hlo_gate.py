@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from convcanon.hlo.dialects import DimensionNumbers
+from convcanon.hlo.config import resolve
+from convcanon.hlo.conv_params import ConvParams, DimensionNumbers
 from convcanon.hlo.gate import ConvOptions, decide
-from convcanon.hlo.params import ConvParams
 
 
 def params(
@@ -112,7 +112,7 @@ GENERAL = ConvOptions(gate="general")
     ],
 )
 def test_rejections_name_the_rule(p: ConvParams, options: ConvOptions, reason: str) -> None:
-    decision = decide(p, options)
+    decision = decide(p, resolve(p, options))
     assert not decision.accepted
     assert decision.reason == reason
 
@@ -139,7 +139,7 @@ def test_rejections_name_the_rule(p: ConvParams, options: ConvOptions, reason: s
 def test_acceptances_say_what_will_be_rewritten(
     p: ConvParams, options: ConvOptions, reason: str
 ) -> None:
-    decision = decide(p, options)
+    decision = decide(p, resolve(p, options))
     assert decision.accepted, decision.reason
     assert decision.reason == reason
 
@@ -147,7 +147,7 @@ def test_acceptances_say_what_will_be_rewritten(
 def test_dynamic_shapes_are_rejected_with_their_reason_by_both_presets() -> None:
     p = params()._replace(dynamic_reason="dynamic shape: lhs is tensor<?x8x8x3xf32>")
     for options in (NEURON, GENERAL):
-        assert decide(p, options).reason == "dynamic shape: lhs is tensor<?x8x8x3xf32>"
+        assert decide(p, resolve(p, options)).reason == "dynamic shape: lhs is tensor<?x8x8x3xf32>"
 
 
 def test_options_come_from_the_pipeline_mapping() -> None:

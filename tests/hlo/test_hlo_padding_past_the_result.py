@@ -13,8 +13,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from convcanon.hlo.conv_params import bounded_pad, padded_extent
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
-from convcanon.hlo.params import bounded_pad, padded_extent
 
 from .cases import (
     as_stablehlo_text,

@@ -18,16 +18,16 @@ from functools import lru_cache
 
 from jaxlib.mlir import ir
 
-from convcanon.hlo import params
+from convcanon.hlo import conv_params
+from convcanon.hlo.conv_params import ConvParams, bounded_pad, padded_extent
 from convcanon.hlo.dialects import Dialect, padding_attr
-from convcanon.hlo.params import ConvParams, bounded_pad, padded_extent
 
 AnyOp = ir.Operation | ir.OpView
 
 # A dynamic extent (`?`), as MLIR stores it. A conv has one dynamic size at most (its batch, or
 # the lhs feature dim a kernel gradient contracts, which the kernel's input features match), so
 # every dynamic extent of a value derived from the conv's operands is that size.
-DYNAMIC = params.DYNAMIC
+DYNAMIC = conv_params.DYNAMIC
 
 Window = tuple[int, int, int]  # (start, stride, length) of a slice in one dim
 

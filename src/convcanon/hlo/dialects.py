@@ -16,6 +16,7 @@ from typing import Literal
 
 from jaxlib.mlir import ir
 
+from convcanon.hlo.conv_params import DimensionNumbers
 from convcanon.records import NamedTuple
 
 ListKind = Literal["array", "dense"]
@@ -115,20 +116,6 @@ def read_padding(attr: ir.Attribute) -> tuple[tuple[int, int], ...]:
     """Conv padding pairs from `dense<...> : tensor<Nx2xi64>` (a splat included)."""
     flat = read_ints(attr)
     return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
-
-
-class DimensionNumbers(NamedTuple):
-    """Conv dimension numbers, dialect-neutral (which axis of lhs/rhs/result plays which role)."""
-
-    lhs_batch: int
-    lhs_feature: int
-    lhs_spatial: tuple[int, ...]
-    rhs_in_feature: int
-    rhs_out_feature: int
-    rhs_spatial: tuple[int, ...]
-    out_batch: int
-    out_feature: int
-    out_spatial: tuple[int, ...]
 
 
 def read_dimension_numbers(attr: ir.Attribute) -> DimensionNumbers:

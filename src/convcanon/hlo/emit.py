@@ -15,7 +15,7 @@ from functools import lru_cache
 from jaxlib.mlir import ir
 
 from convcanon.hlo.build import DYNAMIC, Builder, Program, Ref, Window
-from convcanon.hlo.params import ConvParams
+from convcanon.hlo.conv_params import ConvParams
 from convcanon.hlo.plan import (
     ConvPlan,
     Fold,

@@ -10,9 +10,16 @@ and `verbose` remarks.
 
 from __future__ import annotations
 
+from convcanon.hlo.config import ConvConfig
+from convcanon.hlo.conv_params import ConvParams
 from convcanon.hlo.options import ConvOptions
-from convcanon.hlo.params import ConvParams
-from convcanon.hlo.phase_merge import MAX_KERNEL_TAPS, MAX_PHASE_SLICES, within_tap_limit
+from convcanon.hlo.phase_merge import (
+    MAX_KERNEL_TAPS,
+    MAX_PHASE_SLICES,
+    MergePlan,
+    merge_plan,
+    within_tap_limit,
+)
 from convcanon.records import NamedTuple
 
 __all__ = ["ConvOptions", "Decision", "decide"]
@@ -22,6 +29,7 @@ class Decision(NamedTuple):
     accepted: bool
     reason: str  # why rejected, or what will be canonicalized
     canonical: bool = False  # nothing to do: not a rejection
+    merged: MergePlan | None = None  # the convs the rewrite emits, counted (an accepted conv's)
 
 
 def _neuron_rules(p: ConvParams, o: ConvOptions) -> str | None:
@@ -44,8 +52,9 @@ def _neuron_rules(p: ConvParams, o: ConvOptions) -> str | None:
     return None
 
 
-def decide(p: ConvParams, o: ConvOptions) -> Decision:
+def decide(p: ConvParams, config: ConvConfig) -> Decision:
     """Accept or reject one conv; the reason names the first rule that failed."""
+    o = config.options
     if p.dynamic_reason is not None:
         return Decision(False, p.dynamic_reason)
     if p.num_spatial == 0:
@@ -78,7 +87,9 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
         # the kernel's input features are a fraction of the dynamic extent, a size no value
         # of the conv holds for the rewrite's slices to read
         return Decision(False, "dynamic feature extent with feature_group_count > 1")
-    merged = o.merge_plan(p)
+    # a depthwise conv's stride phases split per tap are never joined
+    mode = "none" if config.per_tap and not config.polyphase else config.merge
+    merged = merge_plan(p, config.polyphase, mode, o.max_mac_ratio)
     if merged.convs > o.max_phases:
         return Decision(
             False, f"needs {merged.convs} partial convs, over max-phases {o.max_phases}"
@@ -90,4 +101,4 @@ def decide(p: ConvParams, o: ConvOptions) -> Decision:
     dynamic = (
         " (dynamic batch)" if p.dynamic_batch else " (dynamic feature)" if p.dynamic_feature else ""
     )
-    return Decision(True, " + ".join(work) + dynamic)
+    return Decision(True, " + ".join(work) + dynamic, merged=merged)

@@ -7,14 +7,10 @@ Imported by the pass registry for `--help`, so it imports nothing heavy.
 """
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from convcanon.options import Doc, options_from_mapping
 from convcanon.records import NamedTuple
-
-if TYPE_CHECKING:
-    from convcanon.hlo.params import ConvParams
-    from convcanon.hlo.phase_merge import MergePlan
 
 Preset = Literal["neuron", "general"]
 NegativePadding = Literal["pad", "slice"]
@@ -118,16 +114,3 @@ class ConvOptions(NamedTuple):
     def from_mapping(options: Mapping[str, object]) -> "ConvOptions":
         """The parser's or the API's option mapping (pipeline names), each value checked."""
         return options_from_mapping(ConvOptions, options, "canonicalize-conv")
-
-    def merge_plan(self, p: "ConvParams") -> "MergePlan":
-        """The convs the rewrite of `p` (an accepted conv) emits under these options."""
-        from convcanon.hlo.phase_merge import merge_plan
-        from convcanon.hlo.phase_plan import uses_polyphase
-        from convcanon.hlo.policy import POLICIES
-
-        policy = POLICIES[self.engine]
-        mode = policy.merge_mode(p, self.merge_phases, self.max_mac_ratio)
-        polyphase = uses_polyphase(p, self.polyphase)
-        if not polyphase and policy.splits_depthwise(p, p.kernel_spatial, mode):
-            mode = "none"  # its phases are split per tap, never joined
-        return merge_plan(p, self.polyphase, mode, self.max_mac_ratio)

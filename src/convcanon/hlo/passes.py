@@ -17,22 +17,15 @@ from jaxlib.mlir import ir
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.hlo import build
 from convcanon.hlo.context import error_from_mlir, source_loc, with_notes
+from convcanon.hlo.conv_params import ConvParams, int64_overflow
 from convcanon.hlo.dialect_check import check_conv_dialect
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.dynamic_conv import as_convolution
 from convcanon.hlo.emit import emit
 from convcanon.hlo.gate import ConvOptions, Decision
 from convcanon.hlo.io import HloFile
-from convcanon.hlo.params import (
-    ConvKey,
-    ConvParams,
-    NotAConvolution,
-    conv_key,
-    int64_overflow,
-    read_conv_params,
-)
+from convcanon.hlo.params import ConvKey, NotAConvolution, conv_key, read_conv_params
 from convcanon.hlo.plan import ConvPlan, plan_conv
-from convcanon.hlo.policy import POLICIES
 from convcanon.pipeline import OptionValue, PassStats
 
 
@@ -200,7 +193,6 @@ def canonicalize(
     Every conv is planned (params, decision, EUET001) before any is rewritten. Plans are
     memoized by the conv's uniqued attributes and types: models repeat a few configurations."""
     opts = ConvOptions.from_mapping(options)
-    policy = POLICIES[opts.engine]
     stats = PassStats()
     records: list[ConvRecord] = []
     plans: dict[ConvKey, ConvPlan] = _plan_cache()
@@ -229,7 +221,7 @@ def canonicalize(
             plan = plans.get(key)
             if plan is None:
                 params = read_conv_params(conv, unread)
-                plan = plans[key] = plan_conv(params, opts, policy)
+                plan = plans[key] = plan_conv(params, opts)
             p = plan.params
             decision = plan.decision
             stats.bump("convs-seen")

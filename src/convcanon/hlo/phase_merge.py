@@ -25,7 +25,7 @@ import math
 from functools import lru_cache
 from typing import Literal
 
-from convcanon.hlo.params import ConvParams
+from convcanon.hlo.conv_params import ConvParams
 from convcanon.hlo.phase_plan import (
     DimPlan,
     LhsDimPlan,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from convcanon.hlo.params import ConvParams, static_extent
+from convcanon.hlo.conv_params import ConvParams, static_extent
 from convcanon.records import NamedTuple
 
 # -- stride phases --------------------------------------------------------------------------------

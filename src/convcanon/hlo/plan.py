@@ -1,6 +1,6 @@
 """The rewrite plan of one conv configuration: a pure value, built before any op.
 
-`plan_conv(p, options, policy)` decides everything the rewrite of a conv with params `p` does:
+`plan_conv(p, options)` decides everything the rewrite of a conv with params `p` does:
 the channels-last move, the explicit pad (or crop) of the lhs, each partial conv's lhs and
 kernel source (a space-to-depth fold, strided slices or the operand itself) and its own final
 `ConvParams`, and how the partials become the result (a sum, a depth-to-space, an interleave of
@@ -15,9 +15,9 @@ import itertools
 import math
 from typing import Literal
 
-from convcanon.hlo.dialects import DimensionNumbers
+from convcanon.hlo.config import ConvConfig, resolve
+from convcanon.hlo.conv_params import ConvParams, DimensionNumbers, bounded_pad, padded_extent
 from convcanon.hlo.gate import ConvOptions, Decision, decide
-from convcanon.hlo.params import ConvParams, bounded_pad, padded_extent
 from convcanon.hlo.phase_merge import (
     LhsGroup,
     extend_kernel,
@@ -42,9 +42,7 @@ from convcanon.hlo.phase_plan import (
     lattice_macs,
     lhs_dilation_plans,
     plan_dim,
-    uses_polyphase,
 )
-from convcanon.hlo.policy import EnginePolicy
 from convcanon.records import NamedTuple
 
 Window = tuple[int, int, int]  # (start, stride, length) of a slice in one dim
@@ -165,15 +163,16 @@ class ConvPlan(NamedTuple):
     decision: Decision
     policy: str
     merge: str  # how its phases merge: exact, pad-kernel (zero-extended kernels) or none
-    channels_last: ChannelsLast | None
-    body: WindowPlan | PhasePlan | None  # None: not rewritten
-    wide: bool  # partials summed in f32 and converted once
     lattice_macs: int
-    zeros: bool  # every pad the rewrite may emit has a zero of its element type (else EUET001)
-    lhs_phases: int  # output phases of the lhs-dilation rewrite (0: not used)
-    unmerged: int  # partial convs without phase merging
-    summed: int  # most partial convs summed into one output element
-    counters: tuple[tuple[str, int], ...]  # statistics the rewrite adds
+    # the rewrite, for an accepted conv:
+    channels_last: ChannelsLast | None = None
+    body: WindowPlan | PhasePlan | None = None  # None: not rewritten
+    wide: bool = False  # partials summed in f32 and converted once
+    zeros: bool = True  # every pad the rewrite may emit has a zero of its type (else EUET001)
+    lhs_phases: int = 0  # output phases of the lhs-dilation rewrite (0: not used)
+    unmerged: int = 0  # partial convs without phase merging
+    summed: int = 0  # most partial convs summed into one output element
+    counters: tuple[tuple[str, int], ...] = ()  # statistics the rewrite adds
 
     @property
     def partials(self) -> tuple[PartialConv, ...]:
@@ -191,53 +190,42 @@ class ConvPlan(NamedTuple):
 # -- planning ----------------------------------------------------------------------------------
 
 
-def plan_conv(p: ConvParams, options: ConvOptions, policy: EnginePolicy) -> ConvPlan:
+def plan_conv(p: ConvParams, options: ConvOptions) -> ConvPlan:
     """The plan of one conv: the gate's decision, and for an accepted conv its rewrite.
 
-    The gate counts partial convs per dim before anything is enumerated, so a conv that would
-    need millions of phases is refused without planning them. `merge-phases=auto` is resolved
-    here, once, to the mode the policy chooses for `p`."""
-    mode = policy.merge_mode(p, options.merge_phases, options.max_mac_ratio)
-    options = options._replace(merge_phases=mode)
-    decision = decide(p, options)
+    The options and the engine policy are resolved once, to the choices for `p` that the gate
+    and the planner read. The gate counts partial convs per dim before anything is enumerated,
+    so a conv that would need millions of phases is refused without planning them."""
+    config = resolve(p, options)
+    decision = decide(p, config)
     counted = p.dynamic_reason is None and p.num_spatial > 0 and within_tap_limit(p)
     lattice = lattice_macs(p) if counted else 0
-    if not decision.accepted:
+    merged = decision.merged  # counted by the gate for an accepted conv
+    if merged is None:
         return ConvPlan(
-            p,
-            decision,
-            policy.name,
-            options.merge_phases,
-            None,
-            None,
-            False,
-            lattice,
-            True,
-            0,
-            0,
-            0,
-            (),
+            params=p,
+            decision=decision,
+            policy=config.policy.name,
+            merge=config.merge,
+            lattice_macs=lattice,
         )
     counters: dict[str, int] = {}
-    merged = options.merge_plan(p)
-    polyphase = uses_polyphase(p, options.polyphase)
+    polyphase = config.polyphase
     lhs_phases = math.prod(len(d.phases) for d in lhs_dilation_plans(p)) if polyphase else 0
     channels_last = None
     conv = p
     writes: frozenset[str] = frozenset()
-    layout = options.conv_layout
-    moves = layout == "channels-last" or (layout == "auto" and policy.channels_last)
-    if moves and not is_channels_last(p):
+    if config.channels_last and not is_channels_last(p):
         channels_last = to_channels_last(p)
         conv = channels_last.params
         writes = frozenset({"dimension_numbers"})
         counters["channels-last"] = 1
     body: WindowPlan | PhasePlan
     if polyphase:
-        body = _plan_phases(conv, options, policy, writes | _PHASE_WRITES)
+        body = _plan_phases(conv, config, writes | _PHASE_WRITES)
         counters["rewritten-lhs-dilation"] = 1
     else:
-        body = _plan_window(conv, options, policy, writes, False, conv.kernel_spatial)
+        body = _plan_window(conv, config, writes, False)
         if body.pads:
             counters["rewritten-pad"] = 1
         if conv.needs_stride:
@@ -250,19 +238,19 @@ def plan_conv(p: ConvParams, options: ConvOptions, policy: EnginePolicy) -> Conv
     if merged.convs < merged.unmerged:
         counters["merged-phases"] = merged.unmerged - merged.convs
     return ConvPlan(
-        p,
-        decision,
-        policy.name,
-        options.merge_phases,
-        channels_last,
-        body,
-        wide,
-        lattice,
-        zeros_available(p, options),
-        lhs_phases,
-        merged.unmerged,
-        summed,
-        tuple(counters.items()),
+        params=p,
+        decision=decision,
+        policy=config.policy.name,
+        merge=config.merge,
+        channels_last=channels_last,
+        body=body,
+        wide=wide,
+        lattice_macs=lattice,
+        zeros=zeros_available(p, config, body),
+        lhs_phases=lhs_phases,
+        unmerged=merged.unmerged,
+        summed=summed,
+        counters=tuple(counters.items()),
     )
 
 
@@ -309,40 +297,44 @@ def _writing_differences(
     return body._replace(groups=groups)
 
 
-def zeros_available(p: ConvParams, options: ConvOptions) -> bool:
-    """Whether every pad the rewrite of accepted `p` may emit has a zero: the lhs's, the
+def zeros_available(p: ConvParams, config: ConvConfig, body: WindowPlan | PhasePlan) -> bool:
+    """Whether every pad the rewrite `body` of accepted `p` may emit has a zero: the lhs's, the
     kernel's when it is zero-extended, and the result's for the pads that place output
     phases."""
-    extends = (
-        options.merge_phases == "pad-kernel"
-        and options.merge_plan(p).convs < options._replace(merge_phases="exact").merge_plan(p).convs
-    )
+    extends = _extends_kernel(body)
     if (p.needs_pad or extends) and not p.lhs_zero:
         return False
-    if uses_polyphase(p, options.polyphase) and not p.result_zero:
+    if config.polyphase and not p.result_zero:
         return False
     return not extends or p.rhs_zero
 
 
+def _extends_kernel(body: WindowPlan | PhasePlan) -> bool:
+    """Whether the rewrite zero-extends a kernel (merge-phases=pad-kernel, where that merges
+    phases): appended taps, or output phases widened to a shared window."""
+    if isinstance(body, WindowPlan):
+        return body.kernel_pad is not None
+    return any(
+        g.conv.kernel_pad is not None
+        or g.kernel.pads is not None
+        and any(any(pair) for combo in g.kernel.pads for pair in combo)
+        for g in body.groups
+    )
+
+
 def _plan_window(
-    p: ConvParams,
-    options: ConvOptions,
-    policy: EnginePolicy,
-    writes: frozenset[str],
-    phase: bool,
-    kernel: tuple[int, ...],
+    p: ConvParams, config: ConvConfig, writes: frozenset[str], phase: bool
 ) -> WindowPlan:
     """Explicit pad, then explicit stride, of `p` (no lhs dilation left, or interior-pad mode);
     every partial conv writes the window attributes `writes` and those this changes. `phase`:
-    `p` is an output phase's conv. `kernel`: the kernel extents of the conv being rewritten,
-    against which the policy tells a line partial cut from it (an output phase's kernel is a cut
-    of its source's, and can be a line itself)."""
+    `p` is an output phase's conv."""
     written = set(writes)
     conv_dims = p.dims
-    merge = options.merge_phases != "none"
-    per_tap = policy.splits_depthwise(p, kernel, options.merge_phases, phase)
+    policy, options = config.policy, config.options
+    merge = config.merge != "none"
+    per_tap = config.per_tap
     kernel_pad = None
-    if options.merge_phases == "pad-kernel" and joins_inputs(p):
+    if config.merge == "pad-kernel" and joins_inputs(p):
         extra = kernel_extension(p, options.max_mac_ratio)
         if any(extra):
             kernel_pad = _kernel_extension_pad(p, extra)
@@ -369,22 +361,20 @@ def _plan_window(
         p = p._replace(lhs_shape=_permuted(p.lhs_shape, lhs_back), dims=conv_dims)
     flips: tuple[int, ...] = ()
     lhs_fold = kernel_fold = None
-    if not p.needs_stride and (per_tap or policy.splits_line(kernel, p.kernel_spatial)):
-        partials = _sliced(p, plan_stride(p), False, policy, kernel, True)  # a 1x1 conv per tap
+    if not p.needs_stride and (per_tap or config.splits_line(p.kernel_spatial)):
+        partials = _sliced(p, plan_stride(p), False, config, True)  # a 1x1 conv per tap
     elif not p.needs_stride:
         partials = (PartialConv(p, None, None),)
     else:
         written |= {"window_strides", "rhs_dilation"}
         plans = plan_stride(p)
         if fold:
-            flips, lhs_fold, kernel_fold, partials = _folded(
-                p, plans, fold_back, conv_dims, policy, kernel
-            )
+            flips, lhs_fold, kernel_fold, partials = _folded(p, plans, fold_back, conv_dims, config)
             if flips:
                 written.add("window_reversal")
         else:
             joins = merge and not per_tap and joins_inputs(p)
-            partials = _sliced(p, plans, joins, policy, kernel, per_tap)
+            partials = _sliced(p, plans, joins, config, per_tap)
     return WindowPlan(
         p,
         kernel_pad,
@@ -592,16 +582,15 @@ def _tap_splits(
     p: ConvParams,
     combos: list[Combo],
     plans: tuple[DimPlan, ...],
-    policy: EnginePolicy,
-    kernel: tuple[int, ...],
+    config: ConvConfig,
     per_tap: bool,
 ) -> list[TapSplit]:
     """The partial convs of one group of phase combos: one, or one per tap where the policy
-    splits a line kernel cut from `kernel` or every kernel (`per_tap`; the combos of a group
+    splits a line kernel cut from the conv's or every kernel (`per_tap`; the combos of a group
     have the same tap counts; a unit-stride conv is one combo of whole windows)."""
     dilation = tuple(d.rhs_dilation for d in plans)
     taps = tuple(ph.taps for ph in combos[0])
-    if not (per_tap and math.prod(taps) > 1) and not policy.splits_line(kernel, taps):
+    if not (per_tap and math.prod(taps) > 1) and not config.splits_line(taps):
         return [TapSplit(combos, dilation, p.reversal)]
     axes = [i for i, n in enumerate(taps) if n > 1]
     one = tuple(1 if i in axes else d for i, d in enumerate(dilation))
@@ -625,12 +614,7 @@ def _tap_splits(
 
 
 def _sliced(
-    p: ConvParams,
-    plans: tuple[DimPlan, ...],
-    merge: bool,
-    policy: EnginePolicy,
-    kernel: tuple[int, ...],
-    per_tap: bool,
+    p: ConvParams, plans: tuple[DimPlan, ...], merge: bool, config: ConvConfig, per_tap: bool
 ) -> tuple[PartialConv, ...]:
     """One conv per phase combo, or per group of combos whose tap counts agree in each dim
     (their slices joined on the features, row-major in the dims as the kernel has them); a line
@@ -643,7 +627,7 @@ def _sliced(
     dims = p.dims
     partials = []
     for combos, dilation, reversal in (
-        split for group in groups for split in _tap_splits(p, group, plans, policy, kernel, per_tap)
+        split for group in groups for split in _tap_splits(p, group, plans, config, per_tap)
     ):
         lhs = Slices(
             dims.lhs_spatial,
@@ -680,8 +664,7 @@ def _folded(
     plans: tuple[DimPlan, ...],
     layout: Permutation | None,
     conv_dims: DimensionNumbers,
-    policy: EnginePolicy,
-    kernel: tuple[int, ...],
+    config: ConvConfig,
 ) -> tuple[tuple[int, ...], Fold, Fold, tuple[PartialConv, ...]]:
     """Merged phases of a conv whose strided dims all have unit rhs dilation: phase p of such a
     dim reads lhs p, p+s, ... and taps p, p+s, ..., so the lhs and the kernel are folded once
@@ -702,7 +685,7 @@ def _folded(
         taps = list(p.kernel_spatial)
         for i, group in zip(strided, choice, strict=True):
             taps[i] = group[0].taps
-        for tap in _folded_taps(p, tuple(taps), plans, policy, kernel):
+        for tap in _folded_taps(p, tuple(taps), plans, config):
             lhs_windows, rhs_windows = [], []
             lhs_shape, rhs_shape = list(p.lhs_shape), list(p.rhs_shape)
             for i, group in zip(strided, choice, strict=True):
@@ -733,17 +716,13 @@ def _folded(
 
 
 def _folded_taps(
-    p: ConvParams,
-    taps: tuple[int, ...],
-    plans: tuple[DimPlan, ...],
-    policy: EnginePolicy,
-    kernel: tuple[int, ...],
+    p: ConvParams, taps: tuple[int, ...], plans: tuple[DimPlan, ...], config: ConvConfig
 ) -> list[dict[int, tuple[int, int, int, int]]]:
     """The partial convs of one folded phase group with `taps` per spatial dim: one reading
     whole windows ({}), or where the policy splits a line kernel one per tap, each
     {dim: (lhs start, lhs length, kernel start, kernel length)} in folded (outer) coordinates
     on a strided dim, in elements on an unfolded one."""
-    if not policy.splits_line(kernel, taps):
+    if not config.splits_line(taps):
         return [{}]
     i = next(i for i, n in enumerate(taps) if n > 1)
     n, out = taps[i], p.out_spatial[i]
@@ -771,20 +750,19 @@ def placement(
     return Pad(tuple(low), tuple(high), tuple(interior))
 
 
-def _plan_phases(
-    p: ConvParams, options: ConvOptions, policy: EnginePolicy, writes: frozenset[str]
-) -> PhasePlan:
+def _plan_phases(p: ConvParams, config: ConvConfig, writes: frozenset[str]) -> PhasePlan:
     """The output phases of `p`, grouped into convs (merged on the output features unless
     merge-phases=none), each an undilated conv that goes through pad and stride; a phase conv
     whose kernel is a line cut from `p`'s is one conv per tap where the policy splits lines."""
     plans = lhs_dilation_plans(p)
-    mode = options.merge_phases
-    groups = lhs_groups(p, mode, options.max_mac_ratio) if mode != "none" else lhs_groups(p, mode)
+    mode = config.merge
+    ratio = config.options.max_mac_ratio
+    groups = lhs_groups(p, mode, ratio) if mode != "none" else lhs_groups(p, mode)
     planned = []
     for group in groups:
         q = lhs_group_params(p, plans, group)
         kernel = _phase_kernel(p, group)
-        conv = _plan_window(q, options, policy, writes, True, p.kernel_spatial)
+        conv = _plan_window(q, config, writes, True)
         where = placement(p, plans, group.combos[0]) if mode == "none" else None
         qs = tuple(tuple(ph.q for ph in combo) for combo in group.combos)
         planned.append(PhaseGroup(kernel, conv, qs, where))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from convcanon.hlo.params import ConvParams
+from convcanon.hlo.conv_params import ConvParams
 from convcanon.hlo.phase_merge import has_line_phase, kernel_extension
 from convcanon.records import NamedTuple
 

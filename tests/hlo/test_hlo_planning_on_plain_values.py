@@ -1,0 +1,193 @@
+"""The gate, the options and policy resolved per conv, phase merging and the planner on plain
+`ConvParams` literals, without MLIR: what the gate counts is what the plan builds, every partial
+conv is canonical and shaped as its own window says, and the multiply-adds stay at the floor
+(the per-dim phase algebra is checked against numpy in test_hlo_phase_plan.py and
+test_hlo_lhs_dilation.py)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from convcanon.hlo.config import resolve
+from convcanon.hlo.conv_params import ConvParams, DimensionNumbers, padded_extent
+from convcanon.hlo.gate import ConvOptions, decide
+from convcanon.hlo.phase_merge import merge_plan
+from convcanon.hlo.phase_plan import lattice_macs
+from convcanon.hlo.plan import plan_conv
+from convcanon.hlo.policy import POLICIES
+
+REPO = Path(__file__).resolve().parents[2]
+SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much]
+)
+
+
+def test_planning_imports_no_mlir() -> None:
+    """This module and everything it plans with load without jaxlib (or JAX, or numpy)."""
+    code = (
+        "import sys; import tests.hlo.test_hlo_planning_on_plain_values; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'jax', 'jaxlib', 'numpy'}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+# -- whole convs ----------------------------------------------------------------------------------
+
+
+@st.composite
+def conv_params(draw: st.DrawFn) -> ConvParams:
+    """A valid conv: 1 or 2 spatial dims in a random layout, strides, rhs and lhs dilation,
+    padding (negative too), window reversal, feature groups."""
+    n = draw(st.integers(1, 2))
+    spatial = []
+    for _ in range(n):
+        k, d = draw(st.integers(1, 4)), draw(st.integers(1, 2))
+        s, ld = draw(st.integers(1, 3)), draw(st.sampled_from([1, 1, 2, 3]))
+        lo, hi = draw(st.integers(-1, 3)), draw(st.integers(-1, 3))
+        h = draw(st.integers(1, 9))
+        padded = padded_extent(h, lo, hi, ld - 1)
+        window = (k - 1) * d + 1
+        assume(padded >= window)
+        spatial.append((h, k, d, s, ld, (lo, hi), (padded - window) // s + 1))
+    groups = draw(st.sampled_from([1, 2]))
+    in_per_group, out_per_group = draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    batch = draw(st.integers(1, 2))
+
+    def layout() -> tuple[int, ...]:
+        return tuple(draw(st.permutations(range(n + 2))))
+
+    lhs_axes, rhs_axes, out_axes = layout(), layout(), layout()  # axis of each role
+    dims = DimensionNumbers(
+        lhs_batch=lhs_axes[0],
+        lhs_feature=lhs_axes[1],
+        lhs_spatial=lhs_axes[2:],
+        rhs_in_feature=rhs_axes[0],
+        rhs_out_feature=rhs_axes[1],
+        rhs_spatial=rhs_axes[2:],
+        out_batch=out_axes[0],
+        out_feature=out_axes[1],
+        out_spatial=out_axes[2:],
+    )
+
+    def shape(
+        axes: tuple[int, ...], first: int, second: int, extents: list[int]
+    ) -> tuple[int, ...]:
+        out = [0] * (n + 2)
+        for axis, extent in zip(axes, [first, second, *extents], strict=True):
+            out[axis] = extent
+        return tuple(out)
+
+    return ConvParams(
+        lhs_shape=shape(lhs_axes, batch, groups * in_per_group, [d[0] for d in spatial]),
+        rhs_shape=shape(rhs_axes, in_per_group, groups * out_per_group, [d[1] for d in spatial]),
+        result_shape=shape(out_axes, batch, groups * out_per_group, [d[6] for d in spatial]),
+        element_type="f32",
+        dims=dims,
+        strides=tuple(d[3] for d in spatial),
+        padding=tuple(d[5] for d in spatial),
+        lhs_dilation=tuple(d[4] for d in spatial),
+        rhs_dilation=tuple(d[2] for d in spatial),
+        reversal=tuple(draw(st.booleans()) for _ in spatial),
+        feature_group_count=groups,
+        batch_group_count=1,
+        narrow_result=draw(st.booleans()),
+    )
+
+
+OPTIONS = st.builds(
+    ConvOptions,
+    gate=st.just("general"),
+    lhs_dilation=st.sampled_from(["polyphase", "interior-pad"]),
+    negative_padding=st.sampled_from(["pad", "slice"]),
+    merge_phases=st.sampled_from(["auto", "exact", "pad-kernel", "none"]),
+    max_mac_ratio=st.sampled_from([1.0, 2.0, 3.0]),
+    conv_layout=st.sampled_from(["auto", "keep", "channels-last"]),
+    engine=st.sampled_from(list(POLICIES)),
+    max_phases=st.just(10_000),
+)
+
+
+def _window_outputs(q: ConvParams) -> tuple[int, ...]:
+    """The output extents `q`'s own shapes and window give."""
+    return tuple(
+        (padded - ((k - 1) * d + 1)) // s + 1
+        for padded, k, d, s in zip(
+            q.padded_spatial, q.kernel_spatial, q.rhs_dilation, q.strides, strict=True
+        )
+    )
+
+
+@SETTINGS
+@given(p=conv_params(), options=OPTIONS)
+def test_the_plan_emits_the_convs_the_gate_counted_at_the_multiply_add_floor(
+    p: ConvParams, options: ConvOptions
+) -> None:
+    """The gate counts under the config the plan is made under; each partial conv is canonical
+    and its declared result is what its own operands and window give; the partials' multiply-adds
+    are the floor (the lattice's), or within max-mac-ratio of it where kernels are zero-extended."""
+    plan = plan_conv(p, options)
+    config = resolve(p, options)
+    assert plan.decision == decide(p, config)
+    assert (plan.policy, plan.merge) == (options.engine, config.merge)
+    if not plan.decision.accepted:
+        assert plan.body is None and not plan.partials
+        return
+    merged = plan.decision.merged
+    assert merged is not None and merged.convs <= merged.unmerged
+    assert dict(plan.counters).get("merged-phases", 0) == merged.unmerged - merged.convs
+    floor = lattice_macs(p)
+    assert plan.lattice_macs == floor
+    interior = options.lhs_dilation == "interior-pad" and any(d > 1 for d in p.lhs_dilation)
+    for partial in plan.partials:
+        q = partial.params
+        assert q.strides == (1,) * q.num_spatial and q.lhs_dilation == (1,) * q.num_spatial
+        assert q.padding == ((0, 0),) * q.num_spatial
+        assert _window_outputs(q) == q.out_spatial
+    base = p.macs if interior else floor  # interior-pad multiplies the inserted zeros too
+    if config.merge == "pad-kernel":
+        assert base <= plan.macs_after <= math.floor(base * options.max_mac_ratio + 1e-9)
+    else:
+        assert plan.macs_after == base
+    splits = config.per_tap or config.policy.split_line_partials
+    if not splits:  # a split writes one conv per tap, past the gate's count of phases
+        assert len(plan.partials) == merged.convs
+
+
+@SETTINGS
+@given(p=conv_params(), options=OPTIONS)
+def test_the_config_resolves_auto_once_and_keeps_what_was_asked(
+    p: ConvParams, options: ConvOptions
+) -> None:
+    config = resolve(p, options)
+    policy = POLICIES[options.engine]
+    assert config.policy is policy and config.options.merge_phases == config.merge
+    if options.merge_phases != "auto":
+        assert config.merge == options.merge_phases
+    elif config.merge == "pad-kernel":  # an image stem: few input features, strided
+        assert p.needs_stride and p.lhs_shape[p.dims.lhs_feature] <= policy.pad_kernel_features
+    expected_layout = options.conv_layout == "channels-last" or (
+        options.conv_layout == "auto" and policy.channels_last
+    )
+    assert config.channels_last == expected_layout
+    assert config.polyphase == (options.polyphase and any(d > 1 for d in p.lhs_dilation))
+
+
+@SETTINGS
+@given(p=conv_params(), options=OPTIONS)
+def test_merging_never_adds_convs(p: ConvParams, options: ConvOptions) -> None:
+    config = resolve(p, options)
+    polyphase = config.polyphase
+    none = merge_plan(p, polyphase, "none", options.max_mac_ratio)
+    for mode in ("exact", "pad-kernel"):
+        merged = merge_plan(p, polyphase, mode, options.max_mac_ratio)
+        assert merged.unmerged == none.unmerged == none.convs
+        assert 1 <= merged.convs <= none.convs or none.convs == 0
