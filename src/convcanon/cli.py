@@ -228,6 +228,21 @@ def _opt_parser() -> argparse.ArgumentParser:
         else:
             flags.add_argument(f"--{info.name}", action="store_true", default=argparse.SUPPRESS)
     _add_input_hlo(parser)
+    emit = parser.add_mutually_exclusive_group()
+    emit.add_argument(
+        "--emit-bytecode", action="store_true", help="write MLIR bytecode, as mlir-opt does"
+    )
+    emit.add_argument(
+        "--target-version",
+        metavar="X.Y.Z",
+        help="write a StableHLO portable artifact for this StableHLO version, as jax.export and"
+        " stablehlo-translate --serialize do; a version too old to express the module is an error",
+    )
+    emit.add_argument(
+        "--emit-hlo",
+        choices=("text", "proto"),
+        help="write XLA HLO: text, or a serialized HloModuleProto",
+    )
     _add_max_input_size(parser)
     return parser
 
@@ -372,7 +387,7 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
         if pass_flags and args.pass_pipeline:
             raise UsageError("convcanon-opt: give either --pass-pipeline or pass flags, not both")
         UNREGISTERED_DIALECTS.set(args.allow_unregistered_dialect)
-        from convcanon.driver import PrintOptions, keep_modules_until_exit, run_opt
+        from convcanon.driver import PrintOptions, keep_modules_until_exit, output_format, run_opt
 
         if argv is None:  # the convcanon-opt script, which ends in `_exit_now`
             keep_modules_until_exit()
@@ -389,6 +404,7 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
                 elide_elements=args.mlir_elide_elementsattrs_if_larger,
             ),
             instruments=_instruments(args),
+            output_format=output_format(args.emit_bytecode, args.target_version, args.emit_hlo),
         )
 
     code = _guarded(body)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from convcanon.diagnostics import ConvcanonError, UsageError, text_starts_at_line
+from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, text_starts_at_line
 from convcanon.fileio import check_output_path, read_mlir_input, write_output
 from convcanon.ir_kind import sniff_framework, with_input_kind_hint
 from convcanon.pass_instruments import PassInstruments, dump_pass_pipeline
@@ -34,6 +34,35 @@ class PrintOptions(NamedTuple):
 
 
 AS_PARSED = PrintOptions()  # locations and generic form as the input had them
+
+
+class OutputFormat(NamedTuple):
+    """What convcanon-opt writes: `text` (MLIR), `bytecode` (`--emit-bytecode`), `artifact` (a
+    StableHLO portable artifact for `target`, `--target-version`), `hlo-text` or `hlo-proto`
+    (`--emit-hlo`)."""
+
+    kind: str = "text"
+    target: str = ""  # the StableHLO version of an artifact
+
+    @property
+    def flag(self) -> str:
+        return {"bytecode": "--emit-bytecode", "artifact": "--target-version"}.get(
+            self.kind, "--emit-hlo"
+        )
+
+
+TEXT = OutputFormat()
+
+
+def output_format(bytecode: bool, target_version: str | None, hlo: str | None) -> OutputFormat:
+    """The format convcanon-opt's flags ask for (argparse keeps them exclusive)."""
+    if target_version is not None:
+        from convcanon.hlo.formats import check_target_version
+
+        return OutputFormat("artifact", check_target_version(target_version))
+    if hlo is not None:
+        return OutputFormat(f"hlo-{hlo}")
+    return OutputFormat("bytecode") if bytecode else TEXT
 
 
 class FrameworkAdapter(NamedTuple):
@@ -188,7 +217,8 @@ def transform_text(
     print_options: PrintOptions = AS_PARSED,
     chunk_line: int | None = None,
     instruments: PassInstruments | None = None,
-) -> str:
+    output_format: OutputFormat = TEXT,
+) -> str | bytes:
     """Parse, run `pipeline`, print: the whole job on one file, or on the `--split-input-file`
     chunk that starts at `chunk_line` of its file (a chunk's module is never kept: memory
     stays that of the largest chunk)."""
@@ -207,7 +237,18 @@ def transform_text(
         printer = functools.partial(adapter.print_module, options=print_options)
         run_pipeline(module, passes, stats, instruments, printer)
         with watch.output():
-            printed = adapter.print_module(module, print_options)
+            if output_format.kind == "text":
+                printed = adapter.print_module(module, print_options)
+            elif framework == "hlo":
+                from convcanon.hlo.formats import emit
+
+                printed = emit(module, output_format.kind, output_format.target)
+            else:
+                raise ConvcanonError(
+                    f"{output_format.flag} writes StableHLO/MHLO modules; this one holds"
+                    " migraphx/TOSA ops, which are written as text",
+                    SourceLoc(filename),
+                )
         if _kept_modules is not None and chunk_line is None:
             _kept_modules.append(module)
         return printed
@@ -240,8 +281,11 @@ def run_opt(
     input_hlo: bool = False,
     print_options: PrintOptions = AS_PARSED,
     instruments: PassInstruments | None = None,
+    output_format: OutputFormat = TEXT,
 ) -> int:
     passes = parse_pipeline(pipeline)  # usage errors before reading anything
+    if split_input_file and output_format.kind != "text":
+        raise UsageError(f"{output_format.flag} writes one module: not with --split-input-file")
     if instruments is not None and instruments.dump_pipeline:
         sys.stderr.write(dump_pass_pipeline(passes) + "\n\n")
     check_output_path(input_path, output_path)
@@ -257,14 +301,14 @@ def run_opt(
     if split_input_file:
         from convcanon.hlo.context import split_input_file as split_chunks
 
-        outputs, errors = [], []
+        outputs: list[str] = []
+        errors: list[ConvcanonError] = []
         for offset, chunk in split_chunks(text):
             try:  # every location in the chunk is its line in the whole file
-                outputs.append(
-                    transform_text(
-                        chunk, filename, pipeline, collected, print_options, offset + 1, instruments
-                    )
+                printed = transform_text(
+                    chunk, filename, pipeline, collected, print_options, offset + 1, instruments
                 )
+                outputs.append(printed if isinstance(printed, str) else printed.decode())
             except ConvcanonError as err:
                 errors.append(err)
         if errors:
@@ -272,7 +316,13 @@ def run_opt(
         result = "// -----\n".join(outputs)
     else:
         result = transform_text(
-            text, filename, pipeline, collected, print_options, instruments=instruments
+            text,
+            filename,
+            pipeline,
+            collected,
+            print_options,
+            instruments=instruments,
+            output_format=output_format,
         )
     if stats:
         sys.stderr.write(collected.render())

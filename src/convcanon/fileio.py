@@ -112,6 +112,8 @@ def _read_bounded(
         size = _CHUNK
         if not chunk:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if text and total == 0 and chunk.startswith(MLIR_BYTECODE_MAGIC):
+            text = False  # MLIR bytecode: binary, NUL bytes included
         if text and (nul := chunk.find(b"\0")) >= 0:
             lines += chunk.count(b"\n", 0, nul)
             last = chunk.rfind(b"\n", 0, nul)
@@ -202,6 +204,11 @@ def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
     Newlines are normalized as Python's text mode does, so locations count lines the usual way.
     """
     name, data = read_input_bytes(path, limit, text=True)
+    return name, _decoded(name, data)
+
+
+def _decoded(name: str, data: bytes) -> str:
+    """UTF-8 `data` as text with Python's newlines, or `NotUtf8Error` at the first bad byte."""
     try:
         text = data.decode()
     except UnicodeDecodeError as err:
@@ -209,7 +216,7 @@ def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
         line_start = data.rfind(b"\n", 0, err.start) + 1
         where = SourceLoc(name, data.count(b"\n", 0, err.start) + 1, err.start - line_start + 1)
         raise NotUtf8Error(err.start, where) from None
-    return name, text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -616,6 +623,12 @@ def write_output(path: str, data: str | bytes) -> None:
     """Write a command's whole output to `path` (`-` is stdout) so that nothing is ever harmed."""
     payload = encode_text(data) if isinstance(data, str) else data
     if path == "-":
+        if isinstance(data, bytes) and _is_terminal(sys.stdout):
+            # as llvm-as refuses to print bitcode to a console
+            raise _write_error(
+                "<stdout>",
+                "refusing to write binary output to a terminal; redirect stdout or use -o FILE",
+            )
         write_stdout(data)
         return
     if not path:
@@ -636,6 +649,13 @@ def write_output(path: str, data: str | bytes) -> None:
         _write_in_place(path, target, payload, None)
         return
     _replace_atomically(path, target, payload, mode)
+
+
+def _is_terminal(stream: object) -> bool:
+    try:
+        return os.isatty(stream.fileno())  # pyright: ignore[reportAttributeAccessIssue]
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False
 
 
 def _write_in_place(path: str, target: str, payload: bytes, own_fd: int | None) -> None:
@@ -760,11 +780,77 @@ def flush_stdout() -> None:
         pass
 
 
-def read_mlir_input(path: str) -> tuple[str, str]:
-    """Read an MLIR input for any command; XLA HLO (text or a binary HloModuleProto) is refused
-    with a hint to convert it."""
+MLIR_BYTECODE_MAGIC = b"ML\xefR"
+
+
+class ModuleFromBytecode(str):
+    """The text of a module read from MLIR bytecode (a portable artifact deserialized): its
+    locations are the ones the bytecode stores, and none of its positions is in the file."""
+
+    __slots__ = ()
+
+
+BINARY_READER_TIMEOUT = 300.0  # seconds; MLIR reads a large bytecode file in a few
+
+
+CHILD_LOCATED = "@at "  # a child's error line: `@at LINE:COL message` when it has a position
+
+
+def run_in_child(
+    call: str,
+    argument: str,
+    data: bytes,
+    filename: str,
+    what: str,
+    timeout: float = BINARY_READER_TIMEOUT,
+) -> bytes:
+    """`call` (`from m import f; f()`) in a child Python with `data` on its stdin and `filename`
+    and `argument` as its arguments; its stdout. A library that aborts or hangs there, or the
+    line a child writes before exiting 1 (`CHILD_LOCATED` places it in the file), is
+    `filename: error: ...` here."""
+    import subprocess
+
+    from convcanon.child_process import child_env, how_it_ended, native_failure_message, python_argv
+
     try:
-        name, text = read_input(path)
+        child = subprocess.run(
+            [*python_argv(call), filename, argument],
+            input=data,
+            capture_output=True,
+            env=child_env(),
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:  # the child is killed; a native hang is ours to bound
+        raise ConvcanonError(
+            f"{what} did not finish in {timeout:g} s", SourceLoc(filename)
+        ) from None
+    stderr = child.stderr.decode(errors="replace")
+    if child.returncode == 0:
+        return child.stdout
+    if child.returncode == 1:
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        message = lines[-1] if lines else f"{what} failed"
+        located = re.fullmatch(rf"{CHILD_LOCATED}(\d+):(\d+) (.*)", message)
+        if located is None:
+            raise ConvcanonError(message, SourceLoc(filename))
+        raise ConvcanonError(located[3], SourceLoc(filename, int(located[1]), int(located[2])))
+    raise ConvcanonError(
+        f"{what} {how_it_ended(child.returncode)}: {native_failure_message(stderr)}",
+        SourceLoc(filename),
+    )
+
+
+def read_mlir_input(path: str) -> tuple[str, str]:
+    """Read a module for any command: MLIR text, or MLIR bytecode from any producer (a StableHLO
+    portable artifact too), read in a child process and returned as text. XLA HLO (text or a
+    binary HloModuleProto) is refused with a hint to convert it."""
+    name, data = read_input_bytes(path, text=True)
+    if data.startswith(MLIR_BYTECODE_MAGIC):
+        call = "from convcanon.hlo.formats import read_child; read_child()"
+        text = run_in_child(call, "", data, name, "MLIR's bytecode reader")
+        return name, ModuleFromBytecode(text.decode())
+    try:
+        text = _decoded(name, data)
     except NotUtf8Error as err:
         # a serialized proto is binary from its first bytes; a bad byte further in is a text's
         if err.offset < 64:

@@ -1051,6 +1051,23 @@ CASES += [
 ]  # fmt: skip
 
 
+def _cut_bytecode() -> bytes:
+    """The example CNN as MLIR bytecode, cut after 300 bytes."""
+    from convcanon.hlo.context import parse_module
+    from convcanon.hlo.formats import module_bytecode
+
+    return module_bytecode(parse_module(sources.STABLEHLO.read_text(), "cnn.mlir"))[:300]
+
+
+_F8_IDENTITY = IDENTITY.replace("xf32>", "xf8E8M0FNU>")
+CASES += [
+    Case("MLIR bytecode cut short", ["{m.mlirbc}"], {"m.mlirbc": _cut_bytecode}, 1, "m.mlirbc: error: cannot read the MLIR bytecode: attempting to parse", "convcanon-opt"),
+    Case("--target-version older than the module's types (f8E8M0FNU in StableHLO 1.0.0)", ["{m.mlir}", "--target-version", "1.0.0", "-o", "{m.mlir}.vhlo"], {"m.mlir": _f(_F8_IDENTITY)}, 1, "m.mlir:1:1: error: StableHLO 1.0.0 cannot express this module: it uses an op, type or attribute added after 1.0.0", "convcanon-opt"),
+    Case("--target-version 0.1.0 (before StableHLO's minimum)", ["{m.mlir}", "--target-version", "0.1.0"], {"m.mlir": _f(IDENTITY)}, 2, "error: --target-version must be a StableHLO version X.Y.Z from", "convcanon-opt"),
+    Case("--emit-bytecode of a migraphx module", ["{m.mlir}", "--emit-bytecode", "-o", "{m.mlir}.bc"], {"m.mlir": sources.migraphx_text}, 1, "m.mlir: error: --emit-bytecode writes StableHLO/MHLO modules; this one holds migraphx/TOSA ops, which are written as text", "convcanon-opt"),
+]  # fmt: skip
+
+
 def _close_quietly(stream: io.TextIOBase) -> None:
     with contextlib.suppress(OSError):  # what it could not write was reported
         stream.close()

@@ -11,21 +11,16 @@ from __future__ import annotations
 
 import io
 import re
-import subprocess
 import sys
 from collections.abc import Callable
 
 from jaxlib.mlir import ir
 
 from convcanon.child_process import (
-    child_env,
     die_with_parent,
-    how_it_ended,
-    native_failure_message,
-    python_argv,
 )
 from convcanon.diagnostics import ConvcanonError, SourceLoc
-from convcanon.fileio import read_input_bytes
+from convcanon.fileio import CHILD_LOCATED, read_input_bytes, run_in_child
 from convcanon.hlo.context import downcast, error_from_mlir, make_context, print_module
 
 
@@ -334,9 +329,6 @@ def _converted_error(err: ir.MLIRError, positions: dict[str, tuple[int, int]]) -
     )
 
 
-_CHILD_LOC = "@at "  # the child's error line: `@at LINE:COL message` when it has a position
-
-
 def child_main() -> None:
     """The child: HLO on stdin, the file's name as its argument, bytecode on stdout; bad input
     is one line on stderr, exit 1."""
@@ -345,7 +337,7 @@ def child_main() -> None:
     try:
         bytecode = hlo_to_bytecode(data, sys.argv[1])
     except ConvcanonError as err:
-        where = f"{_CHILD_LOC}{err.loc.line}:{err.loc.col} " if err.loc and err.loc.line else ""
+        where = f"{CHILD_LOCATED}{err.loc.line}:{err.loc.col} " if err.loc and err.loc.line else ""
         sys.stderr.write(where + err.message + "\n")
         sys.exit(1)
     sys.stdout.buffer.write(bytecode)
@@ -357,36 +349,8 @@ HLO_READER_TIMEOUT = 300.0  # seconds; XLA reads a large HLO module in a few
 
 def hlo_bytes_to_bytecode_isolated(data: bytes, filename: str) -> bytes:
     """Convert in a child process; a crash or abort there is `filename: error: ...` here."""
-    try:
-        child = subprocess.run(
-            [
-                *python_argv("from convcanon.hlo.hlo_import import child_main; child_main()"),
-                filename,
-            ],
-            input=data,
-            capture_output=True,
-            env=child_env(),
-            timeout=HLO_READER_TIMEOUT,
-        )
-    except subprocess.TimeoutExpired:  # the child is killed; a native hang is ours to bound
-        raise ConvcanonError(
-            f"XLA's HLO reader did not finish in {HLO_READER_TIMEOUT:g} s", SourceLoc(filename)
-        ) from None
-    stderr = child.stderr.decode(errors="replace")
-    if child.returncode == 0:
-        return child.stdout
-    if child.returncode == 1:
-        lines = [line for line in stderr.splitlines() if line.strip()]
-        message = lines[-1] if lines else "cannot convert the HLO"
-        located = re.fullmatch(rf"{_CHILD_LOC}(\d+):(\d+) (.*)", message)
-        if located is None:
-            raise ConvcanonError(message, SourceLoc(filename))
-        line, col = int(located[1]), int(located[2])
-        raise ConvcanonError(located[3], SourceLoc(filename, line, col))
-    raise ConvcanonError(
-        f"XLA's HLO reader {how_it_ended(child.returncode)}: {native_failure_message(stderr)}",
-        SourceLoc(filename),
-    )
+    call = "from convcanon.hlo.hlo_import import child_main; child_main()"
+    return run_in_child(call, "", data, filename, "XLA's HLO reader", HLO_READER_TIMEOUT)
 
 
 def hlo_bytes_to_module(data: bytes, filename: str, context: ir.Context) -> ir.Module:

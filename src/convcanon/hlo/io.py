@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from convcanon.diagnostics import SourceLoc, lines_before
-from convcanon.fileio import encode_text
+from convcanon.fileio import ModuleFromBytecode, encode_text
 from convcanon.hlo.context import ir, op_positions, parse_module, print_module, source_loc
 
 
@@ -92,9 +92,12 @@ _GENERIC_START = re.compile(r'\A(?:\s*(?://|#[\w.$-]+\s*=)[^\n]*(?:\n|\Z))*\s*"[
 
 
 def parse_file_text(text: str, filename: str) -> HloFile:
+    """A module from its text. Text read from bytecode prints back without locations, as
+    mlir-opt prints a bytecode input (its locations stay for diagnostics, none in the file)."""
     generic = _GENERIC_START.match(text) is not None
     module = parse_module(text, filename)
-    return HloFile(module, filename, "loc(" in text, generic, text, verified=True)
+    debug_info = "loc(" in text and not isinstance(text, ModuleFromBytecode)
+    return HloFile(module, filename, debug_info, generic, text, verified=True)
 
 
 def print_file(
