@@ -126,11 +126,17 @@ def test_the_pytorch_install_is_the_pinned_cpu_build():
 
 
 def _long_options(command: list[str]) -> set[str]:
+    """The long options `--help` declares: its usage lines and its option lines, not the prose."""
     wide = {**os.environ, "COLUMNS": "1000"}  # an option name is never wrapped
     help_text = subprocess.run(
         [*command, "--help"], capture_output=True, text=True, check=True, timeout=120, env=wide
     ).stdout
-    return set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", help_text)) - {"--help"}
+    usage, _, rest = help_text.partition("\n\n")
+    declared = [re.split(r"(?<=\S)\s{2,}", line, maxsplit=1)[0] for line in rest.splitlines()]
+    declared = [line for line in declared if re.match(r"\s{2}-", line)]
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", "\n".join([usage, *declared]))) - {
+        "--help"
+    }
 
 
 BIN = Path(sys.prefix) / "bin"
