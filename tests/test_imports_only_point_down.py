@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
         (
             "convcanon.child_process",
             "convcanon.diagnostics",
+            "convcanon.diagnostic_verifier",
             "convcanon.fileio",
             "convcanon.ir_kind",
             "convcanon.options",

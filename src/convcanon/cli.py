@@ -315,6 +315,12 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         help="print elements attributes of more than N elements elided (HLO modules)",
     )
     parser.add_argument(
+        "--verify-diagnostics",
+        action="store_true",
+        help="check the diagnostics against the input's expected-error/-warning/-remark/-note"
+        " comments (as mlir-opt); exit 0 when they all match",
+    )
+    parser.add_argument(
         "--allow-unregistered-dialect",
         action="store_true",
         help="let ops of dialects we do not know through, untouched",
@@ -405,6 +411,7 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
             ),
             instruments=_instruments(args),
             output_format=output_format(args.emit_bytecode, args.target_version, args.emit_hlo),
+            verify_diagnostics=args.verify_diagnostics,
         )
 
     code = _guarded(body)

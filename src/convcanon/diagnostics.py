@@ -9,7 +9,8 @@ exit 2. Anything else is a bug and keeps its traceback. Reading inputs and writi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -90,6 +91,35 @@ class ConvcanonError(Exception):
         where = f"{self.loc}: " if self.loc is not None else ""
         code = f"{self.code}: " if self.code else ""
         return f"{where}error: {code}{self.message}"
+
+
+# `loc: severity: message` diagnostics that do not stop a run (remarks, warnings) go through
+# `report`: to stderr, or to whoever collects them (`--verify-diagnostics`).
+DiagnosticSink = Callable[[str, "SourceLoc | None", str], None]
+_diagnostic_sink: ContextVar[DiagnosticSink | None] = ContextVar("diagnostic_sink", default=None)
+
+
+def report(severity: str, loc: SourceLoc | None, message: str) -> None:
+    """A `remark` or `warning` for the user, on stderr (with the notes its location carries:
+    the user's source, for debug info), or to the collector `collect_diagnostics` installs."""
+    sink = _diagnostic_sink.get()
+    if sink is not None:
+        sink(severity, loc, message)
+        return
+    notes: Callable[[], list[str]] | None = getattr(loc, "notes", None)
+    where = f"{loc}: " if loc is not None else ""
+    lines = [f"{where}{severity}: {message}", *(notes() if notes is not None else [])]
+    print("\n".join(lines), file=sys.stderr)
+
+
+@contextmanager
+def collect_diagnostics(sink: DiagnosticSink) -> Iterator[None]:
+    """Within it, `report`ed diagnostics go to `sink(severity, loc, message)`, not stderr."""
+    token = _diagnostic_sink.set(sink)
+    try:
+        yield
+    finally:
+        _diagnostic_sink.reset(token)
 
 
 class UsageError(Exception):

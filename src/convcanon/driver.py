@@ -282,7 +282,10 @@ def run_opt(
     print_options: PrintOptions = AS_PARSED,
     instruments: PassInstruments | None = None,
     output_format: OutputFormat = TEXT,
+    verify_diagnostics: bool = False,
 ) -> int:
+    """convcanon-opt: read, run the pipeline, write; with `verify_diagnostics`, the diagnostics
+    are checked against the input's `expected-*` comments instead of reported."""
     passes = parse_pipeline(pipeline)  # usage errors before reading anything
     if split_input_file and output_format.kind != "text":
         raise UsageError(f"{output_format.flag} writes one module: not with --split-input-file")
@@ -298,32 +301,41 @@ def run_opt(
     else:
         filename, text = read_mlir_input(input_path)
     collected = PipelineStats(passes)
+
+    def job(chunk: str, line: int | None) -> str | bytes:
+        """One chunk (`line`: where it starts in the file, so each location is its line in the
+        whole file), or the whole file (None)."""
+        return transform_text(
+            chunk, filename, pipeline, collected, print_options, line, instruments, output_format
+        )
+
+    chunks = [(1, text)]
     if split_input_file:
         from convcanon.hlo.context import split_input_file as split_chunks
 
-        outputs: list[str] = []
+        chunks = [(offset + 1, chunk) for offset, chunk in split_chunks(text)]
+    result: str | bytes
+    if verify_diagnostics:
+        from convcanon.diagnostic_verifier import verify_chunks
+
+        outputs = verify_chunks(
+            chunks, filename, lambda chunk, line: job(chunk, line if split_input_file else None)
+        )
+        result = outputs[0] if len(outputs) == 1 else "// -----\n".join(map(str, outputs))
+    elif split_input_file:
+        texts: list[str] = []
         errors: list[ConvcanonError] = []
-        for offset, chunk in split_chunks(text):
-            try:  # every location in the chunk is its line in the whole file
-                printed = transform_text(
-                    chunk, filename, pipeline, collected, print_options, offset + 1, instruments
-                )
-                outputs.append(printed if isinstance(printed, str) else printed.decode())
+        for line, chunk in chunks:
+            try:
+                printed = job(chunk, line)
+                texts.append(printed if isinstance(printed, str) else printed.decode())
             except ConvcanonError as err:
                 errors.append(err)
         if errors:
             raise ChunkErrors(errors)
-        result = "// -----\n".join(outputs)
+        result = "// -----\n".join(texts)
     else:
-        result = transform_text(
-            text,
-            filename,
-            pipeline,
-            collected,
-            print_options,
-            instruments=instruments,
-            output_format=output_format,
-        )
+        result = job(text, None)
     if stats:
         sys.stderr.write(collected.render())
     if instruments is not None and instruments.timing:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from cli_support import CNN, MIGRAPHX_EXP, Runner  # pyright: ignore[reportMissingImports]
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 IREE_OPT = Path(sys.executable).parent / "iree-opt"  # iree-base-compiler, a test extra
 GENERAL = "stablehlo-canonicalize-conv{gate=general}"
@@ -206,3 +208,63 @@ def test_output_twice_is_a_usage_error(opt: Runner, cc: Runner, tmp_path: Path) 
     assert not a.exists() and not b.exists()
     graph = cc("graph", CNN, "-o", tmp_path / "a.dot", "-o", tmp_path / "b.dot")
     assert graph.code == 2 and "given twice" in graph.err
+
+
+def _error_lines(stderr: str) -> set[str]:
+    """The `file:line:col: error: ...` lines (iree-opt adds the source line and a caret)."""
+    return {line for line in stderr.splitlines() if re.match(r"\S+:\d+:\d+: error: ", line)}
+
+
+_BAD_ADD = "  %{n} = stablehlo.add %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<5xf32>"
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    bad=st.integers(0, 5),
+    place=st.sampled_from(["same", "plus", "minus", "above", "below"]),
+    distance=st.integers(1, 3),
+    aim=st.integers(-1, 1),
+    text=st.sampled_from(["same shape", "requires the same shape for all", "nope", "Same"]),
+    kind=st.sampled_from(["error", "warning", "remark"]),
+    regex=st.booleans(),
+)
+def test_verify_diagnostics_reads_expectations_as_iree_opt(
+    opt: Runner,
+    tmp_path: Path,
+    bad: int,
+    place: str,
+    distance: int,
+    aim: int,
+    text: str,
+    kind: str,
+    regex: bool,
+) -> None:
+    """A function of six lines, one an op the verifier refuses, and an expectation placed on it
+    or near it by each designator: our verdict and every error line are iree-opt's."""
+    body = [f"  %{n} = stablehlo.add %a, %a : tensor<4xf32>" for n in range(6)]
+    body[bad] = _BAD_ADD.format(n=bad)
+    pattern = "{{[a-z]+}} shape" if regex else text
+    comment = f"// expected-{kind}{'-re' if regex else ''}"
+    lines = ["func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {", *body]
+    target = 1 + bad + aim  # the line (0-based in `lines`) the expectation designates
+    if place == "same":
+        lines[min(max(target, 1), 6)] += f" {comment} {{{{{pattern}}}}}"
+    elif place in ("plus", "minus"):
+        where = max(target - distance, 0) if place == "plus" else target + distance
+        offset = target - where
+        sign = "+" if offset >= 0 else "-"
+        lines.insert(where + (offset >= 0), f"  {comment} @{sign}{abs(offset)} {{{{{pattern}}}}}")
+    elif place == "above":
+        lines.insert(min(max(target, 0), 6) + 1, f"  {comment} @above {{{{{pattern}}}}}")
+    else:
+        lines.insert(min(max(target, 1), 6), f"  {comment} @below {{{{{pattern}}}}}")
+    lines += ["  return %a : tensor<4xf32>", "}"]
+    source = tmp_path / "v.mlir"
+    source.write_text("\n".join(lines) + "\n")
+    ours = opt(source, "--verify-diagnostics")
+    theirs = subprocess.run(
+        [IREE_OPT, source, "--verify-diagnostics"], capture_output=True, text=True, timeout=120
+    )
+    assert (ours.code, _error_lines(ours.err)) == (theirs.returncode, _error_lines(theirs.stderr))

@@ -187,13 +187,6 @@ class HloLoc(SourceLoc):
         return [f"{where}: note: in {self.op_path}" if self.op_path else f"{where}: note: here"]
 
 
-def with_notes(loc: SourceLoc | None, line: str) -> str:
-    """`line`, followed by the notes that point at the user's source when `loc` has them."""
-    if isinstance(loc, HloLoc):
-        return "\n".join([line, *loc.notes()])
-    return line
-
-
 def downcast(location: ir.Location) -> ir.Location:
     """`location` as its own kind (NameLoc, FusedLoc, ...): diagnostics and `op.location` hand
     out the base class."""

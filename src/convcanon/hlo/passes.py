@@ -9,14 +9,13 @@ whose operand chain reaches another conv) and every rejection, changing nothing.
 from __future__ import annotations
 
 import itertools
-import sys
 from collections.abc import Iterator, Mapping
 
 from jaxlib.mlir import ir
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.diagnostics import ConvcanonError, SourceLoc, report
 from convcanon.hlo import build
-from convcanon.hlo.context import error_from_mlir, source_loc, with_notes
+from convcanon.hlo.context import error_from_mlir, source_loc
 from convcanon.hlo.conv_params import ConvParams, int64_overflow
 from convcanon.hlo.dialect_check import check_conv_dialect
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
@@ -182,7 +181,7 @@ def _reaches_conv(conv: ir.Operation, dialect: Dialect) -> ir.Operation | None:
 
 
 def _remark(loc: SourceLoc, message: str) -> None:
-    print(with_notes(loc, f"{loc}: remark: {message}"), file=sys.stderr)
+    report("remark", loc, message)
 
 
 def canonicalize(

@@ -1,0 +1,178 @@
+"""`--verify-diagnostics`: the diagnostics a run produces are checked against the
+`expected-error`/`-warning`/`-remark`/`-note` comments of its input, as mlir-opt's
+`SourceMgrDiagnosticVerifierHandler` reads them.
+
+`// expected-error {{text}}` expects an error whose message contains `text` on the comment's own
+line; `@+N`/`@-N` move it N lines down/up, `@above` to the last line without a designator before
+it, `@below` to the next such line after it, `@unknown` to a diagnostic without a location.
+`expected-error-re {{a {{[0-9]+}} b}}` matches the message against the text with each inner
+`{{...}}` a regular expression (Python's `re`, where mlir-opt's is POSIX ERE). A diagnostic
+nothing expects is an `unexpected error: ...`; one that matches an expectation of another
+severity is a near miss; an expectation that nothing matched is `expected error "..." was not
+produced`. Each `--split-input-file` chunk is checked on its own expectations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from convcanon.diagnostics import ConvcanonError, SourceLoc, collect_diagnostics
+
+_EXPECTED = re.compile(
+    r"expected-(error|note|remark|warning)(-re)? *(@([+-][0-9]+|above|below|unknown))?"
+    r" *\{\{(.*)\}\}$"
+)
+
+
+class Expected:
+    """One `expected-*` comment: the diagnostic it expects, where, and whether one came."""
+
+    __slots__ = ("kind", "line", "at", "text", "pattern", "matched")
+
+    def __init__(self, kind: str, line: int | None, at: SourceLoc, text: str) -> None:
+        self.kind = kind
+        self.line = line  # the line the diagnostic must be on; None: an unknown location
+        self.at = at  # where the comment's `expected-` starts
+        self.text = text
+        self.pattern: re.Pattern[str] | None = None
+        self.matched = False
+
+    def matches(self, message: str) -> bool:
+        if self.pattern is not None:
+            return self.pattern.search(message) is not None
+        return self.text in message
+
+
+def _regex(text: str) -> str:
+    """`-re` text: literal outside `{{...}}`, a regular expression inside; raises ValueError."""
+    parts, rest = [], text
+    while "{{" in rest:
+        literal, _, rest = rest.partition("{{")
+        inner, close, rest = rest.partition("}}")
+        if not close:
+            raise ValueError("found start of regex with no end '}}'")
+        re.compile(inner)  # its own error names what is wrong
+        parts += [re.escape(literal), f"({inner})"]
+    return "".join([*parts, re.escape(rest)])
+
+
+def expectations(
+    text: str, filename: str, first_line: int = 1
+) -> tuple[list[Expected], list[ConvcanonError]]:
+    """The `expected-*` comments of `text` (which starts at `first_line` of its file), and the
+    errors of those that cannot be read (a bad `-re` pattern)."""
+    found: list[Expected] = []
+    problems: list[ConvcanonError] = []
+    lines = text.split("\n")
+    last_plain = 0  # index of the last line without a designator
+    waiting: list[Expected] = []  # @below: for the next line without one
+    for index, line in enumerate(lines):
+        match = _EXPECTED.search(line.rstrip())
+        number = first_line + index
+        if match is None:
+            for expected in waiting:
+                expected.line = number
+            waiting, last_plain = [], index
+            continue
+        at = SourceLoc(filename, number, match.start() + 1)
+        expected = Expected(match[1], number, at, match[5])
+        if match[2]:
+            try:
+                expected.pattern = re.compile(_regex(match[5]))
+            except (ValueError, re.error) as err:
+                problems.append(ConvcanonError(f"invalid regex: {err}", at))
+                continue
+        where = match[4]
+        if where == "unknown":
+            expected.line = None
+        elif where == "above":
+            expected.line = first_line + last_plain
+        elif where == "below":
+            expected.line = first_line + len(lines) - 1  # if no line follows
+            waiting.append(expected)
+        elif where:
+            expected.line = number + int(where)
+        found.append(expected)
+    return found, problems
+
+
+class Checker:
+    """Checks one chunk's diagnostics as they come, then what never came."""
+
+    def __init__(self, expected: list[Expected], filename: str) -> None:
+        self.expected = expected
+        self.filename = filename
+        self.failures: list[ConvcanonError] = []
+
+    def see(self, kind: str, loc: SourceLoc | None, message: str) -> None:
+        known = loc is not None and loc.line > 0
+        if known and loc is not None and loc.file != self.filename:
+            candidates: list[Expected] = []
+        else:
+            line = loc.line if known and loc is not None else None
+            candidates = [e for e in self.expected if e.line == line]
+        near: Expected | None = None
+        for expected in candidates:
+            if expected.matches(message):
+                if expected.kind == kind:
+                    expected.matched = True
+                    return
+                near = expected
+        if near is not None:
+            self.failures.append(
+                ConvcanonError(
+                    f"'{kind}' diagnostic emitted when expecting a '{near.kind}'", near.at
+                )
+            )
+        else:
+            self.failures.append(ConvcanonError(f"unexpected {kind}: {message}", loc))
+
+    def finish(self) -> list[ConvcanonError]:
+        for expected in self.expected:
+            if not expected.matched:
+                self.failures.append(
+                    ConvcanonError(
+                        f'expected {expected.kind} "{expected.text}" was not produced', expected.at
+                    )
+                )
+        return self.failures
+
+
+class DiagnosticMismatches(ConvcanonError):
+    """Every mismatch of every chunk, reported together."""
+
+    def __init__(self, failures: list[ConvcanonError]) -> None:
+        super().__init__(failures[0].message, failures[0].loc)
+        self.failures = failures
+
+    def render(self) -> str:
+        return "\n".join(failure.render() for failure in self.failures)
+
+
+def verify_chunks(
+    chunks: list[tuple[int, str]],
+    filename: str,
+    transform: Callable[[str, int], str | bytes],
+) -> list[str | bytes]:
+    """Run `transform(chunk, first_line)` on each chunk under the checker; returns each chunk's
+    output ("" where it failed, as expected) or raises every mismatch."""
+    outputs: list[str | bytes] = []
+    failures: list[ConvcanonError] = []
+    for first_line, chunk in chunks:
+        expected, problems = expectations(chunk, filename, first_line)
+        checker = Checker(expected, filename)
+        checker.failures += problems
+        output: str | bytes = ""
+        with collect_diagnostics(checker.see):
+            try:
+                output = transform(chunk, first_line)
+            except ConvcanonError as err:
+                for error in getattr(err, "errors", [err]):
+                    code = f"{error.code}: " if error.code else ""
+                    checker.see("error", error.loc, code + error.message)
+        failures += checker.finish()
+        outputs.append(output)
+    if failures:
+        raise DiagnosticMismatches(failures)
+    return outputs
