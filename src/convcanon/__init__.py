@@ -4,7 +4,9 @@ Functions (the CLI's jobs, for code that already works in Python):
 
 - `canonicalize_conv(module_or_text, dialect="stablehlo", **options)`: make every eligible
   convolution zero-padding and unit-stride (explicit `pad`, exact polyphase `slice`s); text in
-  gives a `CanonicalizeResult` (`.text`, `.stats`), an `ir.Module` in is rewritten in place.
+  gives a `CanonicalizeResult` (`.text`, `.stats`), bytes in (MLIR bytecode or a portable
+  artifact) one whose `.serialized` is in that format, an `ir.Module` in is rewritten in place,
+  a `jax.export.Exported` in gives a new `Exported`.
   Options are the pass options with `_` for `-` (`gate="general"`, `negative_padding="slice"`).
 - `from_jax(fn, *example_args, compare=False, **options)`: lower `fn` with JAX and canonicalize
   it; `compare=True` also runs both modules on XLA (`JaxCanonicalizeResult.max_abs_error`).

@@ -9,13 +9,16 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from jaxlib.mlir import ir
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, check_argument
 from convcanon.options import keyword_options
 from convcanon.pipeline import PASSES, OptionValue, PassStats
+
+if TYPE_CHECKING:
+    from jax.export import Exported
 
 Dialect = Literal["stablehlo", "mhlo"]
 _PASS_FOR_DIALECT: Mapping[str, str] = {
@@ -26,10 +29,13 @@ _PASS_FOR_DIALECT: Mapping[str, str] = {
 
 @dataclass
 class CanonicalizeResult:
-    """What `canonicalize_conv` produced: the module text and the pass's counters."""
+    """What `canonicalize_conv` produced: the module text and the pass's counters; for bytes in,
+    `serialized` is the result in the format it came in (MLIR bytecode, or a portable artifact
+    for the same StableHLO version)."""
 
     text: str
     stats: dict[str, int] = field(default_factory=dict)
+    serialized: bytes | None = None
 
 
 @dataclass
@@ -53,39 +59,83 @@ def _options(dialect: str, options: Mapping[str, Any]) -> tuple[str, dict[str, O
 
 @overload
 def canonicalize_conv(
-    module_or_text: str, dialect: Dialect = "stablehlo", **options: Any
+    module_or_text: str | bytes, dialect: Dialect = "stablehlo", **options: Any
 ) -> CanonicalizeResult: ...
 @overload
 def canonicalize_conv(
     module_or_text: ir.Module, dialect: Dialect = "stablehlo", **options: Any
 ) -> tuple[ir.Module, dict[str, int]]: ...
+@overload
 def canonicalize_conv(
-    module_or_text: str | ir.Module, dialect: Dialect = "stablehlo", **options: Any
-) -> CanonicalizeResult | tuple[ir.Module, dict[str, int]]:
+    module_or_text: Exported, dialect: Dialect = "stablehlo", **options: Any
+) -> Exported: ...
+def canonicalize_conv(
+    module_or_text: str | bytes | ir.Module | Exported,
+    dialect: Dialect = "stablehlo",
+    **options: Any,
+) -> CanonicalizeResult | tuple[ir.Module, dict[str, int]] | Exported:
     """Canonicalize every eligible convolution: explicit zero `pad`s and unit-stride partial convs.
 
-    Text in: returns a `CanonicalizeResult` (text + statistics). An `ir.Module` in: it is rewritten
-    in place and returned with the statistics. Options are the pass options with `_` for `-`,
-    e.g. `gate="general", negative_padding="slice"`.
+    What comes in goes out: text gives a `CanonicalizeResult` (text + statistics); bytes (MLIR
+    bytecode, or a StableHLO portable artifact as jax.export writes it) give one whose
+    `serialized` is the result in the same format (an artifact for the same StableHLO version);
+    an `ir.Module` is rewritten in place and returned with the statistics; a
+    `jax.export.Exported` gives a new `Exported` (see `canonicalize_exported`). Options are the
+    pass options with `_` for `-`, e.g. `gate="general", negative_padding="slice"`.
     """
     from convcanon.hlo.io import HloFile, parse_file_text, print_file
 
-    check_argument(
-        "canonicalize_conv",
-        "module_or_text",
-        module_or_text,
-        (str, ir.Module),
-        "str or jaxlib.mlir.ir.Module",
-    )
+    if not _is_exported(module_or_text):
+        check_argument(
+            "canonicalize_conv",
+            "module_or_text",
+            module_or_text,
+            (str, bytes, ir.Module),
+            "str, bytes, jaxlib.mlir.ir.Module or jax.export.Exported",
+        )
     check_argument("canonicalize_conv", "dialect", dialect, str)
     pass_name, resolved = _options(dialect, options)
     run_pass: Callable[[HloFile, Mapping[str, OptionValue]], PassStats] = PASSES[pass_name].load()
     if isinstance(module_or_text, ir.Module):
         stats = run_pass(HloFile(module_or_text, "<module>", debug_info=False), resolved)
         return module_or_text, dict(stats.counters)
-    parsed = parse_file_text(module_or_text, "<string>")
-    stats = run_pass(parsed, resolved)
-    return CanonicalizeResult(print_file(parsed), dict(stats.counters))
+    if isinstance(module_or_text, bytes):
+        return _canonicalize_bytes(module_or_text, run_pass, resolved)
+    if isinstance(module_or_text, str):
+        parsed = parse_file_text(module_or_text, "<string>")
+        stats = run_pass(parsed, resolved)
+        return CanonicalizeResult(print_file(parsed), dict(stats.counters))
+    return canonicalize_exported(module_or_text, **options)
+
+
+def _is_exported(value: object) -> bool:
+    """Whether `value` is a `jax.export.Exported`, without importing JAX for other values."""
+    return type(value).__name__ == "Exported" and type(value).__module__.startswith("jax")
+
+
+def _canonicalize_bytes(
+    data: bytes,
+    run_pass: Callable[[Any, Mapping[str, OptionValue]], PassStats],
+    options: Mapping[str, OptionValue],
+) -> CanonicalizeResult:
+    """MLIR bytecode or a portable artifact in, the same format out (through the CLI's reader
+    and writer)."""
+    from convcanon.fileio import MLIR_BYTECODE_MAGIC, module_text_from_bytecode
+    from convcanon.hlo.formats import artifact_version, emit
+    from convcanon.hlo.io import parse_file_text, print_file
+
+    where = "<bytes>"
+    if not data.startswith(MLIR_BYTECODE_MAGIC):
+        raise ConvcanonError(
+            "not MLIR bytecode (it does not start with ML\\xefR); give MLIR text as a str",
+            SourceLoc(where),
+        )
+    version = artifact_version(data)
+    parsed = parse_file_text(module_text_from_bytecode(data, where), where)
+    stats = run_pass(parsed, options)
+    text = print_file(parsed)
+    serialized = emit(parsed, "artifact" if version else "bytecode", version or "")
+    return CanonicalizeResult(text, dict(stats.counters), serialized)
 
 
 def from_jax(
@@ -149,25 +199,24 @@ def canonicalize_exported(exported: Any, **options: Any) -> Any:
     if not re.search(r"func\.func (?:public )?@main\(", text):
         raise ConvcanonError("its module has no @main, the function an Exported calls", where)
     result = canonicalize_conv(text, "stablehlo", **options)
-    serialized = _portable_artifact(result.text)
+    serialized = _portable_artifact(result.text, exported.mlir_module_serialized)
     return dataclasses.replace(exported, mlir_module_serialized=serialized)
 
 
-def _portable_artifact(text: str) -> bytes:
-    """The module as jax.export serializes one: a StableHLO portable artifact (VHLO bytecode) at
-    the version four weeks old, other dialects (Shardy's) kept as they are."""
+def _portable_artifact(text: str, original: bytes) -> bytes:
+    """The module as a StableHLO portable artifact for the version `original` (an Exported's
+    artifact) was written for, so a consumer that reads it reads ours; the version four weeks
+    old, as jax.export writes, when it names none. Other dialects (Shardy's) are kept."""
     from jaxlib.mlir.dialects import stablehlo
 
     from convcanon.hlo.context import parse_module
+    from convcanon.hlo.formats import artifact_version, portable_artifact
 
-    module = parse_module(text, "<canonical module>")
-    target = stablehlo.get_version_from_compatibility_requirement(
+    target = artifact_version(original) or stablehlo.get_version_from_compatibility_requirement(
         stablehlo.StablehloCompatibilityRequirement.WEEK_4
     )
-    with module.context:
-        return stablehlo.serialize_portable_artifact(
-            module, target, allow_other_dialects="sdy." in text
-        )
+    module = parse_module(text, "<canonical module>")
+    return portable_artifact(module, target, "<jax.export.Exported>")
 
 
 def _module_inputs(lowered: Any, example_args: tuple[Any, ...]) -> list[Any]:

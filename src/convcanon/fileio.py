@@ -840,15 +840,22 @@ def run_in_child(
     )
 
 
+def module_text_from_bytecode(data: bytes, name: str) -> ModuleFromBytecode:
+    """MLIR bytecode (a portable artifact too) as module text, read in a child process."""
+    if len(data) > (limit := _input_limit.get()):
+        raise _over_limit(SourceLoc(name), limit, len(data))
+    call = "from convcanon.hlo.formats import read_child; read_child()"
+    text = run_in_child(call, "", data, name, "MLIR's bytecode reader")
+    return ModuleFromBytecode(text.decode())
+
+
 def read_mlir_input(path: str) -> tuple[str, str]:
     """Read a module for any command: MLIR text, or MLIR bytecode from any producer (a StableHLO
     portable artifact too), read in a child process and returned as text. XLA HLO (text or a
     binary HloModuleProto) is refused with a hint to convert it."""
     name, data = read_input_bytes(path, text=True)
     if data.startswith(MLIR_BYTECODE_MAGIC):
-        call = "from convcanon.hlo.formats import read_child; read_child()"
-        text = run_in_child(call, "", data, name, "MLIR's bytecode reader")
-        return name, ModuleFromBytecode(text.decode())
+        return name, module_text_from_bytecode(data, name)
     try:
         text = _decoded(name, data)
     except NotUtf8Error as err:

@@ -39,7 +39,7 @@ CALLS: list[tuple[str, Callable[[Any], object], str, str]] = [
         "canonicalize_conv",
         lambda v: convcanon.canonicalize_conv(v),
         "module_or_text",
-        "str or jaxlib.mlir.ir.Module",
+        "str, bytes, jaxlib.mlir.ir.Module or jax.export.Exported",
     ),
     ("canonicalize_conv", lambda v: convcanon.canonicalize_conv("module {}", v), "dialect", "str"),
 ]
@@ -57,6 +57,8 @@ def test_a_wrong_argument_type_is_a_type_error_naming_the_type(
     needs_none = "or None" in expected
     if value is None and needs_none:
         return  # None is what `stats` takes
+    if isinstance(value, bytes) and "bytes" in expected:
+        return  # bytes are what canonicalize_conv reads as bytecode
     with pytest.raises(TypeError) as raised:
         call(value)
     message = f"{function}: {argument} must be {expected}, not {type(value).__qualname__}"
