@@ -4,6 +4,7 @@ convcanon-opt's HLO job runs without the generated op classes."""
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 
@@ -99,29 +100,38 @@ def _canonical(dialect: Dialect, options: dict[str, bool | int | str]) -> tuple[
 def test_cached_plans_emit_what_fresh_plans_do(
     dialect: Dialect, options: dict[str, bool | int | str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Once with the pass's caches (a configuration is planned and its ops emitted once, then
+    replayed at each repeat), once afresh: every conv gets a key of its own, so neither its
+    plan nor its emitted ops can come from another conv's."""
     planned: list[object] = []
-    real = passes.plan_conv
+    emitted: list[object] = []
+    real_plan, real_emit, real_key = passes.plan_conv, passes.emit, passes.conv_key
 
-    def counting(*args: object) -> object:
+    def counted_plan(*args: object) -> object:
         planned.append(args[0])
-        return real(*args)  # pyright: ignore[reportArgumentType]
+        return real_plan(*args)  # pyright: ignore[reportArgumentType]
 
-    monkeypatch.setattr(passes, "plan_conv", counting)
+    def counted_emit(*args: object) -> object:
+        emitted.append(args[1])
+        return real_emit(*args)  # pyright: ignore[reportArgumentType]
+
+    monkeypatch.setattr(passes, "plan_conv", counted_plan)
+    monkeypatch.setattr(passes, "emit", counted_emit)
     cached = _canonical(dialect, options)
-    assert len(planned) == 4  # one plan per distinct configuration: strided, transposed, f16, 2x2/2
+    # one plan and one emission per distinct configuration: strided, transposed, f16, 2x2/2
+    assert (len(planned), len(emitted)) == (4, 4)
 
-    def fresh_plan(*args: object) -> object:
-        planned.append(args[0])
-        return real(*args)  # pyright: ignore[reportArgumentType]
+    keys = itertools.count()
 
-    class NoCache(dict):  # every conv is planned afresh
-        def get(self, key: object, default: object = None) -> object:
-            return default
+    def own_key(*args: object) -> object:
+        return (real_key(*args), next(keys))  # pyright: ignore[reportArgumentType]
 
-    monkeypatch.setattr(passes, "_plan_cache", NoCache)
+    monkeypatch.setattr(passes, "conv_key", own_key)
     planned.clear()
+    emitted.clear()
     fresh = _canonical(dialect, options)
-    assert len(planned) == REPEATS.count("stablehlo.convolution(")
+    convs = REPEATS.count("stablehlo.convolution(")
+    assert (len(planned), len(emitted)) == (convs, convs)
     assert cached == fresh
 
 

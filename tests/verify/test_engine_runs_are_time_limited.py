@@ -5,6 +5,7 @@ reference bounds the loop itself (`--max-loop-iterations`)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -125,9 +126,19 @@ def test_ctrl_c_stops_verify_inside_an_engine_run_at_once(tmp_path: Path):
         "from convcanon.cli import main; sys.exit(main())"
     )
     argv = [sys.executable, "-c", call, "verify", str(module), str(module), "--engine", "xla"]
-    verify = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # XLA writes the module it compiled to its dump directory, then runs it: the file that holds
+    # the loop says the engine child is in the endless run (and verify waits on it)
+    dump = tmp_path / "xla_dump"
+    env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_dump_to={dump}"}
+    verify = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
-        time.sleep(8)  # the child has started and runs XLA's endless loop
+        deadline = time.monotonic() + 300  # a bound on the wait, not what the test measures
+        while not any("while" in f.read_text() for f in dump.glob("*after_optimizations.txt")):
+            assert verify.poll() is None, verify.communicate()
+            assert time.monotonic() < deadline, "XLA never compiled the loop"
+            time.sleep(0.1)
         assert verify.poll() is None, verify.communicate()
         verify.send_signal(signal.SIGINT)
         start = time.monotonic()
