@@ -138,10 +138,10 @@ def _contraction_length(op: object, kind: str, shapes: list[tuple[int, ...]]) ->
     whole = math.prod(shapes[1]) if len(shapes) > 1 else 1
     try:
         if kind in ("convolution", "dynamic_conv"):
-            dims = hlo_interp._conv_dims(op.attributes["dimension_numbers"])  # pyright: ignore[reportPrivateUsage]
+            dims = hlo_interp.conv_dims(op.attributes["dimension_numbers"])
             return whole // max(1, shapes[1][dims.kernel_output_feature_dimension])
         if kind == "dot_general":
-            dims = hlo_interp._dot_dims(op.attributes["dot_dimension_numbers"])  # pyright: ignore[reportPrivateUsage]
+            dims = hlo_interp.dot_dims(op.attributes["dot_dimension_numbers"])
             return math.prod(shapes[0][d] for d in dims.lhs_contracting_dimensions)
         return shapes[0][-1] if shapes[0] else 1
     except (KeyError, TypeError, ValueError, IndexError):
