@@ -184,3 +184,19 @@ def test_every_command_reads_bytecode_as_it_reads_text(cc: Runner, tmp_path: Pat
         assert from_bytecode.out.replace(str(bytecode), str(CNN)) == from_text.out
     verified = cc("verify", CNN, bytecode, "--trials", "1")
     assert verified.code == 0, verified.err
+
+
+def test_bytecode_that_aborts_the_reader_is_a_diagnostic(opt: Runner, tmp_path: Path) -> None:
+    """A dialect name that is not UTF-8 makes jaxlib's bytecode reader abort the process
+    (nanobind cannot convert the diagnostic; 2 of 60 random byte mutations of the CNN's bytecode
+    did): it runs in a child, so here it is one line and exit 1."""
+    whole = tmp_path / "cnn.mlirbc"
+    assert _opt(CNN, "--emit-bytecode", "-o", whole) == 0
+    data = whole.read_bytes()
+    at = data.index(b"builtin\x00")
+    damaged = tmp_path / "abort.mlirbc"
+    damaged.write_bytes(data[:at] + b"\xe4" + data[at + 1 :])
+    result = opt(damaged)
+    assert result.code == 1 and result.out == ""
+    assert result.err.startswith(f"{damaged}: error: MLIR's bytecode reader was killed by SIGABRT")
+    assert len(result.err.splitlines()) == 1

@@ -1051,17 +1051,25 @@ CASES += [
 ]  # fmt: skip
 
 
-def _cut_bytecode() -> bytes:
-    """The example CNN as MLIR bytecode, cut after 300 bytes."""
+def _cnn_bytecode() -> bytes:
+    """The example CNN as MLIR bytecode."""
     from convcanon.hlo.context import parse_module
     from convcanon.hlo.formats import module_bytecode
 
-    return module_bytecode(parse_module(sources.STABLEHLO.read_text(), "cnn.mlir"))[:300]
+    return module_bytecode(parse_module(sources.STABLEHLO.read_text(), "cnn.mlir"))
+
+
+def _aborting_bytecode() -> bytes:
+    """The CNN's bytecode with its dialect name `builtin` no longer UTF-8."""
+    whole = _cnn_bytecode()
+    at = whole.index(b"builtin\x00")
+    return whole[:at] + b"\xe4" + whole[at + 1 :]
 
 
 _F8_IDENTITY = IDENTITY.replace("xf32>", "xf8E8M0FNU>")
 CASES += [
-    Case("MLIR bytecode cut short", ["{m.mlirbc}"], {"m.mlirbc": _cut_bytecode}, 1, "m.mlirbc: error: cannot read the MLIR bytecode: attempting to parse", "convcanon-opt"),
+    Case("MLIR bytecode cut short", ["{m.mlirbc}"], {"m.mlirbc": lambda: _cnn_bytecode()[:300]}, 1, "m.mlirbc: error: cannot read the MLIR bytecode: attempting to parse", "convcanon-opt"),
+    Case("MLIR bytecode whose dialect name is not UTF-8 (jaxlib's reader aborts the process)", ["{m.mlirbc}"], {"m.mlirbc": _aborting_bytecode}, 1, "m.mlirbc: error: MLIR's bytecode reader was killed by SIGABRT", "convcanon-opt"),
     Case("--target-version older than the module's types (f8E8M0FNU in StableHLO 1.0.0)", ["{m.mlir}", "--target-version", "1.0.0", "-o", "{m.mlir}.vhlo"], {"m.mlir": _f(_F8_IDENTITY)}, 1, "m.mlir:1:1: error: StableHLO 1.0.0 cannot express this module: it uses an op, type or attribute added after 1.0.0", "convcanon-opt"),
     Case("--target-version 0.1.0 (before StableHLO's minimum)", ["{m.mlir}", "--target-version", "0.1.0"], {"m.mlir": _f(IDENTITY)}, 2, "error: --target-version must be a StableHLO version X.Y.Z from", "convcanon-opt"),
     Case("--emit-bytecode of a migraphx module", ["{m.mlir}", "--emit-bytecode", "-o", "{m.mlir}.bc"], {"m.mlir": sources.migraphx_text}, 1, "m.mlir: error: --emit-bytecode writes StableHLO/MHLO modules; this one holds migraphx/TOSA ops, which are written as text", "convcanon-opt"),
