@@ -10,6 +10,12 @@ test, see synthetic.py) we run, in one process and alternating so that noise hit
 and report medians and the median of the paired ratios. A second, in-process run splits
 convcanon-opt's time into start-up (imports), parse, pass and print, so a miss says where to look.
 
+The bytecode path is measured beside it, on the same input as MLIR bytecode (written once by
+iree-opt --emit-bytecode, a producer other than us), in the same alternation:
+  convcanon-opt -p PIPELINE FILE.mlirbc --emit-bytecode -o /dev/null
+  convcanon-opt -p '' FILE.mlirbc --emit-bytecode -o /dev/null   (our own read + write)
+  iree-opt FILE.mlirbc --emit-bytecode -o /dev/null              (C++ MLIR reading and writing it)
+
 Every Python run reads cached bytecode, as an installed package does: the runs get their own
 bytecode cache in bench/out/pycache (PYTHONPYCACHEPREFIX), filled by the untimed first runs, also
 when the caller's environment sets PYTHONDONTWRITEBYTECODE (which would otherwise make each run
@@ -33,7 +39,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -132,6 +138,10 @@ class Row:
     stats: str
     iree_output: list[float]  # iree-opt parsing and printing our output, wall seconds
     output_ops: int
+    # the bytecode path (bytecode in, bytecode out), wall seconds
+    iree_bc: list[float] = field(default_factory=list)
+    ours_bc: list[float] = field(default_factory=list)
+    ours_noop_bc: list[float] = field(default_factory=list)
 
     @property
     def output_ratios(self) -> list[float]:
@@ -208,15 +218,29 @@ def our_output(path: Path, pipeline: str) -> Path:
     return out
 
 
+def as_bytecode(path: Path) -> Path:
+    """`path` as MLIR bytecode, written once (untimed) by iree-opt: a producer other than us."""
+    out = OUT / f"{path.stem}.mlirbc"
+    OUT.mkdir(exist_ok=True)
+    subprocess.run([iree_opt(), str(path), "--emit-bytecode", "-o", str(out)], check=True)
+    return out
+
+
 def measure(name: str, path: Path, pipeline: str, reps: int) -> Row:
     ops, convs = count_ops(path)
     stats = pass_stats(path, pipeline)
     output = our_output(path, pipeline)
+    bytecode = str(as_bytecode(path))
     iree = [iree_opt(), str(path), "-o", os.devnull]
     iree_output = [iree_opt(), str(output), "-o", os.devnull]
     ours = [*convcanon_opt(), "-p", pipeline, str(path), "-o", os.devnull]
     noop = [*convcanon_opt(), "-p", "", str(path), "-o", os.devnull]
+    emit = ["--emit-bytecode", "-o", os.devnull]
+    iree_bc = [iree_opt(), bytecode, *emit]
+    ours_bc = [*convcanon_opt(), "-p", pipeline, bytecode, *emit]
+    noop_bc = [*convcanon_opt(), "-p", "", bytecode, *emit]
     timed(iree)  # warm-up
+    timed(ours_bc)  # warm-up: the child that reads bytecode fills its bytecode cache too
     row = Row(name, ops, convs, [], [], [], [], [], {}, stats, [], count_ops(output)[0])
     for rep in range(reps):
         order = [
@@ -224,6 +248,9 @@ def measure(name: str, path: Path, pipeline: str, reps: int) -> Row:
             (ours, row.ours, row.ours_cpu),
             (noop, row.ours_noop, []),
             (iree_output, row.iree_output, []),
+            (iree_bc, row.iree_bc, []),
+            (ours_bc, row.ours_bc, []),
+            (noop_bc, row.ours_noop_bc, []),
         ]
         if rep % 2:
             order.reverse()
@@ -246,6 +273,19 @@ def format_row(row: Row) -> str:
         f" {med(row.ours_noop):.3f} | **{ratio:.2f}x** | {med(row.cpu_ratios):.2f}x |"
         f" {'' if target is None else f'<= {target:g}x'} | {verdict} |"
         f" {row.output_ops:,} | {med(row.iree_output):.3f} | **{med(row.output_ratios):.2f}x** |"
+    )
+
+
+def bytecode_row(row: Row) -> str:
+    """The bytecode path beside the text path: medians, and paired ratios to iree-opt's bytecode
+    round and to our own text path."""
+    med = statistics.median
+    vs_iree = [o / i for o, i in zip(row.ours_bc, row.iree_bc, strict=True)]
+    vs_text = [b / t for b, t in zip(row.ours_bc, row.ours, strict=True)]
+    return (
+        f"| {row.name} | {med(row.iree_bc):.3f} | {med(row.ours_bc):.3f} |"
+        f" {med(row.ours_noop_bc):.3f} | **{med(vs_iree):.2f}x** | {med(row.ours):.3f} |"
+        f" {med(vs_text):.2f}x |"
     )
 
 
@@ -315,6 +355,19 @@ def report(rows: list[Row], pipeline: str, reps: int) -> str:
         *(format_row(r) for r in rows),
         "",
         "Pass statistics: " + "; ".join(f"{r.name}: {r.stats or 'none'}" for r in rows),
+        "",
+        "## Bytecode in, bytecode out",
+        "",
+        "The same inputs as MLIR bytecode (written by `iree-opt --emit-bytecode`), `convcanon-opt"
+        f" -p '{pipeline}' FILE.mlirbc --emit-bytecode -o /dev/null` vs `iree-opt FILE.mlirbc"
+        " --emit-bytecode -o /dev/null`, in the same alternation. Our bytecode reader runs in a"
+        " child process (jaxlib's reader aborts on some damaged bytecode), which reads the"
+        " bytecode and hands the module back as text.",
+        "",
+        "| input | iree-opt bc -> bc (s) | convcanon-opt bc -> bc (s) | convcanon-opt -p '' bc ->"
+        " bc (s) | ratio vs iree-opt | convcanon-opt text -> text (s) | bytecode / text path |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        *(bytecode_row(r) for r in rows),
         "",
         "## Where convcanon-opt's time goes (in-process, median)",
         "",
