@@ -79,6 +79,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
             "convcanon.migraphx_api",
             "convcanon.reference.command",
             "convcanon.verify.command",
+            "convcanon.verify.run_inputs",
         ),
     ),
 ]

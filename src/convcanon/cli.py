@@ -486,6 +486,11 @@ def _explain_parser(explain: argparse.ArgumentParser) -> None:
     explain.add_argument(
         "--format", choices=("table", "json", "markdown"), default="table", help="output format"
     )
+    explain.add_argument(
+        "--split-input-file",
+        action="store_true",
+        help="explain each `// -----` chunk on its own, in one table and one summary",
+    )
     _add_input_hlo(explain)
 
 
@@ -495,8 +500,9 @@ def _run_parser(run: argparse.ArgumentParser) -> None:
         "--inputs",
         help="npz with the entry function's arguments (arg0, arg1, ...); needed when it takes"
         " any (`convcanon verify` draws random ones); a shape-polymorphic module (tensor<?x...>"
-        " arguments) is refined to their shapes",
+        " arguments) is refined to their shapes; without it, they are drawn at random",
     )
+    _add_seed(run, "seed of the random inputs drawn when --inputs is not given")
     _add_output(run, "write the results to this npz (default: none, print a summary)")
     run.add_argument("--entry", default=None, help="function to run (default: main, or each)")
     run.add_argument(
@@ -518,6 +524,15 @@ def _run_parser(run: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_seed(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--seed",
+        type=_seed,
+        default=0,
+        help=f"{what}, an integer >= 0 (default 0; same seed, same inputs)",
+    )
+
+
 def _verify_parser(verify: argparse.ArgumentParser) -> None:
     verify.add_argument("before", help="the original module (the truth, evaluated in f64)")
     verify.add_argument("after", help="the transformed module to check against it")
@@ -529,12 +544,7 @@ def _verify_parser(verify: argparse.ArgumentParser) -> None:
         " (convcanon[iree]); their f64 copies, the truth, run on XLA under xla, else the reference",
     )
     verify.add_argument("--trials", type=_integer, default=3, help="random input sets to compare")
-    verify.add_argument(
-        "--seed",
-        type=_seed,
-        default=0,
-        help="seed of the random inputs, an integer >= 0 (default 0; same seed, same inputs)",
-    )
+    _add_seed(verify, "seed of the random inputs")
     verify.add_argument(
         "--entry", default=None, help="function to compare (default: main, or the only one)"
     )
@@ -645,11 +655,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "explain":
             from convcanon.hlo.explain import explain_file
 
-            return explain_file(args.input, args.pass_pipeline, args.format, args.input_hlo)
+            return explain_file(
+                args.input, args.pass_pipeline, args.format, args.input_hlo, args.split_input_file
+            )
         if args.command == "run":
             from convcanon.reference.command import run_command
+            from convcanon.verify.run_inputs import RandomFeed
 
-            return run_command(
+            feed = RandomFeed(args.seed)
+            code = run_command(
                 args.input,
                 inputs=args.inputs,
                 output=args.output,
@@ -657,7 +671,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 split_input_file=args.split_input_file,
                 memory_limit=args.memory_limit,
                 max_loop_iterations=args.max_loop_iterations,
+                draw=feed,
             )
+            feed.print_notes()
+            return code
         if args.command == "verify":
             from convcanon.verify.command import verify_command
 

@@ -319,7 +319,15 @@ def explain_module(
     return [row for _, row in listed], (before, module_ops(hlo_file.module))
 
 
-def explain_file(input: str, pipeline: str | None, fmt: str, input_hlo: bool = False) -> int:
+def explain_file(
+    input: str,
+    pipeline: str | None,
+    fmt: str,
+    input_hlo: bool = False,
+    split_input_file: bool = False,
+) -> int:
+    """`convcanon explain`; with `split_input_file`, every `// -----` chunk's convs (at their
+    lines in the file) in one table and one summary, every bad chunk's error reported."""
     if pipeline is not None:
         _conv_pass(pipeline)  # usage errors before reading anything
     if input_hlo:
@@ -330,6 +338,25 @@ def explain_file(input: str, pipeline: str | None, fmt: str, input_hlo: bool = F
         from convcanon.fileio import read_mlir_input
 
         filename, text = read_mlir_input(input)
-    rows, ops = explain_module(text, filename, pipeline)
-    write_stdout(render(rows, fmt, ops))
+    if not split_input_file:
+        rows, ops = explain_module(text, filename, pipeline)
+        write_stdout(render(rows, fmt, ops))
+        return 0
+    from convcanon.diagnostics import text_starts_at_line
+    from convcanon.driver import ChunkErrors
+    from convcanon.hlo.context import split_input_file as split_chunks
+
+    rows, before, after, errors = [], 0, 0, []
+    for offset, chunk in split_chunks(text):
+        try:
+            with text_starts_at_line(offset + 1):
+                chunk_rows, (chunk_before, chunk_after) = explain_module(chunk, filename, pipeline)
+        except ConvcanonError as err:
+            errors.append(err)
+            continue
+        rows += chunk_rows
+        before, after = before + chunk_before, after + chunk_after
+    if errors:
+        raise ChunkErrors(errors)
+    write_stdout(render(rows, fmt, (before, after)))
     return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import io
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -47,12 +47,14 @@ def run_command(
     split_input_file: bool = False,
     memory_limit: str | int = "4GiB",
     max_loop_iterations: int | None = None,
+    draw: Callable[[str, str, str | None], Mapping[str, np.ndarray]] | None = None,
 ) -> int:
     """Run every entry function; exit 0 only if every check held (only then write outputs).
 
     With `split_input_file` each `// -----` chunk is a module of its own (HLO or migraphx/TOSA,
     split before either interpreter sees it), its results named `chunkK.FUNCTION.resultI`; every
-    bad chunk's error is reported, at its line in the file."""
+    bad chunk's error is reported, at its line in the file. Without `inputs`, `draw(text,
+    filename, entry)` gives each module's arguments, if given."""
     limit = parse_memory_limit(memory_limit)
     check_output_path(input, output)
     if inputs:
@@ -60,6 +62,7 @@ def run_command(
     filename, text = read_mlir_input(input)
     feed: Mapping[str, np.ndarray] = open_npz(inputs) if inputs else {}
     job = _Job(filename, entry, feed, limit, max_loop_iterations, bool(output))
+    job.draw = None if inputs else draw
     if not split_input_file:
         job.run(text)
     else:
@@ -106,6 +109,7 @@ class _Job:
         self.writes_output = writes_output
         self.outputs: dict[str, np.ndarray] = {}
         self.failed = 0  # functions that failed a check
+        self.draw: Callable[[str, str, str | None], Mapping[str, np.ndarray]] | None = None
 
     def run(self, text: str, offset: int = 0, chunk: str = "") -> None:
         """Run a file, or the chunk `chunk` that has `offset` lines of the file before it:
@@ -114,19 +118,20 @@ class _Job:
         from convcanon.ir_kind import sniff_framework
 
         if sniff_framework(text) == "xdsl":  # xDSL's positions: the chunk after its lines
-            results = _run_xdsl(
-                "\n" * offset + text, self.filename, self.entry, self.feed, self.limit
-            )
+            placed = "\n" * offset + text
+            feed = self.draw(placed, self.filename, self.entry) if self.draw else self.feed
+            results = _run_xdsl(placed, self.filename, self.entry, feed, self.limit)
             name = self.entry or "main"
             self._report(f"{name}: ok ({len(results)} result(s))", results, chunk)
             self._name(results, f"{chunk}.{name}." if chunk else "")
             return
         with text_starts_at_line(offset + 1):
+            feed = self.draw(text, self.filename, self.entry) if self.draw else self.feed
             reports = run_hlo_text(
-                _refined_to_inputs(text, self.filename, self.entry, self.feed),
+                _refined_to_inputs(text, self.filename, self.entry, feed),
                 self.filename,
                 entry=self.entry,
-                inputs=self.feed,
+                inputs=feed,
                 memory_limit=self.limit,
                 max_loop_iterations=self.max_loop_iterations,
             )
