@@ -233,8 +233,17 @@ def test_no_modules_import_each_other():
     assert not described, "import cycles:\n" + "\n".join(described)
 
 
-# Each table of per-op functions -> the module that joins it and the op families it joins from.
+# Each table of per-op classes or functions -> the module that joins it and the op families it
+# joins from.
 REGISTRIES = {
+    "migraphx ops": (
+        "convcanon.migraphx.dialect",  # the program importer reads its instruction table here
+        (
+            "convcanon.migraphx.ops",
+            "convcanon.migraphx.boundary_ops",
+            "convcanon.migraphx.quant_ops",
+        ),
+    ),
     "lowerings": (
         "convcanon.conversion.migraphx_to_tosa.function_lowering",
         (

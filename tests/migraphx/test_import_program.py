@@ -11,7 +11,7 @@ from xdsl.dialects import func
 from convcanon.cli import main
 from convcanon.diagnostics import ConvcanonError
 from convcanon.migraphx import importer
-from convcanon.migraphx import ops as mx
+from convcanon.migraphx.boundary_ops import LiteralOp
 from convcanon.migraphx.importer import import_program
 from convcanon.migraphx.shaped_type import ShapedType
 from convcanon.xdsl_io import parse_file_text, print_file
@@ -123,7 +123,7 @@ def test_every_op_imports(op: str) -> None:
 
 def test_literal_in_memory_order_becomes_its_logical_value() -> None:
     module = import_program(PROGRAMS["literal"], "prog.txt")
-    literal = next(op for op in module.walk() if isinstance(op, mx.LiteralOp))
+    literal = next(op for op in module.walk() if isinstance(op, LiteralOp))
     # strides {1, 4}: the buffer 1..12 is column-major, so row 0 is 1, 5, 9
     assert list(literal.value.get_values())[:3] == [1.0, 5.0, 9.0]
     assert isinstance(literal.output.type, ShapedType)

@@ -32,6 +32,7 @@ from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.shaped_type import ShapedType
 
 STRICT_OPTION = "strict-strides"
@@ -100,11 +101,11 @@ def computed_strides(op: Operation) -> tuple[int, ...] | None:
         return None
     declared = result.stride_values
     if isinstance(op, mx.TransposeOp):
-        perm = mx.int_list(op, "permutation")
+        perm = int_list(op, "permutation")
         return tuple(source.stride_values[p] for p in perm)
     out_lens = result.lens
     if isinstance(op, mx.BroadcastOp):
-        axis = mx.int_value(op, "axis")
+        axis = int_value(op, "axis")
         placed = [1] * len(out_lens)
         placed[axis : axis + source.rank] = source.lens
         held = {axis + k: s for k, s in enumerate(source.stride_values)}

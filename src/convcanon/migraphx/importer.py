@@ -52,9 +52,11 @@ from xdsl.utils.exceptions import VerifyException
 from convcanon.diagnostics import MAX_SPLAT_ELEMENTS, ConvcanonError, SourceLoc, UsageError
 from convcanon.fileio import check_output_path, read_input, write_output
 from convcanon.migraphx import layout
-from convcanon.migraphx import ops as mx
+from convcanon.migraphx.boundary_ops import LiteralOp
 from convcanon.migraphx.declared_strides import reconcile_strides, strict_by_default
-from convcanon.migraphx.quant_ops import PROGRAM_FIELDS as QUANT_PROGRAM_FIELDS
+from convcanon.migraphx.dialect import Migraphx
+from convcanon.migraphx.op_base import MigraphxOp, i64, i64_array
+from convcanon.migraphx.ops import IMPORTER_TRUSTED, ComparisonOp, ConvertOp
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 
 
@@ -85,34 +87,18 @@ TYPE_NAMES: dict[str, Callable[[], Attribute]] = {
     "fp8e5m2fnuz_type": Float8E5M2FNUZType,
 }
 
-# op name -> (op class, fields that become attributes)
-OP_FIELDS: dict[str, tuple[type[mx.MigraphxOp], tuple[str, ...]]] = {
-    **{cls.name.removeprefix("migraphx."): (cls, ()) for cls in mx.ELEMENTWISE_BINARY},
-    **{cls.name.removeprefix("migraphx."): (cls, ()) for cls in mx.ELEMENTWISE_UNARY},
-    **{cls.name.removeprefix("migraphx."): (cls, ("axes",)) for cls in mx.REDUCTIONS},
-    **{cls.name.removeprefix("migraphx."): (cls, ()) for cls in mx.COMPARISONS},
-    "contiguous": (mx.ContiguousOp, ()),
-    "convert": (mx.ConvertOp, ()),
-    "clip": (mx.ClipOp, ()),
-    "where": (mx.WhereOp, ()),
-    "transpose": (mx.TransposeOp, ("permutation",)),
-    "reshape": (mx.ReshapeOp, ("dims",)),
-    "broadcast": (mx.BroadcastOp, ("axis", "out_lens")),
-    "multibroadcast": (mx.MultiBroadcastOp, ("out_lens",)),
-    "slice": (mx.SliceOp, ("axes", "starts", "ends")),
-    "softmax": (mx.SoftmaxOp, ("axis",)),
-    "squeeze": (mx.SqueezeOp, ("axes",)),
-    "unsqueeze": (mx.UnsqueezeOp, ("axes", "steps")),
-    "flatten": (mx.FlattenOp, ("axis",)),
-    "gather": (mx.GatherOp, ("axis",)),
-    "scatter_none": (mx.ScatterNoneOp, ("axis",)),
-    "dot": (mx.DotOp, ()),
-    "convolution": (
-        mx.ConvolutionOp,
-        ("padding", "stride", "dilation", "group", "padding_mode"),
-    ),
-    **QUANT_PROGRAM_FIELDS,
-}
+
+def _program_ops() -> dict[str, tuple[type[MigraphxOp], tuple[str, ...]]]:
+    """Instruction name -> (op class, fields that become attributes), as each op declares them."""
+    table: dict[str, tuple[type[MigraphxOp], tuple[str, ...]]] = {}
+    for cls in Migraphx.operations:
+        name = cls.program_name() if issubclass(cls, MigraphxOp) else None
+        if name is not None and issubclass(cls, MigraphxOp):
+            table[name] = (cls, cls.PROGRAM_FIELDS)
+    return table
+
+
+OP_FIELDS = _program_ops()
 # Fields MIGraphX prints that carry no semantics here (the result type says it all).
 IGNORED_FIELDS = frozenset({"target_type", "use_dynamic_same_auto_pad", "out_dyn_dims"})
 
@@ -419,7 +405,7 @@ def _literal_values(cur: _Cursor) -> list[tuple[str, int]]:
 @functools.lru_cache(maxsize=1024)
 def _int_attribute(value: tuple[int, ...] | int) -> Attribute:
     """Attributes are immutable: one per distinct field value (a program repeats a few)."""
-    return mx.i64_array(value) if isinstance(value, tuple) else mx.i64(value)
+    return i64_array(value) if isinstance(value, tuple) else i64(value)
 
 
 def _attributes(
@@ -465,7 +451,7 @@ def _plain_instruction(program: _Program, cur: _Cursor) -> bool:
                 return False
             operands.append(value)
     cls = entry[0]
-    if cls in mx.COMPARISONS:
+    if issubclass(cls, ComparisonOp):
         return False  # may need the bool convert
     lens = [int(v) for v in shape.group(2).split(",")] if shape.group(2) else []
     strides = [int(v) for v in shape.group(3).split(",")] if shape.group(3) else []
@@ -505,7 +491,7 @@ def _instruction(program: _Program, cur: _Cursor) -> None:
         values = _literal_values(cur)
         shape = _shape(cur)
         ty = _shaped(cur, shape)
-        op = mx.LiteralOp(_literal_attr(cur, values, ty, shape.type_name), ty)
+        op = LiteralOp(_literal_attr(cur, values, ty, shape.type_name), ty)
     else:
         op_name = cur.match(_IDENT, "an op name or @param/@literal/@return")
         if op_name not in OP_FIELDS:
@@ -518,12 +504,12 @@ def _instruction(program: _Program, cur: _Cursor) -> None:
         ty = _shaped(cur, _shape(cur))
         cls, _ = OP_FIELDS[op_name]
         attributes = _attributes(cur, op_name, fields)
-        if cls in mx.COMPARISONS and operands and _is_bool_result(operands[0], ty):
+        if issubclass(cls, ComparisonOp) and operands and _is_bool_result(operands[0], ty):
             # MIGraphX types a comparison bool; rocMLIR's op keeps the operand type: compare,
             # then convert, as MIGraphX's own MLIR emitter does
             compare_type = ShapedType(ty.lens, ty.stride_values, _element(operands[0]))
             _add(program, cur, cls(operands, compare_type, attributes), op_pos)
-            op = mx.ConvertOp([program.block.last_op.results[0]], ty)  # type: ignore[union-attr]
+            op = ConvertOp([program.block.last_op.results[0]], ty)  # type: ignore[union-attr]
         else:
             op = cls.create(operands=operands, result_types=[ty], attributes=attributes)
     _add(program, cur, op, op_pos)
@@ -542,7 +528,7 @@ def _is_bool_result(operand: SSAValue, result: ShapedType) -> bool:
 def _add(program: _Program, cur: _Cursor, op: Operation, op_pos: int) -> None:
     op.location = cur.location(op_pos)
     try:
-        if type(op) in mx.IMPORTER_TRUSTED and isinstance(op, mx.MigraphxOp):
+        if type(op) in IMPORTER_TRUSTED and isinstance(op, MigraphxOp):
             op.verify_semantics()  # we built its attributes: only its own checks can fail
         else:
             op.verify()

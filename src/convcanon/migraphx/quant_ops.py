@@ -22,26 +22,24 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
-    ArrayAttr,
     Float4E2M1FNType,
     Float32Type,
     Float64Type,
     IntegerAttr,
     IntegerType,
     Signedness,
-    StringAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import attr_def, irdl_op_definition, opt_attr_def
+from xdsl.irdl import irdl_op_definition, opt_attr_def
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from convcanon.migraphx import shape_rules as rules
-from convcanon.migraphx.ops import (
+from convcanon.migraphx.op_base import (
+    ConvLikeOp,
     Lens,
     MigraphxOp,
-    conv_explicit_padding,
     int_list,
     int_value,
     print_attr_dict,
@@ -88,6 +86,7 @@ class QuantizeLinearOp(MigraphxOp):
     result saturates the sum, as rocMLIR does), any float type for an fp8 one."""
 
     name = "migraphx.quantizelinear"
+    PROGRAM_FIELDS: ClassVar[tuple[str, ...]] = ("axis",)
     axis = opt_attr_def(IntegerAttr)
 
     def verify_(self) -> None:
@@ -131,6 +130,7 @@ class DeQuantizeLinearOp(MigraphxOp):
     difference is taken exactly, as MIGraphX takes it in int64/double."""
 
     name = "migraphx.dequantizelinear"
+    PROGRAM_FIELDS: ClassVar[tuple[str, ...]] = ("axis",)
     axis = opt_attr_def(IntegerAttr)
 
     def verify_(self) -> None:
@@ -305,23 +305,6 @@ class QuantDotOp(MigraphxOp):
 # -- convolutions --------------------------------------------------------------------------------
 
 
-class ConvLikeOp(MigraphxOp):
-    """rocMLIR's convolution attributes (its ConvOpBase); an IRDL op cannot subclass another."""
-
-    OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("input", "filter")
-    padding = attr_def(ArrayAttr)
-    stride = attr_def(ArrayAttr)
-    dilation = attr_def(ArrayAttr)
-    group = attr_def(IntegerAttr)
-    padding_mode = opt_attr_def(IntegerAttr)
-    perf_config = opt_attr_def(StringAttr)
-
-    def explicit_padding(self) -> tuple[Lens, Lens]:
-        """(begins, ends) per spatial dim, whatever the padding_mode."""
-        x, w = self.in_types()
-        return conv_explicit_padding(self, x.lens, w.lens)
-
-
 @irdl_op_definition
 class QuantConvolutionOp(ConvLikeOp):
     """Forward convolution of int8 operands into a 32-bit integer (fp8 operands into f32)."""
@@ -334,18 +317,9 @@ class QuantConvolutionOp(ConvLikeOp):
             raise rules.ShapeError(
                 f"operand element types differ: {x.element_type} and {w.element_type}"
             )
-        lens = rules.conv_lens(
-            x.lens,
-            w.lens,
-            padding=int_list(self, "padding"),
-            stride=int_list(self, "stride"),
-            dilation=int_list(self, "dilation"),
-            group=int_value(self, "group"),
-            padding_mode=int_value(self, "padding_mode", 0),
-        )
         out = self.output.type
         declared = out.element_type if isinstance(out, ShapedType) else x.element_type
-        return lens, quant_result_type(x.element_type, declared)
+        return self.output_lens(), quant_result_type(x.element_type, declared)
 
 
 def backwards_padding(padding: Sequence[int], sd: int) -> tuple[Lens, Lens]:
@@ -405,6 +379,10 @@ class BackwardsDataConvolutionOp(ConvLikeOp):
 
     name = "migraphx.backwards_data_convolution"
 
+    @classmethod
+    def program_name(cls) -> str | None:
+        return "convolution_backwards"
+
     def explicit_padding(self) -> tuple[Lens, Lens]:
         x, _ = self.in_types()
         return backwards_padding(int_list(self, "padding"), x.rank - 2)
@@ -445,7 +423,13 @@ class UnpackOp(MigraphxOp):
 
     name = "migraphx.unpack"
     OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("in",)
+    PROGRAM_FIELDS: ClassVar[tuple[str, ...]] = ("axis",)
     axis = opt_attr_def(IntegerAttr)
+
+    @classmethod
+    def program_name(cls) -> str | None:
+        """MIGraphX's program has no 4-bit element type: int4 travels packed in uint8."""
+        return "unpack_int4"
 
     def infer(self) -> tuple[Lens, Attribute]:
         (x,) = self.in_types()
@@ -482,20 +466,3 @@ QUANT_OPS: tuple[type[MigraphxOp], ...] = (
     BackwardsDataConvolutionOp,
     UnpackOp,
 )
-
-# MIGraphX program-text op names -> (op, fields that become attributes). MIGraphX's program has
-# no element type for these ops' 4-bit values: int4 travels packed in uint8 (`unpack_int4`).
-PROGRAM_FIELDS: dict[str, tuple[type[MigraphxOp], tuple[str, ...]]] = {
-    "quantizelinear": (QuantizeLinearOp, ("axis",)),
-    "dequantizelinear": (DeQuantizeLinearOp, ("axis",)),
-    "quant_dot": (QuantDotOp, ()),
-    "quant_convolution": (
-        QuantConvolutionOp,
-        ("padding", "stride", "dilation", "group", "padding_mode"),
-    ),
-    "convolution_backwards": (
-        BackwardsDataConvolutionOp,
-        ("padding", "stride", "dilation", "group", "padding_mode"),
-    ),
-    "unpack_int4": (UnpackOp, ("axis",)),
-}

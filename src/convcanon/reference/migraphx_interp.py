@@ -2,9 +2,9 @@
 
 Inside a function every `!migraphx.shaped` value is its *logical* numpy array (strides only
 matter in memory); a function's shaped arguments arrive as flat buffers and are read through
-their layout, its shaped results are written back into flat buffers. The op table
-maps op names to `kernel(op, args) -> ndarray`; `op_table` adds the kernels of
-`tosa_interp` and `migraphx_quant_interp`, so this file's kernels stay free of TOSA.
+their layout, its shaped results are written back into flat buffers. The op table maps op
+classes to `kernel(op, args) -> ndarray`; `op_table` adds the kernels of `tosa_interp` and
+`migraphx_quant_interp`, so this file's kernels stay free of TOSA.
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ from convcanon.diagnostics import MAX_CALL_DEPTH, ConvcanonError, SourceLoc
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.boundary_ops import AsLogicalShapeOp, AsUnderlyingShapeOp, LiteralOp
 from convcanon.migraphx.declared_strides import reconcile_strides
+from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 from convcanon.reference.kernels import im2col_chunk_bytes, memory_limit
 from convcanon.reference.migraphx_conv import migraphx_conv
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
-
-# `module:function` entries called as `function(table)` to add kernels; missing modules are skipped.
+KernelTable = dict[type[Operation], Kernel]
 
 
 def type_dtype(ty: Attribute) -> np.dtype:
@@ -100,7 +101,7 @@ def _index_operand(op: Operation, indices: np.ndarray, length: int) -> np.ndarra
 
 def _gather(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     data, indices = args
-    axis = rules.normalize_axis(mx.int_value(op, "axis"), data.ndim)
+    axis = rules.normalize_axis(int_value(op, "axis"), data.ndim)
     picked = _index_operand(op, indices, data.shape[axis])
     return layout.c_order(np.take(data, picked, axis=axis))
 
@@ -108,7 +109,7 @@ def _gather(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 def _scatter_none(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     """Positions written twice are undefined in MIGraphX; the last write wins here."""
     data, indices, updates = args
-    axis = rules.normalize_axis(mx.int_value(op, "axis"), data.ndim)
+    axis = rules.normalize_axis(int_value(op, "axis"), data.ndim)
     target: list[Any] = list(np.indices(indices.shape))
     target[axis] = _index_operand(op, indices, data.shape[axis])
     out = layout.c_order(data.copy())
@@ -216,7 +217,7 @@ _MIGRAPHX_CASTS = ("float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "floa
 
 
 def _transpose(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-    return layout.c_order(np.transpose(args[0], mx.int_list(op, "permutation")))
+    return layout.c_order(np.transpose(args[0], int_list(op, "permutation")))
 
 
 def _out_lens(op: Operation) -> tuple[int, ...]:
@@ -231,8 +232,8 @@ def _reshape(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
 def _broadcast(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     (x,) = args
-    out = mx.int_list(op, "out_lens")
-    axis = mx.int_value(op, "axis")
+    out = int_list(op, "out_lens")
+    axis = int_value(op, "axis")
     shape = [1] * len(out)
     shape[axis : axis + x.ndim] = x.shape
     return layout.c_order(np.broadcast_to(x.reshape(shape), out))
@@ -241,13 +242,13 @@ def _broadcast(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 def _multibroadcast(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     assert isinstance(op, mx.MultiBroadcastOp)
     placed = args[0].reshape(op.placement())
-    return layout.c_order(np.broadcast_to(placed, mx.int_list(op, "out_lens")))
+    return layout.c_order(np.broadcast_to(placed, int_list(op, "out_lens")))
 
 
 def _slice(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     (x,) = args
     index = [slice(None)] * x.ndim
-    axes, starts, ends = (mx.int_list(op, k) for k in ("axes", "starts", "ends"))
+    axes, starts, ends = (int_list(op, k) for k in ("axes", "starts", "ends"))
     for axis, start, end in zip(axes, starts, ends, strict=True):
         a = rules.normalize_axis(axis, x.ndim)
         lo, hi = rules.slice_bounds(x.shape[a], start, end)
@@ -258,7 +259,7 @@ def _slice(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 def _reduction(fn: Callable[..., np.ndarray]) -> Kernel:
     def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         (x,) = _lift(args)
-        axes = tuple(sorted({rules.normalize_axis(a, x.ndim) for a in mx.int_list(op, "axes")}))
+        axes = tuple(sorted({rules.normalize_axis(a, x.ndim) for a in int_list(op, "axes")}))
         return np.asarray(fn(x, axis=axes, keepdims=True)).astype(result_dtype(op))
 
     return kernel
@@ -266,7 +267,7 @@ def _reduction(fn: Callable[..., np.ndarray]) -> Kernel:
 
 def _softmax(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     (x,) = _lift(args)
-    axis = rules.normalize_axis(mx.int_value(op, "axis"), x.ndim)
+    axis = rules.normalize_axis(int_value(op, "axis"), x.ndim)
     with np.errstate(invalid="ignore"):  # a row all -inf (fully masked) is NaN, as in MIGraphX
         e = np.exp(x - np.max(x, axis=axis, keepdims=True))
         return (e / np.sum(e, axis=axis, keepdims=True)).astype(result_dtype(op))
@@ -295,7 +296,7 @@ def dense_value(attr: DenseIntOrFPElementsAttr, dtype: np.dtype) -> np.ndarray:
 
 
 def _literal(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-    assert isinstance(op, mx.LiteralOp)
+    assert isinstance(op, LiteralOp)
     value = dense_value(op.value, result_dtype(op))
     lens = _out_lens(op)
     if value.shape != lens:
@@ -319,69 +320,63 @@ def _identity(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     return args[0].astype(result_dtype(op), copy=True)
 
 
-_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "relu": lambda x: np.maximum(x, 0),
-    "exp": np.exp,
-    "log": np.log,
-    "tanh": np.tanh,
-    "sigmoid": _sigmoid,
-    "neg": np.negative,
-    "abs": np.abs,
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x),
-    "recip": lambda x: 1 / x,
-    "erf": _erf,
-}
-_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "div": _div,
-    "max": np.maximum,
-    "min": np.minimum,
-    "pow": np.power,
-}
-
-OP_TABLE: dict[str, Kernel] = {
-    **{f"migraphx.{name}": _elementwise(fn) for name, fn in _UNARY.items()},
-    **{f"migraphx.{name}": _elementwise(fn) for name, fn in _BINARY.items()},
-    "migraphx.greater": _elementwise(np.greater),
-    "migraphx.greater_or_equal": _elementwise(np.greater_equal),
-    "migraphx.less": _elementwise(np.less),
-    "migraphx.less_or_equal": _elementwise(np.less_equal),
-    "migraphx.equal": _elementwise(np.equal),
-    "migraphx.squeeze": _reshape,
-    "migraphx.unsqueeze": _reshape,
-    "migraphx.flatten": _reshape,
-    "migraphx.gather": _gather,
-    "migraphx.scatter_none": _scatter_none,
-    "migraphx.clip": _elementwise(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)),
-    "migraphx.where": _where,
-    "migraphx.convert": _convert,
-    "migraphx.contiguous": _identity,
-    "migraphx.transpose": _transpose,
-    "migraphx.reshape": _reshape,
-    "migraphx.broadcast": _broadcast,
-    "migraphx.multibroadcast": _multibroadcast,
-    "migraphx.slice": _slice,
-    "migraphx.reduce_sum": _reduction(np.sum),
-    "migraphx.reduce_mean": _reduction(np.mean),
-    "migraphx.reduce_max": _reduction(np.max),
-    "migraphx.reduce_min": _reduction(np.min),
-    "migraphx.softmax": _softmax,
-    "migraphx.dot": _dot,
-    "migraphx.convolution": _convolution,
-    "migraphx.literal": _literal,
-    "migraphx.mlir.as.logical.shape": _as_logical,
-    "migraphx.mlir.as.underlying.shape": _as_underlying,
+# op class -> its kernel
+OP_TABLE: KernelTable = {
+    mx.ReluOp: _elementwise(lambda x: np.maximum(x, 0)),
+    mx.ExpOp: _elementwise(np.exp),
+    mx.LogOp: _elementwise(np.log),
+    mx.TanhOp: _elementwise(np.tanh),
+    mx.SigmoidOp: _elementwise(_sigmoid),
+    mx.NegOp: _elementwise(np.negative),
+    mx.AbsOp: _elementwise(np.abs),
+    mx.FloorOp: _elementwise(np.floor),
+    mx.CeilOp: _elementwise(np.ceil),
+    mx.SqrtOp: _elementwise(np.sqrt),
+    mx.RsqrtOp: _elementwise(lambda x: 1 / np.sqrt(x)),
+    mx.RecipOp: _elementwise(lambda x: 1 / x),
+    mx.ErfOp: _elementwise(_erf),
+    mx.AddOp: _elementwise(np.add),
+    mx.SubOp: _elementwise(np.subtract),
+    mx.MulOp: _elementwise(np.multiply),
+    mx.DivOp: _elementwise(_div),
+    mx.MaxOp: _elementwise(np.maximum),
+    mx.MinOp: _elementwise(np.minimum),
+    mx.PowOp: _elementwise(np.power),
+    mx.GreaterOp: _elementwise(np.greater),
+    mx.GreaterOrEqualOp: _elementwise(np.greater_equal),
+    mx.LessOp: _elementwise(np.less),
+    mx.LessOrEqualOp: _elementwise(np.less_equal),
+    mx.EqualOp: _elementwise(np.equal),
+    mx.SqueezeOp: _reshape,
+    mx.UnsqueezeOp: _reshape,
+    mx.FlattenOp: _reshape,
+    mx.GatherOp: _gather,
+    mx.ScatterNoneOp: _scatter_none,
+    mx.ClipOp: _elementwise(lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)),
+    mx.WhereOp: _where,
+    mx.ConvertOp: _convert,
+    mx.ContiguousOp: _identity,
+    mx.TransposeOp: _transpose,
+    mx.ReshapeOp: _reshape,
+    mx.BroadcastOp: _broadcast,
+    mx.MultiBroadcastOp: _multibroadcast,
+    mx.SliceOp: _slice,
+    mx.ReduceSumOp: _reduction(np.sum),
+    mx.ReduceMeanOp: _reduction(np.mean),
+    mx.ReduceMaxOp: _reduction(np.max),
+    mx.ReduceMinOp: _reduction(np.min),
+    mx.SoftmaxOp: _softmax,
+    mx.DotOp: _dot,
+    mx.ConvolutionOp: _convolution,
+    LiteralOp: _literal,
+    AsLogicalShapeOp: _as_logical,
+    AsUnderlyingShapeOp: _as_underlying,
 }
 
-_loaded_table: dict[str, Kernel] | None = None
+_loaded_table: KernelTable | None = None
 
 
-def op_table() -> dict[str, Kernel]:
+def op_table() -> KernelTable:
     """Every kernel the interpreter knows: OP_TABLE, TOSA's and the quantization family's (built
     once). The kernel modules do not import each other; this is the one place they meet."""
     global _loaded_table
@@ -389,10 +384,12 @@ def op_table() -> dict[str, Kernel]:
         from convcanon.reference import migraphx_quant_interp as quant
         from convcanon.reference import tosa_interp
 
-        table = {**OP_TABLE, **tosa_interp.TOSA_KERNELS, **quant.QUANT_KERNELS}
-        for name, kernel in quant.TOSA_QUANT_KERNELS.items():
-            table.setdefault(name, kernel)  # the TOSA interpreter's own kernel, if it has one
-        _loaded_table = table
+        _loaded_table = {
+            **OP_TABLE,
+            **tosa_interp.TOSA_KERNELS,
+            **quant.QUANT_KERNELS,
+            **quant.TOSA_QUANT_KERNELS,
+        }
     return _loaded_table
 
 
@@ -527,7 +524,7 @@ class Interpreter:
             if isinstance(op, func.CallOp):
                 results = self.call(op.callee.root_reference.data, operands, op, depth + 1)
             else:
-                kernel = self.table.get(op.name)
+                kernel = self.table.get(type(op))
                 if kernel is None:
                     raise self.error(f"no reference semantics for '{op.name}'", op)
                 self.check_memory(op, operands)

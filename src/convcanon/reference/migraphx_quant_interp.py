@@ -23,11 +23,12 @@ import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, TensorType
 from xdsl.ir import Attribute, Operation
 
-from convcanon.migraphx import ops as mx
 from convcanon.migraphx import quant_ops as qx
+from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 from convcanon.reference.kernels import conv_general
 from convcanon.reference.migraphx_conv import migraphx_conv
+from convcanon.tosa import quant_ops as tq
 from convcanon.tosa.ops import int_values
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
@@ -188,11 +189,11 @@ def _backwards_data_convolution(op: Operation, args: list[np.ndarray]) -> np.nda
     return backwards_data_conv(
         x,
         w,
-        stride=mx.int_list(op, "stride"),
-        dilation=mx.int_list(op, "dilation"),
+        stride=int_list(op, "stride"),
+        dilation=int_list(op, "dilation"),
         begins=begins,
         ends=ends,
-        group=mx.int_value(op, "group"),
+        group=int_value(op, "group"),
         out_dtype=_result_dtype(op),
     )
 
@@ -218,13 +219,13 @@ def _unpack(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     return values.astype(dtype)
 
 
-QUANT_KERNELS: dict[str, Kernel] = {
-    "migraphx.dequantizelinear": _dequantize,
-    "migraphx.quantizelinear": _quantize,
-    "migraphx.quant_dot": _quant_dot,
-    "migraphx.quant_convolution": _quant_convolution,
-    "migraphx.backwards_data_convolution": _backwards_data_convolution,
-    "migraphx.unpack": _unpack,
+QUANT_KERNELS: dict[type[Operation], Kernel] = {
+    qx.DeQuantizeLinearOp: _dequantize,
+    qx.QuantizeLinearOp: _quantize,
+    qx.QuantDotOp: _quant_dot,
+    qx.QuantConvolutionOp: _quant_convolution,
+    qx.BackwardsDataConvolutionOp: _backwards_data_convolution,
+    qx.UnpackOp: _unpack,
 }
 
 
@@ -288,10 +289,10 @@ def _reverse(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     return np.ascontiguousarray(np.flip(args[0], axis.value.data))
 
 
-TOSA_QUANT_KERNELS: dict[str, Kernel] = {
-    "tosa.reverse": _reverse,
-    "tosa.transpose_conv2d": _transpose_conv2d,
-    "tosa.logical_left_shift": _logical_shift(lambda a, b: a << b),
-    "tosa.logical_right_shift": _logical_shift(lambda a, b: a >> b),
-    "tosa.arithmetic_right_shift": _arithmetic_right_shift,
+TOSA_QUANT_KERNELS: dict[type[Operation], Kernel] = {
+    tq.ReverseOp: _reverse,
+    tq.TransposeConv2DOp: _transpose_conv2d,
+    tq.LogicalLeftShiftOp: _logical_shift(lambda a, b: a << b),
+    tq.LogicalRightShiftOp: _logical_shift(lambda a, b: a >> b),
+    tq.ArithmeticRightShiftOp: _arithmetic_right_shift,
 }

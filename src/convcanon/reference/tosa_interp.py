@@ -23,6 +23,7 @@ from convcanon.migraphx import layout
 from convcanon.migraphx.dense import dense_to_numpy
 from convcanon.migraphx.shaped_type import numpy_dtype
 from convcanon.reference.kernels import conv_general
+from convcanon.tosa import ops as tosa
 from convcanon.tosa.ops import int_values
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
@@ -93,7 +94,7 @@ def _conv(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     ws = w.astype(acc) - wzp.astype(acc).reshape(())
     spatial = tuple(range(1, nsp + 1))
     groups = 1
-    if op.name == "tosa.depthwise_conv2d":
+    if isinstance(op, tosa.DepthwiseConv2DOp):
         kh, kw, c, m = ws.shape
         ws = ws.reshape(kh, kw, 1, c * m)
         rhs_spec = (2, 3, (0, 1))
@@ -237,48 +238,48 @@ def _scatter(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-TOSA_KERNELS: dict[str, Kernel] = {
-    "tosa.const": _const,
-    "tosa.const_shape": _const,
-    "tosa.conv2d": _conv,
-    "tosa.depthwise_conv2d": _conv,
-    "tosa.conv3d": _conv,
-    "tosa.matmul": _matmul,
-    "tosa.transpose": _transpose,
-    "tosa.reshape": _reshape,
-    "tosa.slice": _slice,
-    "tosa.tile": _tile,
-    "tosa.pad": _pad,
-    "tosa.concat": _concat,
-    "tosa.reduce_sum": _reduction(np.sum),
-    "tosa.reduce_max": _reduction(np.max),
-    "tosa.reduce_min": _reduction(np.min),
-    "tosa.add": _elementwise(np.add, 2),
-    "tosa.sub": _elementwise(np.subtract, 2),
-    "tosa.mul": _elementwise(np.multiply, 2),
-    "tosa.maximum": _elementwise(np.maximum, 2),
-    "tosa.minimum": _elementwise(np.minimum, 2),
-    "tosa.pow": _elementwise(np.power, 2),
-    "tosa.intdiv": _elementwise(_intdiv, 2),
-    "tosa.greater": _elementwise(np.greater, 2),
-    "tosa.greater_equal": _elementwise(np.greater_equal, 2),
-    "tosa.equal": _elementwise(np.equal, 2),
-    "tosa.bitwise_and": _elementwise(np.bitwise_and, 2),
-    "tosa.bitwise_xor": _elementwise(np.bitwise_xor, 2),
-    "tosa.gather": _gather,
-    "tosa.scatter": _scatter,
-    "tosa.exp": _elementwise(np.exp),
-    "tosa.log": _elementwise(np.log),
-    "tosa.tanh": _elementwise(np.tanh),
-    "tosa.sigmoid": _elementwise(_sigmoid),
-    "tosa.abs": _elementwise(np.abs),
-    "tosa.floor": _elementwise(np.floor),
-    "tosa.ceil": _elementwise(np.ceil),
-    "tosa.rsqrt": _elementwise(_rsqrt),
-    "tosa.reciprocal": _elementwise(np.reciprocal),
-    "tosa.erf": _elementwise(_erf),
-    "tosa.negate": _negate,
-    "tosa.clamp": _clamp,
-    "tosa.select": _select,
-    "tosa.cast": _cast,
+TOSA_KERNELS: dict[type[Operation], Kernel] = {
+    tosa.ConstOp: _const,
+    tosa.ConstShapeOp: _const,
+    tosa.Conv2DOp: _conv,
+    tosa.DepthwiseConv2DOp: _conv,
+    tosa.Conv3DOp: _conv,
+    tosa.MatMulOp: _matmul,
+    tosa.TransposeOp: _transpose,
+    tosa.ReshapeOp: _reshape,
+    tosa.SliceOp: _slice,
+    tosa.TileOp: _tile,
+    tosa.PadOp: _pad,
+    tosa.ConcatOp: _concat,
+    tosa.ReduceSumOp: _reduction(np.sum),
+    tosa.ReduceMaxOp: _reduction(np.max),
+    tosa.ReduceMinOp: _reduction(np.min),
+    tosa.AddOp: _elementwise(np.add, 2),
+    tosa.SubOp: _elementwise(np.subtract, 2),
+    tosa.MulOp: _elementwise(np.multiply, 2),
+    tosa.MaximumOp: _elementwise(np.maximum, 2),
+    tosa.MinimumOp: _elementwise(np.minimum, 2),
+    tosa.PowOp: _elementwise(np.power, 2),
+    tosa.IntDivOp: _elementwise(_intdiv, 2),
+    tosa.GreaterOp: _elementwise(np.greater, 2),
+    tosa.GreaterEqualOp: _elementwise(np.greater_equal, 2),
+    tosa.EqualOp: _elementwise(np.equal, 2),
+    tosa.BitwiseAndOp: _elementwise(np.bitwise_and, 2),
+    tosa.BitwiseXorOp: _elementwise(np.bitwise_xor, 2),
+    tosa.GatherOp: _gather,
+    tosa.ScatterOp: _scatter,
+    tosa.ExpOp: _elementwise(np.exp),
+    tosa.LogOp: _elementwise(np.log),
+    tosa.TanhOp: _elementwise(np.tanh),
+    tosa.SigmoidOp: _elementwise(_sigmoid),
+    tosa.AbsOp: _elementwise(np.abs),
+    tosa.FloorOp: _elementwise(np.floor),
+    tosa.CeilOp: _elementwise(np.ceil),
+    tosa.RsqrtOp: _elementwise(_rsqrt),
+    tosa.ReciprocalOp: _elementwise(np.reciprocal),
+    tosa.ErfOp: _elementwise(_erf),
+    tosa.NegateOp: _negate,
+    tosa.ClampOp: _clamp,
+    tosa.SelectOp: _select,
+    tosa.CastOp: _cast,
 }

@@ -13,6 +13,7 @@ import pytest
 from convcanon.cli import main, opt_main
 from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 from convcanon.diagnostics import ConvcanonError
+from convcanon.migraphx.ops import ConvertOp
 from convcanon.pipeline import parse_pipeline
 from convcanon.xdsl_io import parse_file_text, print_file
 
@@ -107,7 +108,7 @@ def test_a_foreign_tensor_left_in_conformant_tosa_is_a_located_bug(
     from convcanon.conversion.migraphx_to_tosa import function_lowering
 
     monkeypatch.setattr(
-        function_lowering, "STORAGE_OPS", function_lowering.STORAGE_OPS | {"migraphx.convert"}
+        function_lowering, "STORAGE_OPS", function_lowering.STORAGE_OPS | {ConvertOp}
     )
     module = parse_file_text(KERNEL, "k.mlir")
     with pytest.raises(ConvcanonError) as info:

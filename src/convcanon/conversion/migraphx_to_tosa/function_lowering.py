@@ -17,7 +17,7 @@ from xdsl.utils.exceptions import VerifyException
 from convcanon.conversion.migraphx_to_tosa import storage_types as st
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View
 from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS, float_to_integer
-from convcanon.conversion.migraphx_to_tosa.op_lowering import Lowering
+from convcanon.conversion.migraphx_to_tosa.op_lowering import Lowering, LoweringTable
 from convcanon.conversion.migraphx_to_tosa.options import MigraphxToTosaOptions, Types
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
@@ -29,29 +29,31 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import (
 )
 from convcanon.migraphx import declared_strides
 from convcanon.migraphx import ops as mx
+from convcanon.migraphx.boundary_ops import AsLogicalShapeOp, AsUnderlyingShapeOp, LiteralOp
 from convcanon.migraphx.shaped_type import ShapedType, is_float_type
 from convcanon.pipeline import OptionValue, PassStats
 from convcanon.tosa import ops as tosa
 from convcanon.tosa.storage import is_foreign, is_int4
 
-# Ops that only move elements: in the conformant form they move storage codes as they are.
-# The one table of lowerings, joined from op families that do not import each other.
-LOWERINGS: dict[str, Lowering] = {**CORE_LOWERINGS, **QUANT_LOWERINGS}
+# The one table of lowerings, op class -> lowering, joined from op families that do not import
+# each other. The boundary views are lowered here: they read and write the flat buffers.
+LOWERINGS: LoweringTable = {**CORE_LOWERINGS, **QUANT_LOWERINGS}
+BOUNDARY_OPS: tuple[type[Operation], ...] = (AsLogicalShapeOp, AsUnderlyingShapeOp)
 
-STORAGE_OPS = frozenset(
-    "migraphx." + name
-    for name in (
-        "transpose",
-        "reshape",
-        "broadcast",
-        "multibroadcast",
-        "slice",
-        "squeeze",
-        "unsqueeze",
-        "flatten",
-        "contiguous",
-        "gather",
-        "scatter_none",
+# Ops that only move elements: in the conformant form they move storage codes as they are.
+STORAGE_OPS: frozenset[type[Operation]] = frozenset(
+    (
+        mx.TransposeOp,
+        mx.ReshapeOp,
+        mx.BroadcastOp,
+        mx.MultiBroadcastOp,
+        mx.SliceOp,
+        mx.SqueezeOp,
+        mx.UnsqueezeOp,
+        mx.FlattenOp,
+        mx.ContiguousOp,
+        mx.GatherOp,
+        mx.ScatterNoneOp,
     )
 )
 
@@ -133,11 +135,11 @@ class FunctionLowering:
         raise lowering_error(user, f"operand {value.type} has no lowering")
 
     def lower_op(self, op: Operation) -> None:
-        if isinstance(op, mx.AsLogicalShapeOp):
+        if isinstance(op, AsLogicalShapeOp):
             ty = result_type(op)
             self.views[op.output] = read_flat(self.em, self.tensor(op.args[0], op), ty)
             return
-        if isinstance(op, mx.AsUnderlyingShapeOp):
+        if isinstance(op, AsUnderlyingShapeOp):
             ty = op.args[0].type
             assert isinstance(ty, ShapedType)
             flat = write_flat(self.em, self.view(op.args[0], op), ty, op)
@@ -146,7 +148,7 @@ class FunctionLowering:
         if isinstance(op, func.CallOp):
             self.inline_call(op)
             return
-        lowering = LOWERINGS.get(op.name)
+        lowering = LOWERINGS.get(type(op))
         if lowering is None:
             raise lowering_error(op, "has no lowering to TOSA")
         args = [self.view(v, op) for v in op.operands]
@@ -161,11 +163,11 @@ class FunctionLowering:
         codes; any other op lowered as its copy with foreign floats retyped f32 (operands
         decoded) and int4 retyped 8-bit (the quantization ops handle int4 themselves), its
         foreign result encoded back."""
-        if op.name in STORAGE_OPS:
+        if type(op) in STORAGE_OPS:
             return lowering(self, op, args)
-        if isinstance(op, mx.LiteralOp):
+        if isinstance(op, LiteralOp):
             return self.storage_literal(op)
-        int4_aware = op.name in QUANT_LOWERINGS
+        int4_aware = type(op) in QUANT_LOWERINGS
         target = st.element_of(op.results[0].type)
         source = st.element_of(op.operands[0].type) if op.operands else None
         if isinstance(op, mx.ConvertOp) and target is not None and is_int4(target):
@@ -190,7 +192,7 @@ class FunctionLowering:
             return out
         return st.encode(self.em, out, element)
 
-    def storage_literal(self, op: mx.LiteralOp) -> View:
+    def storage_literal(self, op: LiteralOp) -> View:
         return st.storage_literal(self.em, op.value, result_type(op))
 
     def inline_call(self, call: func.CallOp) -> None:

@@ -39,11 +39,12 @@ from convcanon.conversion.migraphx_to_tosa.emitter import (
     unary_view,
 )
 from convcanon.conversion.migraphx_to_tosa.op_lowering import (
-    Lowering,
     LoweringContext,
+    LoweringTable,
     channels_last,
     declared_frame,
     fit_strides,
+    lowers,
 )
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     float_accumulator,
@@ -56,32 +57,37 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import (
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.boundary_ops import LiteralOp
+from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.shaped_type import is_unsigned, numpy_dtype, signless
 from convcanon.tosa import ops as tosa
 from convcanon.tosa import quant_ops as tq
 
 # -- elementwise -----------------------------------------------------------------------------------
 
-_BINARY: dict[str, type[tosa.TosaOp]] = {
-    "migraphx.add": tosa.AddOp,
-    "migraphx.sub": tosa.SubOp,
-    "migraphx.mul": tosa.MulOp,
-    "migraphx.max": tosa.MaximumOp,
-    "migraphx.min": tosa.MinimumOp,
-    "migraphx.pow": tosa.PowOp,
+# The lowerings of this family, each registered against its op class by `@lowers`.
+CORE_LOWERINGS: LoweringTable = {}
+
+_BINARY: dict[type[Operation], type[tosa.TosaOp]] = {
+    mx.AddOp: tosa.AddOp,
+    mx.SubOp: tosa.SubOp,
+    mx.MulOp: tosa.MulOp,
+    mx.MaxOp: tosa.MaximumOp,
+    mx.MinOp: tosa.MinimumOp,
+    mx.PowOp: tosa.PowOp,
 }
-_UNARY: dict[str, type[tosa.TosaOp]] = {
-    "migraphx.exp": tosa.ExpOp,
-    "migraphx.log": tosa.LogOp,
-    "migraphx.tanh": tosa.TanhOp,
-    "migraphx.sigmoid": tosa.SigmoidOp,
-    "migraphx.neg": tosa.NegateOp,
-    "migraphx.abs": tosa.AbsOp,
-    "migraphx.floor": tosa.FloorOp,
-    "migraphx.ceil": tosa.CeilOp,
-    "migraphx.rsqrt": tosa.RsqrtOp,
-    "migraphx.recip": tosa.ReciprocalOp,
-    "migraphx.erf": tosa.ErfOp,
+_UNARY: dict[type[Operation], type[tosa.TosaOp]] = {
+    mx.ExpOp: tosa.ExpOp,
+    mx.LogOp: tosa.LogOp,
+    mx.TanhOp: tosa.TanhOp,
+    mx.SigmoidOp: tosa.SigmoidOp,
+    mx.NegOp: tosa.NegateOp,
+    mx.AbsOp: tosa.AbsOp,
+    mx.FloorOp: tosa.FloorOp,
+    mx.CeilOp: tosa.CeilOp,
+    mx.RsqrtOp: tosa.RsqrtOp,
+    mx.RecipOp: tosa.ReciprocalOp,
+    mx.ErfOp: tosa.ErfOp,
 }
 
 
@@ -135,28 +141,31 @@ def from_int_domain(em: Emitter, x: View, element: Attribute) -> View:
     return x if x.element_type == target else unary_view(em, tosa.CastOp, x, target)
 
 
+@lowers(CORE_LOWERINGS, *_BINARY)
 def _binary(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     lens = result_type(op).lens
     element = result_element(op)
     if integer_width(element) is None:
-        return elementwise_views(lw.em, _BINARY[op.name], args, lens, hint=declared_frame(op))
-    if op.name in ("migraphx.add", "migraphx.sub", "migraphx.mul"):
+        return elementwise_views(lw.em, _BINARY[type(op)], args, lens, hint=declared_frame(op))
+    if isinstance(op, mx.AddOp | mx.SubOp | mx.MulOp):
         args = [widen(lw.em, a, element) for a in args]  # wrapping: the sign does not matter
-        out = elementwise_views(lw.em, _BINARY[op.name], args, lens, hint=declared_frame(op))
+        out = elementwise_views(lw.em, _BINARY[type(op)], args, lens, hint=declared_frame(op))
         return from_int_domain(lw.em, out, signless(element))
-    if op.name == "migraphx.pow":
+    if isinstance(op, mx.PowOp):
         raise lowering_error(op, f"on {element} has no exact TOSA lowering (integer pow)")
     args = [in_int_domain(lw.em, a, element) for a in args]
-    out = elementwise_views(lw.em, _BINARY[op.name], args, lens, hint=declared_frame(op))
+    out = elementwise_views(lw.em, _BINARY[type(op)], args, lens, hint=declared_frame(op))
     return from_int_domain(lw.em, out, element)
 
 
+@lowers(CORE_LOWERINGS, *_UNARY)
 def _unary(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    if op.name == "migraphx.abs" and is_unsigned(result_element(op)):
+    if isinstance(op, mx.AbsOp) and is_unsigned(result_element(op)):
         return args[0]
-    return unary_view(lw.em, _UNARY[op.name], args[0])
+    return unary_view(lw.em, _UNARY[type(op)], args[0])
 
 
+@lowers(CORE_LOWERINGS, mx.DivOp)
 def _div(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """Floats: a * reciprocal(b) computed in f32 (f64 stays) and rounded once to the result type,
     so an f16/bf16 quotient is finite wherever a / b is. Integers: truncating tosa.intdiv on i32
@@ -216,6 +225,7 @@ def _unsigned_div32(
     return op(tosa.SelectOp, large, unary_view(em, tosa.CastOp, above, i32), small)
 
 
+@lowers(CORE_LOWERINGS, mx.SqrtOp)
 def _sqrt(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """TOSA has no sqrt: reciprocal(rsqrt(x)) (exact at 0 and inf)."""
     return unary_view(lw.em, tosa.ReciprocalOp, unary_view(lw.em, tosa.RsqrtOp, args[0]))
@@ -231,6 +241,7 @@ def _bound_attr(et: Attribute, value: float) -> Attribute:
     return FloatAttr(value, et)  # type: ignore[arg-type]
 
 
+@lowers(CORE_LOWERINGS, mx.ReluOp)
 def _relu(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     (x,) = args
     if is_unsigned(result_element(op)):
@@ -241,6 +252,7 @@ def _relu(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     return View(lw.em.add(clamp), x.perm, x.lens)
 
 
+@lowers(CORE_LOWERINGS, mx.ClipOp)
 def _clip(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     element = result_element(op)
     x, lo, hi = (in_int_domain(lw.em, v, element) for v in args)
@@ -258,6 +270,7 @@ def _to_bool(lw: LoweringContext, view: View) -> View:
     return unary_view(lw.em, tosa.CastOp, view, i1)
 
 
+@lowers(CORE_LOWERINGS, mx.WhereOp)
 def _where(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     cond, a, b = args
     views = [_to_bool(lw, cond), a, b]
@@ -267,6 +280,7 @@ def _where(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     )
 
 
+@lowers(CORE_LOWERINGS, mx.ConvertOp)
 def _convert(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """tosa.cast, with MIGraphX's meaning: float->int truncates toward zero (TOSA's cast rounds
     to nearest); an unsigned source is zero-extended first; a float->unsigned goes through i32
@@ -377,6 +391,7 @@ def _trunc(lw: LoweringContext, x: View) -> View:
     return elementwise_views(em, tosa.SelectOp, [negative, up, down], x.lens, x.element_type)
 
 
+@lowers(CORE_LOWERINGS, mx.ContiguousOp)
 def _identity(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     return args[0]
 
@@ -384,19 +399,22 @@ def _identity(lw: LoweringContext, op: Operation, args: list[View]) -> View:
 # -- shape ops -------------------------------------------------------------------------------------
 
 
+@lowers(CORE_LOWERINGS, mx.TransposeOp)
 def _transpose(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """Pending: result dim i is operand dim permutation[i]; nothing is emitted."""
     (x,) = args
-    permutation = mx.int_list(op, "permutation")
+    permutation = int_list(op, "permutation")
     return View(x.base, tuple(x.perm[p] for p in permutation), result_type(op).lens)
 
 
+@lowers(CORE_LOWERINGS, mx.ReshapeOp, mx.FlattenOp)
 def _reshape(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     (x,) = args
     out = lw.em.reshape(logical(lw.em, x), result_type(op).lens)
     return View.plain(out)
 
 
+@lowers(CORE_LOWERINGS, mx.MultiBroadcastOp)
 def _multibroadcast(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """The operand's dims go where `placement()` puts them (MIGraphX's trailing alignment, or
     the result layout's non-broadcast dims); only size-1 dims come or go, no data moves."""
@@ -410,16 +428,18 @@ def _multibroadcast(lw: LoweringContext, op: Operation, args: list[View]) -> Vie
     return View(moved.base, moved.perm, lens)
 
 
+@lowers(CORE_LOWERINGS, mx.BroadcastOp)
 def _broadcast(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    return expand_to(lw.em, args[0], result_type(op).lens, mx.int_value(op, "axis"))
+    return expand_to(lw.em, args[0], result_type(op).lens, int_value(op, "axis"))
 
 
+@lowers(CORE_LOWERINGS, mx.SliceOp)
 def _slice(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """Slices the base in its own dim order; broadcast dims just shrink."""
     (x,) = args
     shape = x.base_shape
     start, size = [0] * len(shape), list(shape)
-    axes, starts, ends = (mx.int_list(op, k) for k in ("axes", "starts", "ends"))
+    axes, starts, ends = (int_list(op, k) for k in ("axes", "starts", "ends"))
     for axis, lo_in, hi_in in zip(axes, starts, ends, strict=True):
         a = rules.normalize_axis(axis, len(x.lens))
         lo, hi = rules.slice_bounds(x.lens[a], lo_in, hi_in)
@@ -454,11 +474,13 @@ def insert_unit_dims(em: Emitter, view: View, positions: Sequence[int]) -> View:
     return View(base, perm, rules.insert_unit_dims(view.lens, positions))
 
 
+@lowers(CORE_LOWERINGS, mx.SqueezeOp)
 def _squeeze(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     assert isinstance(op, mx.SqueezeOp)
     return drop_unit_dims(lw.em, args[0], op.squeezed_axes())
 
 
+@lowers(CORE_LOWERINGS, mx.UnsqueezeOp)
 def _unsqueeze(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     assert isinstance(op, mx.UnsqueezeOp)
     return insert_unit_dims(lw.em, args[0], op.inserted_axes())
@@ -466,20 +488,21 @@ def _unsqueeze(lw: LoweringContext, op: Operation, args: list[View]) -> View:
 
 # -- comparisons, gather, scatter ------------------------------------------------------------------
 
-_COMPARE: dict[str, tuple[type[tosa.TosaOp], bool]] = {
-    "migraphx.greater": (tosa.GreaterOp, False),
-    "migraphx.greater_or_equal": (tosa.GreaterEqualOp, False),
-    "migraphx.less": (tosa.GreaterOp, True),
-    "migraphx.less_or_equal": (tosa.GreaterEqualOp, True),
-    "migraphx.equal": (tosa.EqualOp, False),
+_COMPARE: dict[type[Operation], tuple[type[tosa.TosaOp], bool]] = {
+    mx.GreaterOp: (tosa.GreaterOp, False),
+    mx.GreaterOrEqualOp: (tosa.GreaterEqualOp, False),
+    mx.LessOp: (tosa.GreaterOp, True),
+    mx.LessOrEqualOp: (tosa.GreaterEqualOp, True),
+    mx.EqualOp: (tosa.EqualOp, False),
 }
 
 
+@lowers(CORE_LOWERINGS, *_COMPARE)
 def _compare(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """tosa.greater/greater_equal/equal (less: operands swapped) on i32 or the float type, then
     1/0 in the result type with a select (a cast from i1 to a float is outside TOSA's profile)."""
     em = lw.em
-    cls, swap = _COMPARE[op.name]
+    cls, swap = _COMPARE[type(op)]
     element = operand_element(op, 0)
     a, b = (in_int_domain(em, v, element) for v in args)
     if swap:
@@ -512,11 +535,12 @@ def _index_tensor(lw: LoweringContext, op: Operation, view: View, length: int) -
     return em.reshape(logical(em, x), [math.prod(view.lens)])
 
 
+@lowers(CORE_LOWERINGS, mx.GatherOp)
 def _gather(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """tosa.gather on [outer, axis, inner]; the indices are tiled over the outer dims."""
     data, indices = args
     em = lw.em
-    axis = rules.normalize_axis(mx.int_value(op, "axis"), len(data.lens))
+    axis = rules.normalize_axis(int_value(op, "axis"), len(data.lens))
     outer, length = math.prod(data.lens[:axis]), data.lens[axis]
     inner = math.prod(data.lens[axis + 1 :])
     values = em.reshape(logical(em, data), [outer, length, inner])
@@ -527,13 +551,14 @@ def _gather(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     return View.plain(em.reshape(out, result_type(op).lens))
 
 
+@lowers(CORE_LOWERINGS, mx.ScatterNoneOp)
 def _scatter_none(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """tosa.scatter over the flat data: each update's flat position is its own position with the
     axis coordinate replaced by its index (a compile-time offset plus index * axis stride)."""
     data, indices, updates = args
     em = lw.em
     lens = data.lens
-    axis = rules.normalize_axis(mx.int_value(op, "axis"), len(lens))
+    axis = rules.normalize_axis(int_value(op, "axis"), len(lens))
     total, width = math.prod(lens), math.prod(indices.lens)
     if total >= 1 << 31:
         raise lowering_error(op, f"scatters into {total} elements, beyond tosa's i32 indices")
@@ -555,11 +580,11 @@ def _scatter_none(lw: LoweringContext, op: Operation, args: list[View]) -> View:
 
 # -- reductions and softmax ------------------------------------------------------------------------
 
-_REDUCE: dict[str, type[tosa.TosaOp]] = {
-    "migraphx.reduce_sum": tosa.ReduceSumOp,
-    "migraphx.reduce_mean": tosa.ReduceSumOp,
-    "migraphx.reduce_max": tosa.ReduceMaxOp,
-    "migraphx.reduce_min": tosa.ReduceMinOp,
+_REDUCE: dict[type[Operation], type[tosa.TosaOp]] = {
+    mx.ReduceSumOp: tosa.ReduceSumOp,
+    mx.ReduceMeanOp: tosa.ReduceSumOp,
+    mx.ReduceMaxOp: tosa.ReduceMaxOp,
+    mx.ReduceMinOp: tosa.ReduceMinOp,
 }
 
 
@@ -596,22 +621,23 @@ def reduce_view(
     return out
 
 
+@lowers(CORE_LOWERINGS, *_REDUCE)
 def _reduce(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """Integers reduce on i32 (TOSA's integer profile has no i8/i16 reduce_sum), widened by
     their sign and narrowed back (a sum wraps, as in MIGraphX); unsigned max/min compare with the
     sign bit flipped."""
     (x,) = args
     em = lw.em
-    axes = [rules.normalize_axis(a, len(x.lens)) for a in mx.int_list(op, "axes")]
-    mean = op.name == "migraphx.reduce_mean"
+    axes = [rules.normalize_axis(a, len(x.lens)) for a in int_list(op, "axes")]
+    mean = isinstance(op, mx.ReduceMeanOp)
     element = result_element(op)
     width = integer_width(element)
     if width is None:
         wide = in_f32(em, x)
-        out = reduce_view(em, _REDUCE[op.name], wide, axes, mean)
+        out = reduce_view(em, _REDUCE[type(op)], wide, axes, mean)
         return out if wide is x else unary_view(em, tosa.CastOp, out, x.element_type)
-    if op.name in ("migraphx.reduce_max", "migraphx.reduce_min"):
-        out = reduce_view(em, _REDUCE[op.name], in_int_domain(em, x, element), axes, mean)
+    if isinstance(op, mx.ReduceMaxOp | mx.ReduceMinOp):
+        out = reduce_view(em, _REDUCE[type(op)], in_int_domain(em, x, element), axes, mean)
         return from_int_domain(em, out, element)
     if mean and (width > 32 or (width == 32 and is_unsigned(element))):
         raise lowering_error(
@@ -631,12 +657,13 @@ def in_f32(em: Emitter, x: View) -> View:
     return unary_view(em, tosa.CastOp, x, f32)
 
 
+@lowers(CORE_LOWERINGS, mx.SoftmaxOp)
 def _softmax(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """exp(x - max(x)) * reciprocal(sum(exp(x - max(x)))) along the axis, in x's dim order."""
     (narrow,) = args
     em = lw.em
     x = in_f32(em, narrow)
-    axis = rules.normalize_axis(mx.int_value(op, "axis"), len(x.lens))
+    axis = rules.normalize_axis(int_value(op, "axis"), len(x.lens))
     peak = reduce_view(em, tosa.ReduceMaxOp, x, [axis], mean=False)
     shifted = elementwise_views(em, tosa.SubOp, [x, peak], x.lens)
     e = unary_view(em, tosa.ExpOp, shifted)
@@ -649,6 +676,7 @@ def _softmax(lw: LoweringContext, op: Operation, args: list[View]) -> View:
 # -- dot -------------------------------------------------------------------------------------------
 
 
+@lowers(CORE_LOWERINGS, mx.DotOp)
 def _dot(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """[..., M, K] x [..., K, N]: batch dims flattened into tosa.matmul's batch.
 
@@ -686,6 +714,7 @@ def _dot(lw: LoweringContext, op: Operation, args: list[View]) -> View:
 # -- convolution -----------------------------------------------------------------------------------
 
 
+@lowers(CORE_LOWERINGS, mx.ConvolutionOp)
 def _conv(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     assert isinstance(op, mx.ConvolutionOp)
     em = lw.em
@@ -695,10 +724,10 @@ def _conv(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     et = x.element_type
     if not is_float(et):
         raise lowering_error(op, f"convolution on {et} has no TOSA lowering here (floats only)")
-    group = mx.int_value(op, "group")
+    group = int_value(op, "group")
     begins, ends = op.explicit_padding()
-    strides = mx.int_list(op, "stride")
-    dilations = mx.int_list(op, "dilation")
+    strides = int_list(op, "stride")
+    dilations = int_list(op, "dilation")
     frame = channels_last(nsp)
     xt = materialize(em, x, frame)  # [N, *S, C]
     wt = materialize(em, w, frame)  # [O, *K, I]
@@ -758,9 +787,10 @@ def _conv_op(
 # -- literal ---------------------------------------------------------------------------------------
 
 
+@lowers(CORE_LOWERINGS, LiteralOp)
 def _literal(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """A splat stays a broadcast `tensor<1x..x1>` constant; anything else is a full constant."""
-    assert isinstance(op, mx.LiteralOp)
+    assert isinstance(op, LiteralOp)
     ty = result_type(op)
     value = op.value
     value_type = value.get_type()
@@ -778,34 +808,3 @@ def _literal(lw: LoweringContext, op: Operation, args: list[View]) -> View:
         return View.plain(lw.em.const(tosa.dense(element, shape, values)))
     const = lw.em.const(tosa.dense(element, [1] * len(ty.lens), values))
     return View(const, tuple(range(len(ty.lens))), ty.lens)
-
-
-# The quantization family (quantize/dequantize, quant_dot/convolution, backwards data conv,
-# unpack) is `quant_lowerings`; `function_lowering` joins the two tables.
-CORE_LOWERINGS: dict[str, Lowering] = {
-    **{name: _binary for name in _BINARY},
-    **{name: _unary for name in _UNARY},
-    **{name: _reduce for name in _REDUCE},
-    "migraphx.div": _div,
-    "migraphx.sqrt": _sqrt,
-    "migraphx.relu": _relu,
-    "migraphx.clip": _clip,
-    "migraphx.where": _where,
-    "migraphx.convert": _convert,
-    "migraphx.contiguous": _identity,
-    "migraphx.transpose": _transpose,
-    "migraphx.reshape": _reshape,
-    "migraphx.broadcast": _broadcast,
-    "migraphx.multibroadcast": _multibroadcast,
-    "migraphx.slice": _slice,
-    "migraphx.squeeze": _squeeze,
-    "migraphx.unsqueeze": _unsqueeze,
-    "migraphx.flatten": _reshape,
-    "migraphx.gather": _gather,
-    "migraphx.scatter_none": _scatter_none,
-    **{name: _compare for name in _COMPARE},
-    "migraphx.softmax": _softmax,
-    "migraphx.dot": _dot,
-    "migraphx.convolution": _conv,
-    "migraphx.literal": _literal,
-}

@@ -2,8 +2,10 @@
 helpers of more than one op family (the declared result frame, TOSA's conv frame and stride
 rule, used by the float and the quantized convs alike).
 
-The op families (`lowerings`, `quant_lowerings`) import this and never each other;
-`function_lowering` joins their tables into the one table the pass reads.
+Each op family (`lowerings`, `quant_lowerings`) registers its lowerings against their op classes
+with `@lowers(FAMILY_TABLE, OpClass, ...)` beside each function, as xDSL keys rewrite patterns by
+op class; the families import this and never each other, and `function_lowering` joins their
+tables into the one table the pass reads.
 """
 
 from __future__ import annotations
@@ -26,6 +28,18 @@ class LoweringContext(Protocol):
 
 
 Lowering = Callable[[LoweringContext, Operation, list[View]], View]
+LoweringTable = dict[type[Operation], Lowering]
+
+
+def lowers(table: LoweringTable, *ops: type[Operation]) -> Callable[[Lowering], Lowering]:
+    """Register the decorated lowering in `table` for each op class of `ops`."""
+
+    def register(lowering: Lowering) -> Lowering:
+        for op in ops:
+            table[op] = lowering
+        return lowering
+
+    return register
 
 
 def declared_frame(op: Operation) -> tuple[int, ...]:

@@ -36,22 +36,26 @@ from convcanon.conversion.migraphx_to_tosa.emitter import (
     unary_view,
 )
 from convcanon.conversion.migraphx_to_tosa.op_lowering import (
-    Lowering,
     LoweringContext,
+    LoweringTable,
     channels_last,
     declared_frame,
     fit_strides,
+    lowers,
 )
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     float_accumulator,
     lowering_error,
     result_type,
 )
-from convcanon.migraphx import ops as mx
 from convcanon.migraphx import quant_ops as qx
+from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.shaped_type import numpy_dtype
 from convcanon.tosa import ops as tosa
 from convcanon.tosa import quant_ops as tq
+
+# The lowerings of this family, each registered against its op class by `@lowers`.
+QUANT_LOWERINGS: LoweringTable = {}
 
 # -- element types ---------------------------------------------------------------------------------
 
@@ -156,6 +160,7 @@ def _as_compute(em: Emitter, v: View, element_type: Attribute, compute: Attribut
     return _halves_to_float(em, high, low, v.lens, compute)
 
 
+@lowers(QUANT_LOWERINGS, qx.DeQuantizeLinearOp)
 def _dequantize(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """(x - z) * scale: the difference exact (two integers as i32 halves, else in the compute
     type, which holds both), rounded once to the compute type, multiplied there, rounded to
@@ -219,6 +224,7 @@ def _scaled(em: Emitter, x: View, scale: View, lens: Sequence[int]) -> View:
     return elementwise_views(em, tosa.MulOp, [x, inverse], lens)
 
 
+@lowers(QUANT_LOWERINGS, qx.QuantizeLinearOp)
 def _quantize(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """x * reciprocal(scale), rounded half to even, plus the zero point, saturated to the
     result type. With 16-bit results and zero points: tosa.cast to i32 (which rounds and
@@ -361,6 +367,7 @@ def _matmul(
     return View.plain(em.reshape(y, lens))
 
 
+@lowers(QUANT_LOWERINGS, qx.QuantDotOp)
 def _quant_dot(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """int8: tosa.matmul i8 x i8 -> i32; fp8 and block-scaled f4E2M1FN: f32 operands (each
     element times its scale), f32 matmul."""
@@ -416,6 +423,7 @@ def _conv_kernel(
     return em.concat(parts, len(out_shape) - 1)
 
 
+@lowers(QUANT_LOWERINGS, qx.QuantConvolutionOp)
 def _quant_convolution(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """int8 conv with an i32 accumulator (ui8 operands top-bit flipped, zero points -128);
     fp8 operands as f32."""
@@ -432,12 +440,12 @@ def _quant_convolution(lw: LoweringContext, op: Operation, args: list[View]) -> 
     frame = channels_last(nsp)
     xt, wt = materialize(em, x, frame), materialize(em, w, frame)
     begins, ends = op.explicit_padding()
-    strides, dilations = mx.int_list(op, "stride"), mx.int_list(op, "dilation")
+    strides, dilations = int_list(op, "stride"), int_list(op, "dilation")
     # Any explicit pad here fills 0, which is the value 0 only before a ui8 operand's top bit
     # is flipped: flip after it (the flipped pad then reads -128, the zero point, contributing
     # nothing, as the conv's own padding does).
     xt, begins, ends = fit_strides(em, xt, x.lens[2:], w.lens[2:], strides, dilations, begins, ends)
-    group = mx.int_value(op, "group")
+    group = int_value(op, "group")
     depthwise = nsp <= 2 and group > 1 and group == x.lens[1] and w.lens[1] == 1
     if depthwise and not is_float(source) and any(begins + ends):
         # IREE 3.13 decomposes a padded integer depthwise conv into an ill-typed tosa.pad (i32
@@ -501,6 +509,7 @@ def _group_block(em: Emitter, t: SSAValue, group: int, g: int, perm: Sequence[in
     return em.transpose(t, perm)
 
 
+@lowers(QUANT_LOWERINGS, qx.BackwardsDataConvolutionOp)
 def _backwards_data_convolution(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """1-D/2-D: tosa.transpose_conv2d per group (no out_pad; the dilation spread into the
     kernel), then a slice drops the padding: the transposed conv scatters x[i] * w[r] to
@@ -513,8 +522,8 @@ def _backwards_data_convolution(lw: LoweringContext, op: Operation, args: list[V
         return _backwards_data_convolution_3d(lw, op, args)
     out = result_type(op)
     et = out.element_type
-    group = mx.int_value(op, "group")
-    strides, dilations = mx.int_list(op, "stride"), mx.int_list(op, "dilation")
+    group = int_value(op, "group")
+    strides, dilations = int_list(op, "stride"), int_list(op, "dilation")
     begins, _ = op.explicit_padding()
     frame = (0, 3, 1, 2) if nsp == 2 else (0, 2, 1)
     xk = materialize(em, x, (1, 0, 2, 3) if nsp == 2 else (1, 0, 2))  # [K, N, *S]
@@ -568,8 +577,8 @@ def _backwards_data_convolution_3d(lw: LoweringContext, op: Operation, args: lis
     x, w = args
     out = result_type(op)
     et = out.element_type
-    group = mx.int_value(op, "group")
-    strides, dilations = mx.int_list(op, "stride"), mx.int_list(op, "dilation")
+    group = int_value(op, "group")
+    strides, dilations = int_list(op, "stride"), int_list(op, "dilation")
     begins, ends = op.explicit_padding()
     frame = (0, 4, 1, 2, 3)
     xt = materialize(em, x, frame)  # [N, D, H, W, K]
@@ -602,6 +611,7 @@ def _backwards_data_convolution_3d(lw: LoweringContext, op: Operation, args: lis
 # -- unpack ----------------------------------------------------------------------------------------
 
 
+@lowers(QUANT_LOWERINGS, qx.UnpackOp)
 def _unpack(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """Both nibbles in i32 (shifts and masks), interleaved along the axis by a concat on a new
     unit dim and a reshape, then cast to the result's TOSA type."""
@@ -634,13 +644,3 @@ def _unpack(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     parts = [em.reshape(v.base, stacked) for v in (low, high)]
     both = em.reshape(em.concat(parts, axis + 1), out.lens)
     return unary_view(em, tosa.CastOp, View.plain(both), tosa_type(out.element_type))
-
-
-QUANT_LOWERINGS: dict[str, Lowering] = {
-    "migraphx.dequantizelinear": _dequantize,
-    "migraphx.quantizelinear": _quantize,
-    "migraphx.quant_dot": _quant_dot,
-    "migraphx.quant_convolution": _quant_convolution,
-    "migraphx.backwards_data_convolution": _backwards_data_convolution,
-    "migraphx.unpack": _unpack,
-}
