@@ -331,5 +331,14 @@ def unary_view(
     return View(em.elementwise(cls, [view.base], element_type), view.perm, view.lens)
 
 
+def binary_view(em: Emitter, cls: type[tosa.TosaOp], a: View, b: View, lens: Sequence[int]) -> View:
+    return elementwise_views(em, cls, [a, b], lens)
+
+
+def scalar_like(em: Emitter, element_type: Attribute, value: float, like: View) -> View:
+    """A constant that broadcasts against `like` (a `tensor<1x..x1>` of its rank)."""
+    return View.plain(em.scalar(element_type, value, len(like.lens)))
+
+
 def is_float(element_type: Attribute) -> bool:
     return is_float_type(element_type)

@@ -16,10 +16,12 @@ from xdsl.utils.exceptions import VerifyException
 
 from convcanon.conversion.migraphx_to_tosa import storage_types as st
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View
-from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS, float_to_integer
+from convcanon.conversion.migraphx_to_tosa.integer_domain import float_to_integer
+from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.op_lowering import Lowering, LoweringTable
 from convcanon.conversion.migraphx_to_tosa.options import MigraphxToTosaOptions, Types
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
+from convcanon.conversion.migraphx_to_tosa.shape_lowerings import SHAPE_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     flat_tosa_type,
     lowering_error,
@@ -37,25 +39,11 @@ from convcanon.tosa.storage import is_foreign, is_int4
 
 # The one table of lowerings, op class -> lowering, joined from op families that do not import
 # each other. The boundary views are lowered here: they read and write the flat buffers.
-LOWERINGS: LoweringTable = {**CORE_LOWERINGS, **QUANT_LOWERINGS}
+LOWERINGS: LoweringTable = {**CORE_LOWERINGS, **SHAPE_LOWERINGS, **QUANT_LOWERINGS}
 BOUNDARY_OPS: tuple[type[Operation], ...] = (AsLogicalShapeOp, AsUnderlyingShapeOp)
 
 # Ops that only move elements: in the conformant form they move storage codes as they are.
-STORAGE_OPS: frozenset[type[Operation]] = frozenset(
-    (
-        mx.TransposeOp,
-        mx.ReshapeOp,
-        mx.BroadcastOp,
-        mx.MultiBroadcastOp,
-        mx.SliceOp,
-        mx.SqueezeOp,
-        mx.UnsqueezeOp,
-        mx.FlattenOp,
-        mx.ContiguousOp,
-        mx.GatherOp,
-        mx.ScatterNoneOp,
-    )
-)
+STORAGE_OPS: frozenset[type[Operation]] = frozenset(SHAPE_LOWERINGS)
 
 # -- functions -------------------------------------------------------------------------------------
 
@@ -175,7 +163,7 @@ class FunctionLowering:
                 # clamped to int4's own range in i8, then stored (a carrier-typed convert
                 # would clamp to i8's)
                 wide = st.decode(self.em, args[0], source)
-                return st.encode(self.em, float_to_integer(self, wide, target, i8), target)
+                return st.encode(self.em, float_to_integer(self.em, wide, target, i8), target)
 
         def computed(element: Attribute) -> Attribute:
             if not is_foreign(element) or (is_int4(element) and int4_aware):

@@ -1,7 +1,10 @@
-"""One lowering per migraphx op: `(lowering, op, operand views) -> result view`.
+"""Lowerings of the migraphx ops that compute: `(lowering, op, operand views) -> result view`.
 
-Inside a function every migraphx value is a `View` (see the emitter), so layouts flow through the
-graph without transposes until an op needs a dim order.
+Elementwise ops, comparisons, reductions, softmax, dot, convolution and literals; the ops that
+only move elements are `shape_lowerings`, the quantization family `quant_lowerings`. Inside a
+function every migraphx value is a `View` (see the emitter), so layouts flow through the graph
+without transposes until an op needs a dim order; integers are computed as `integer_domain`
+says.
 """
 
 from __future__ import annotations
@@ -12,16 +15,11 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    FloatAttr,
-    IntegerAttr,
-    IntegerType,
     TensorType,
     bf16,
     f16,
     f32,
     i1,
-    i32,
-    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -30,13 +28,22 @@ from convcanon.conversion.migraphx_to_tosa.emitter import (
     View,
     element_type_of,
     elementwise_views,
-    expand_to,
     in_frame,
     is_float,
     logical,
     materialize,
     shape_of,
     unary_view,
+)
+from convcanon.conversion.migraphx_to_tosa.integer_domain import (
+    bound_attr,
+    float_to_integer,
+    from_int_domain,
+    in_int_domain,
+    unsigned32_to_f32,
+    unsigned_div32,
+    widen,
+    zero_extend,
 )
 from convcanon.conversion.migraphx_to_tosa.op_lowering import (
     LoweringContext,
@@ -54,14 +61,12 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     result_element,
     result_type,
 )
-from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.boundary_ops import LiteralOp
 from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.shaped_type import is_unsigned, numpy_dtype, signless
 from convcanon.tosa import ops as tosa
-from convcanon.tosa import quant_ops as tq
 
 # -- elementwise -----------------------------------------------------------------------------------
 
@@ -89,56 +94,6 @@ _UNARY: dict[type[Operation], type[tosa.TosaOp]] = {
     mx.RecipOp: tosa.ReciprocalOp,
     mx.ErfOp: tosa.ErfOp,
 }
-
-
-# -- integers: TOSA is signless, its integer profile computes on i32 -------------------------------
-
-
-def widen(em: Emitter, x: View, element: Attribute) -> View:
-    """An integer narrower than 32 bits as i32, sign- or zero-extended by its migraphx type."""
-    width = integer_width(element)
-    if width is None or width >= 32:
-        return x
-    wide = unary_view(em, tosa.CastOp, x, i32)
-    if not is_unsigned(element):
-        return wide
-    mask = View.plain(em.scalar(i32, (1 << width) - 1, len(wide.base_shape)))
-    return elementwise_views(em, tosa.BitwiseAndOp, [wide, mask], wide.lens)
-
-
-def zero_extend(em: Emitter, x: View, element: Attribute) -> View:
-    """An unsigned integer as a wider signless one holding the same non-negative value
-    (i32 for up to 16 bits, i64 for 32 bits)."""
-    width = integer_width(element)
-    if width is None or not is_unsigned(element) or width >= 64:
-        return x
-    if width < 32:
-        return widen(em, x, element)
-    wide = unary_view(em, tosa.CastOp, x, i64)
-    mask = View.plain(em.scalar(i64, (1 << 32) - 1, len(wide.base_shape)))
-    return elementwise_views(em, tosa.BitwiseAndOp, [wide, mask], wide.lens)
-
-
-def order_bits(em: Emitter, x: View, element: Attribute) -> View:
-    """Unsigned 32/64-bit values with the sign bit flipped: signed order is then unsigned order
-    (its own inverse)."""
-    width = integer_width(element)
-    if width is None or width < 32 or not is_unsigned(element):
-        return x
-    flip = View.plain(em.scalar(x.element_type, -(1 << (width - 1)), len(x.base_shape)))
-    return elementwise_views(em, tosa.BitwiseXorOp, [x, flip], x.lens)
-
-
-def in_int_domain(em: Emitter, x: View, element: Attribute) -> View:
-    """A value where TOSA's signed integer ops give the migraphx type's answer."""
-    return order_bits(em, widen(em, x, element), element)
-
-
-def from_int_domain(em: Emitter, x: View, element: Attribute) -> View:
-    """Back to the migraphx type's bits (narrowing casts wrap, so sums and products stay exact)."""
-    x = order_bits(em, x, element)
-    target = signless(element)
-    return x if x.element_type == target else unary_view(em, tosa.CastOp, x, target)
 
 
 @lowers(CORE_LOWERINGS, *_BINARY)
@@ -187,42 +142,10 @@ def _div(lw: LoweringContext, op: Operation, args: list[View]) -> View:
             op, f"on {element} has no exact TOSA lowering (tosa.intdiv is signed 32-bit)"
         )
     if width == 32 and is_unsigned(element):
-        return _unsigned_div32(em, a, b, lens, hint)
+        return unsigned_div32(em, a, b, lens, hint)
     wide_args = [widen(em, v, element) for v in args]
     quotient = elementwise_views(em, tosa.IntDivOp, wide_args, lens, hint=hint)
     return from_int_domain(em, quotient, element)
-
-
-def _unsigned_div32(
-    em: Emitter, a: View, b: View, lens: Sequence[int], hint: Sequence[int]
-) -> View:
-    """Unsigned 32-bit a / b from signed i32 ops. A divisor of 2^31 or more (negative as i32)
-    goes into a at most once: the quotient is a >= b, compared unsigned (both sign bits
-    flipped). A smaller one divides a's upper 31 bits h = a >> 1 (logical) with tosa.intdiv,
-    both non-negative: h = q1 * b + r1, so a = 2 * q1 * b + (2 * r1 + a's low bit), and the
-    rest is b at most once, tested as r1 + low >= b - r1 (2 * r1 + low may not fit i32)."""
-
-    def const(value: int) -> View:
-        return View.plain(em.scalar(i32, value, len(lens)))
-
-    def op(cls: type[tosa.TosaOp], *views: View, et: Attribute | None = None) -> View:
-        return elementwise_views(em, cls, list(views), lens, et, hint)
-
-    large = op(tosa.GreaterOp, const(0), b, et=i1)
-    divisor = op(tosa.SelectOp, large, const(1), b)
-    high = op(tq.LogicalRightShiftOp, a, const(1))
-    low_bit = op(tosa.BitwiseAndOp, a, const(1))
-    q1 = op(tosa.IntDivOp, high, divisor)
-    r1 = op(tosa.SubOp, high, op(tosa.MulOp, q1, divisor))
-    carry = op(tosa.GreaterEqualOp, op(tosa.AddOp, r1, low_bit), op(tosa.SubOp, divisor, r1), et=i1)
-    small = op(
-        tosa.AddOp, op(tq.LogicalLeftShiftOp, q1, const(1)), unary_view(em, tosa.CastOp, carry, i32)
-    )
-    sign = const(-(1 << 31))
-    above = op(
-        tosa.GreaterEqualOp, op(tosa.BitwiseXorOp, a, sign), op(tosa.BitwiseXorOp, b, sign), et=i1
-    )
-    return op(tosa.SelectOp, large, unary_view(em, tosa.CastOp, above, i32), small)
 
 
 @lowers(CORE_LOWERINGS, mx.SqrtOp)
@@ -231,23 +154,13 @@ def _sqrt(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     return unary_view(lw.em, tosa.ReciprocalOp, unary_view(lw.em, tosa.RsqrtOp, args[0]))
 
 
-def _bound_attr(et: Attribute, value: float) -> Attribute:
-    if isinstance(et, IntegerType):
-        info = numpy_dtype(et)
-        import numpy as np
-
-        limits = np.iinfo(info)
-        return IntegerAttr(int(max(min(value, limits.max), limits.min)), et)
-    return FloatAttr(value, et)  # type: ignore[arg-type]
-
-
 @lowers(CORE_LOWERINGS, mx.ReluOp)
 def _relu(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     (x,) = args
     if is_unsigned(result_element(op)):
         return x  # never below zero
     et = x.element_type
-    props = {"min_val": _bound_attr(et, 0), "max_val": _bound_attr(et, math.inf)}
+    props = {"min_val": bound_attr(et, 0), "max_val": bound_attr(et, math.inf)}
     clamp = tosa.ClampOp([x.base], x.base.type, props)
     return View(lw.em.add(clamp), x.perm, x.lens)
 
@@ -298,195 +211,19 @@ def _convert(lw: LoweringContext, op: Operation, args: list[View]) -> View:
         if integer_width(src_mx) == 64 and is_float(dst):
             raise lowering_error(op, f"{src_mx} -> {dst_mx} has no exact TOSA lowering")
         if integer_width(src_mx) == 32 and is_float(dst):
-            x = _unsigned32_to_f32(lw, x)
+            x = unsigned32_to_f32(em, x)
         else:
             x = zero_extend(em, x, src_mx)
     elif (integer_width(dst) or 0) > 32:  # TOSA casts to i64 only from i32: extend in two steps
         x = widen(em, x, src_mx)
     if is_float(x.element_type) and not is_float(dst) and dst != i1:
-        return float_to_integer(lw, x, dst_mx)
+        return float_to_integer(em, x, dst_mx)
     if x.element_type == dst:
         return x
     return unary_view(em, tosa.CastOp, x, dst)
 
 
-def float_to_integer(
-    lw: LoweringContext, x: View, target: Attribute, out: Attribute | None = None
-) -> View:
-    """Truncation toward zero where the value fits `target`; elsewhere (undefined in MIGraphX)
-    MIGraphX's reference target's values: out-of-range values clamp to the bounds, NaN is 0.
-
-    In f32 (exact for f16 and bf16): NaN to 0, truncate, clamp into the largest range of f32
-    values inside the bounds, cast (unsigned values past the signed bound move down by 2^width
-    first, so the signed cast keeps their bits; narrower unsigned types cast through i32), and
-    the values past a bound select it. `out`: the integer type of the result (default: the
-    signless `target`; int4 values come out in i8, which holds them)."""
-    em = lw.em
-    width = integer_width(target) or 0
-    unsigned = is_unsigned(target)
-    low, high = (0, (1 << width) - 1) if unsigned else (-(1 << (width - 1)), (1 << (width - 1)) - 1)
-    if x.element_type != f32:
-        x = unary_view(em, tosa.CastOp, x, f32)
-    rank = len(x.base_shape)
-
-    def scalar(element: Attribute, value: float) -> View:
-        return View.plain(em.scalar(element, value, rank))
-
-    number = elementwise_views(em, tosa.EqualOp, [x, x], x.lens, i1)
-    x = elementwise_views(em, tosa.SelectOp, [number, x, scalar(f32, 0.0)], x.lens, f32)
-    x = _trunc(lw, x)
-    low_f = float(np.float32(low))  # powers of two (or 0): exact
-    high_f = float(np.nextafter(np.float32(2.0**width if unsigned else 2.0 ** (width - 1)), 0))
-    above = elementwise_views(em, tosa.GreaterOp, [x, scalar(f32, high_f)], x.lens, i1)
-    below = elementwise_views(em, tosa.GreaterOp, [scalar(f32, low_f), x], x.lens, i1)
-    bounds = {"min_val": _bound_attr(f32, low_f), "max_val": _bound_attr(f32, high_f)}
-    x = View(em.add(tosa.ClampOp([x.base], x.base.type, bounds)), x.perm, x.lens)
-    carrier = i32 if width <= 32 else signless(target)
-    carrier_width = max(width, 32)
-    if unsigned and width == carrier_width:  # ui32, ui64: the upper half as negative bits
-        half = scalar(f32, 2.0 ** (width - 1))
-        upper = elementwise_views(em, tosa.GreaterEqualOp, [x, half], x.lens, i1)
-        moved = elementwise_views(em, tosa.SubOp, [x, scalar(f32, 2.0**width)], x.lens)
-        x = elementwise_views(em, tosa.SelectOp, [upper, moved, x], x.lens, f32)
-    x = unary_view(em, tosa.CastOp, x, carrier)
-
-    def bits(value: int) -> int:  # `value` as the carrier's two's complement bits
-        return value - (1 << carrier_width) if value >= 1 << (carrier_width - 1) else value
-
-    x = elementwise_views(em, tosa.SelectOp, [above, scalar(carrier, bits(high)), x], x.lens)
-    x = elementwise_views(em, tosa.SelectOp, [below, scalar(carrier, bits(low)), x], x.lens)
-    dst = out or signless(target)
-    return x if x.element_type == dst else unary_view(em, tosa.CastOp, x, dst)
-
-
-def _unsigned32_to_f32(lw: LoweringContext, x: View) -> View:
-    """ui32 bits (in i32) -> f32, rounded once: high and low 16 bits convert exactly and their
-    sum rounds (TOSA's profile has no i64 -> f32 cast)."""
-    em = lw.em
-    rank = len(x.base_shape)
-    high_bits = View.plain(em.scalar(i32, -(1 << 16), rank))
-    low_bits = View.plain(em.scalar(i32, (1 << 16) - 1, rank))
-    high = unary_view(
-        em, tosa.CastOp, elementwise_views(em, tosa.BitwiseAndOp, [x, high_bits], x.lens), f32
-    )
-    low = unary_view(
-        em, tosa.CastOp, elementwise_views(em, tosa.BitwiseAndOp, [x, low_bits], x.lens), f32
-    )
-    zero = View.plain(em.scalar(f32, 0.0, rank))
-    wrapped = elementwise_views(em, tosa.GreaterOp, [zero, high], x.lens, i1)
-    lifted = elementwise_views(
-        em, tosa.AddOp, [high, View.plain(em.scalar(f32, 2.0**32, rank))], x.lens
-    )
-    high = elementwise_views(em, tosa.SelectOp, [wrapped, lifted, high], x.lens, f32)
-    return elementwise_views(em, tosa.AddOp, [high, low], x.lens)
-
-
-def _trunc(lw: LoweringContext, x: View) -> View:
-    em = lw.em
-    rank = len(x.base_shape)
-    zero = View.plain(em.scalar(x.element_type, 0, rank))
-    negative = elementwise_views(em, tosa.GreaterOp, [zero, x], x.lens, i1)
-    up = unary_view(em, tosa.CeilOp, x)
-    down = unary_view(em, tosa.FloorOp, x)
-    return elementwise_views(em, tosa.SelectOp, [negative, up, down], x.lens, x.element_type)
-
-
-@lowers(CORE_LOWERINGS, mx.ContiguousOp)
-def _identity(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    return args[0]
-
-
-# -- shape ops -------------------------------------------------------------------------------------
-
-
-@lowers(CORE_LOWERINGS, mx.TransposeOp)
-def _transpose(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    """Pending: result dim i is operand dim permutation[i]; nothing is emitted."""
-    (x,) = args
-    permutation = int_list(op, "permutation")
-    return View(x.base, tuple(x.perm[p] for p in permutation), result_type(op).lens)
-
-
-@lowers(CORE_LOWERINGS, mx.ReshapeOp, mx.FlattenOp)
-def _reshape(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    (x,) = args
-    out = lw.em.reshape(logical(lw.em, x), result_type(op).lens)
-    return View.plain(out)
-
-
-@lowers(CORE_LOWERINGS, mx.MultiBroadcastOp)
-def _multibroadcast(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    """The operand's dims go where `placement()` puts them (MIGraphX's trailing alignment, or
-    the result layout's non-broadcast dims); only size-1 dims come or go, no data moves."""
-    assert isinstance(op, mx.MultiBroadcastOp)
-    (x,) = args
-    lens, placed = result_type(op).lens, op.placement()
-    if placed == (1,) * (len(lens) - len(x.lens)) + tuple(x.lens):
-        return expand_to(lw.em, x, lens)
-    kept = drop_unit_dims(lw.em, x, [d for d, n in enumerate(x.lens) if n == 1])
-    moved = insert_unit_dims(lw.em, kept, [d for d, n in enumerate(placed) if n == 1])
-    return View(moved.base, moved.perm, lens)
-
-
-@lowers(CORE_LOWERINGS, mx.BroadcastOp)
-def _broadcast(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    return expand_to(lw.em, args[0], result_type(op).lens, int_value(op, "axis"))
-
-
-@lowers(CORE_LOWERINGS, mx.SliceOp)
-def _slice(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    """Slices the base in its own dim order; broadcast dims just shrink."""
-    (x,) = args
-    shape = x.base_shape
-    start, size = [0] * len(shape), list(shape)
-    axes, starts, ends = (int_list(op, k) for k in ("axes", "starts", "ends"))
-    for axis, lo_in, hi_in in zip(axes, starts, ends, strict=True):
-        a = rules.normalize_axis(axis, len(x.lens))
-        lo, hi = rules.slice_bounds(x.lens[a], lo_in, hi_in)
-        b = x.perm[a]
-        if shape[b] != 1:
-            start[b], size[b] = lo, hi - lo
-    base = lw.em.slice(x.base, start, size)
-    return View(base, x.perm, result_type(op).lens)
-
-
-def drop_unit_dims(em: Emitter, view: View, dims: Sequence[int]) -> View:
-    """The view without the size-1 logical `dims`: their base dims go in a reshape, no data
-    moves and the remaining order is kept."""
-    dropped = set(dims)
-    removed = {view.perm[d] for d in dropped}
-    shape = view.base_shape
-    base = em.reshape(view.base, [n for b, n in enumerate(shape) if b not in removed])
-    remap = {b: b - sum(1 for r in removed if r < b) for b in range(len(shape))}
-    perm = tuple(remap[view.perm[i]] for i in range(len(view.lens)) if i not in dropped)
-    lens = tuple(n for i, n in enumerate(view.lens) if i not in dropped)
-    return View(base, perm, lens)
-
-
-def insert_unit_dims(em: Emitter, view: View, positions: Sequence[int]) -> View:
-    """The view with size-1 logical dims at result `positions` (new trailing base dims)."""
-    shape = view.base_shape
-    base = em.reshape(view.base, (*shape, *([1] * len(positions))))
-    old, new = iter(view.perm), iter(range(len(shape), len(shape) + len(positions)))
-    wanted = set(positions)
-    rank = len(view.lens) + len(positions)
-    perm = tuple(next(new) if i in wanted else next(old) for i in range(rank))
-    return View(base, perm, rules.insert_unit_dims(view.lens, positions))
-
-
-@lowers(CORE_LOWERINGS, mx.SqueezeOp)
-def _squeeze(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    assert isinstance(op, mx.SqueezeOp)
-    return drop_unit_dims(lw.em, args[0], op.squeezed_axes())
-
-
-@lowers(CORE_LOWERINGS, mx.UnsqueezeOp)
-def _unsqueeze(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    assert isinstance(op, mx.UnsqueezeOp)
-    return insert_unit_dims(lw.em, args[0], op.inserted_axes())
-
-
-# -- comparisons, gather, scatter ------------------------------------------------------------------
+# -- comparisons -----------------------------------------------------------------------------------
 
 _COMPARE: dict[type[Operation], tuple[type[tosa.TosaOp], bool]] = {
     mx.GreaterOp: (tosa.GreaterOp, False),
@@ -515,67 +252,6 @@ def _compare(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     rank = len(cond.base_shape)
     one, zero = (View.plain(em.scalar(out, v, rank)) for v in (1, 0))
     return elementwise_views(em, tosa.SelectOp, [cond, one, zero], lens, out)
-
-
-def _index_tensor(lw: LoweringContext, op: Operation, view: View, length: int) -> SSAValue:
-    """Indices as a flat i32 tensor, negatives counted from the end (as MIGraphX does)."""
-    em = lw.em
-    element = operand_element(op, 1)
-    if length >= 1 << 31:
-        raise lowering_error(op, f"indexes a dim of {length} elements, beyond tosa's i32 indices")
-    x = zero_extend(em, view, element) if is_unsigned(element) else widen(em, view, element)
-    if x.element_type != i32:
-        x = unary_view(em, tosa.CastOp, x, i32)
-    if not is_unsigned(element):
-        rank = len(x.base_shape)
-        zero, size = (View.plain(em.scalar(i32, v, rank)) for v in (0, length))
-        nonnegative = elementwise_views(em, tosa.GreaterEqualOp, [x, zero], x.lens, i1)
-        shifted = elementwise_views(em, tosa.AddOp, [x, size], x.lens)
-        x = elementwise_views(em, tosa.SelectOp, [nonnegative, x, shifted], x.lens, i32)
-    return em.reshape(logical(em, x), [math.prod(view.lens)])
-
-
-@lowers(CORE_LOWERINGS, mx.GatherOp)
-def _gather(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    """tosa.gather on [outer, axis, inner]; the indices are tiled over the outer dims."""
-    data, indices = args
-    em = lw.em
-    axis = rules.normalize_axis(int_value(op, "axis"), len(data.lens))
-    outer, length = math.prod(data.lens[:axis]), data.lens[axis]
-    inner = math.prod(data.lens[axis + 1 :])
-    values = em.reshape(logical(em, data), [outer, length, inner])
-    width = math.prod(indices.lens)
-    picked = em.tile(em.reshape(_index_tensor(lw, op, indices, length), [1, width]), [outer, 1])
-    et = data.element_type
-    out = em.add(tosa.GatherOp([values, picked], TensorType(et, [outer, width, inner])))
-    return View.plain(em.reshape(out, result_type(op).lens))
-
-
-@lowers(CORE_LOWERINGS, mx.ScatterNoneOp)
-def _scatter_none(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    """tosa.scatter over the flat data: each update's flat position is its own position with the
-    axis coordinate replaced by its index (a compile-time offset plus index * axis stride)."""
-    data, indices, updates = args
-    em = lw.em
-    lens = data.lens
-    axis = rules.normalize_axis(int_value(op, "axis"), len(lens))
-    total, width = math.prod(lens), math.prod(indices.lens)
-    if total >= 1 << 31:
-        raise lowering_error(op, f"scatters into {total} elements, beyond tosa's i32 indices")
-    strides = layout.standard_strides(lens)
-    coords = np.indices(indices.lens).reshape(len(lens), -1)
-    offsets = sum(coords[d] * strides[d] for d in range(len(lens)) if d != axis)
-    offsets = np.broadcast_to(np.asarray(offsets, dtype=np.int64), (width,))
-    rows = View.plain(em.reshape(_index_tensor(lw, op, indices, lens[axis]), [1, width]))
-    stride = View.plain(em.scalar(i32, strides[axis], 2))
-    base = View.plain(em.const(tosa.dense(i32, [1, width], offsets.tolist())))
-    scaled = elementwise_views(em, tosa.MulOp, [rows, stride], (1, width))
-    flat = elementwise_views(em, tosa.AddOp, [scaled, base], (1, width))
-    et = data.element_type
-    values = em.reshape(logical(em, data), [1, total, 1])
-    new = em.reshape(logical(em, updates), [1, width, 1])
-    out = em.add(tosa.ScatterOp([values, flat.base, new], TensorType(et, [1, total, 1])))
-    return View.plain(em.reshape(out, lens))
 
 
 # -- reductions and softmax ------------------------------------------------------------------------

@@ -2,10 +2,10 @@
 helpers of more than one op family (the declared result frame, TOSA's conv frame and stride
 rule, used by the float and the quantized convs alike).
 
-Each op family (`lowerings`, `quant_lowerings`) registers its lowerings against their op classes
-with `@lowers(FAMILY_TABLE, OpClass, ...)` beside each function, as xDSL keys rewrite patterns by
-op class; the families import this and never each other, and `function_lowering` joins their
-tables into the one table the pass reads.
+Each op family (`lowerings`, `shape_lowerings`, `quant_lowerings`) registers its lowerings
+against their op classes with `@lowers(FAMILY_TABLE, OpClass, ...)` beside each function, as
+xDSL keys rewrite patterns by op class; the families import this and never each other, and
+`function_lowering` joins their tables into the one table the pass reads.
 """
 
 from __future__ import annotations

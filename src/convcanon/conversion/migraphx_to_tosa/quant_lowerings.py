@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    Signedness,
     TensorType,
     f32,
     i1,
@@ -28,12 +27,25 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from convcanon.conversion.migraphx_to_tosa.emitter import (
     Emitter,
     View,
+    binary_view,
     elementwise_views,
     is_float,
     logical,
     materialize,
+    scalar_like,
     shape_of,
     unary_view,
+)
+from convcanon.conversion.migraphx_to_tosa.integer_domain import (
+    clamp_i32,
+    halves_to_float,
+    int_bounds,
+    int_difference,
+    int_halves,
+    int_width,
+    shift_left,
+    shift_right,
+    widen,
 )
 from convcanon.conversion.migraphx_to_tosa.op_lowering import (
     LoweringContext,
@@ -50,7 +62,7 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import (
 )
 from convcanon.migraphx import quant_ops as qx
 from convcanon.migraphx.op_base import int_list, int_value
-from convcanon.migraphx.shaped_type import numpy_dtype
+from convcanon.migraphx.shaped_type import is_unsigned, numpy_dtype
 from convcanon.tosa import ops as tosa
 from convcanon.tosa import quant_ops as tq
 
@@ -67,86 +79,7 @@ def tosa_type(element_type: Attribute) -> Attribute:
     return element_type
 
 
-def _unsigned(element_type: Attribute) -> bool:
-    return (
-        isinstance(element_type, IntegerType)
-        and element_type.signedness.data == Signedness.UNSIGNED
-    )
-
-
-def _width(element_type: Attribute) -> int:
-    assert isinstance(element_type, IntegerType)
-    return element_type.width.data
-
-
-def _scalar(em: Emitter, et: Attribute, value: float, like: View) -> View:
-    return View.plain(em.scalar(et, value, len(like.lens)))
-
-
-def _binary(em: Emitter, cls: type[tosa.TosaOp], a: View, b: View, lens: Sequence[int]) -> View:
-    return elementwise_views(em, cls, [a, b], lens)
-
-
-def widen_int(em: Emitter, x: View, element_type: Attribute) -> View:
-    """An integer view as i32 values, by the migraphx type's meaning (unsigned nibbles, bytes
-    and halves masked after the sign-extending cast: a ui4 argument arrives as i4 bits)."""
-    wide = x if x.element_type == i32 else unary_view(em, tosa.CastOp, x, i32)
-    width = _width(element_type)
-    if _unsigned(element_type) and width < 32:
-        mask = _scalar(em, i32, (1 << width) - 1, wide)
-        wide = _binary(em, tosa.BitwiseAndOp, wide, mask, wide.lens)
-    return wide
-
-
 # -- dequantize / quantize -------------------------------------------------------------------------
-
-
-def _shift_right(em: Emitter, v: View, amount: int, arithmetic: bool) -> View:
-    """An i32 view shifted right by a constant, sign-filling or zero-filling."""
-    count = _scalar(em, i32, amount, v)
-    if not arithmetic:
-        return _binary(em, tq.LogicalRightShiftOp, v, count, v.lens)
-    ty = TensorType(i32, list(v.base_shape))
-    props: dict[str, Attribute] = {"round": IntegerAttr(0, 1)}
-    return View(em.add(tq.ArithmeticRightShiftOp([v.base, count.base], ty, props)), v.perm, v.lens)
-
-
-def _int_halves(em: Emitter, x: View, element_type: Attribute) -> tuple[View | None, View]:
-    """An integer view as i32 (high, low) with value = high * 2^16 + low, each small enough
-    for f32 to hold exactly; integers of up to 16 bits are all low (no high half)."""
-    wide = widen_int(em, x, element_type)
-    if _width(element_type) < 32:
-        return None, wide
-    high = _shift_right(em, wide, 16, arithmetic=not _unsigned(element_type))
-    low = _binary(em, tosa.BitwiseAndOp, wide, _scalar(em, i32, 0xFFFF, wide), wide.lens)
-    return high, low
-
-
-def _halves_to_float(
-    em: Emitter, high: View | None, low: View, lens: Sequence[int], compute: Attribute
-) -> View:
-    """high * 2^16 + low in the float `compute`, rounded once (both parts convert exactly)."""
-    value = unary_view(em, tosa.CastOp, low, compute)
-    if high is None:
-        return value
-    upper = unary_view(em, tosa.CastOp, high, compute)
-    upper = _binary(em, tosa.MulOp, upper, _scalar(em, compute, 65536.0, upper), upper.lens)
-    return _binary(em, tosa.AddOp, upper, value, lens)
-
-
-def _int_difference(
-    em: Emitter, x: View, x_type: Attribute, z: View, z_type: Attribute, lens: Sequence[int]
-) -> tuple[View | None, View]:
-    """x - z as i32 halves, exact whatever the two integer types (no sum overflows i32)."""
-    x_high, x_low = _int_halves(em, x, x_type)
-    z_high, z_low = _int_halves(em, z, z_type)
-    low = _binary(em, tosa.SubOp, x_low, z_low, lens)
-    if z_high is None:
-        return x_high, low
-    if x_high is None:
-        zero = _scalar(em, i32, 0, z_high)
-        return _binary(em, tosa.SubOp, zero, z_high, z_high.lens), low
-    return _binary(em, tosa.SubOp, x_high, z_high, lens), low
 
 
 def _as_compute(em: Emitter, v: View, element_type: Attribute, compute: Attribute) -> View:
@@ -154,10 +87,10 @@ def _as_compute(em: Emitter, v: View, element_type: Attribute, compute: Attribut
     signed integer once; ui32 goes by halves)."""
     if is_float(element_type):
         return v if v.element_type == compute else unary_view(em, tosa.CastOp, v, compute)
-    if not _unsigned(element_type):
+    if not is_unsigned(element_type):
         return unary_view(em, tosa.CastOp, v, compute)
-    high, low = _int_halves(em, v, element_type)
-    return _halves_to_float(em, high, low, v.lens, compute)
+    high, low = int_halves(em, v, element_type)
+    return halves_to_float(em, high, low, v.lens, compute)
 
 
 @lowers(QUANT_LOWERINGS, qx.DeQuantizeLinearOp)
@@ -170,8 +103,8 @@ def _dequantize(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     out = result_type(op)
     lens, target = out.lens, out.element_type
     types = [qx.operand_element(op, 0)] + ([qx.operand_element(op, 2)] if zero else [])
-    wide = [t for t in types if isinstance(t, IntegerType) and _width(t) > 32]
-    if wide and (zero or _unsigned(wide[0])):  # a lone signed one converts with one cast
+    wide = [t for t in types if isinstance(t, IntegerType) and int_width(t) > 32]
+    if wide and (zero or is_unsigned(wide[0])):  # a lone signed one converts with one cast
         raise lowering_error(op, f"with {wide[0]} operands has no exact TOSA lowering here")
     compute = qx.dequantize_compute_type(types[0], types[1] if zero else None, target)
     if isinstance(compute, Float64Type) and Float64Type() not in [*types, target]:
@@ -181,30 +114,17 @@ def _dequantize(lw: LoweringContext, op: Operation, args: list[View]) -> View:
             "holds both exactly, and IREE computes f64 in f32",
         )
     if zero and not any(is_float(t) for t in types):
-        high, low = _int_difference(em, x, types[0], zero[0], types[1], lens)
-        value = _halves_to_float(em, high, low, lens, compute)
+        high, low = int_difference(em, x, types[0], zero[0], types[1], lens)
+        value = halves_to_float(em, high, low, lens, compute)
     else:
         value = _as_compute(em, x, types[0], compute)
         if zero:
-            value = _binary(
+            value = binary_view(
                 em, tosa.SubOp, value, _as_compute(em, zero[0], types[1], compute), lens
             )
     scale = _as_compute(em, scale, scale.element_type, compute)
     y = elementwise_views(em, tosa.MulOp, [value, scale], lens, hint=declared_frame(op))
     return y if target == compute else unary_view(em, tosa.CastOp, y, target)
-
-
-def _int_bounds(element_type: Attribute) -> tuple[int, int]:
-    width = _width(element_type)
-    if _unsigned(element_type):
-        return 0, (1 << width) - 1
-    return -(1 << (width - 1)), (1 << (width - 1)) - 1
-
-
-def _clamp_i32(em: Emitter, x: View, low: int, high: int) -> View:
-    """maximum then minimum: IREE's TOSA profile check refuses an i32 tosa.clamp."""
-    above = _binary(em, tosa.MaximumOp, x, _scalar(em, i32, low, x), x.lens)
-    return _binary(em, tosa.MinimumOp, above, _scalar(em, i32, high, x), x.lens)
 
 
 def _clamp_float(em: Emitter, v: View, low: float, high: float) -> View:
@@ -237,20 +157,20 @@ def _quantize(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     if is_float(target):
         return _quantize_fp8(lw, op, args)
     zero_type = qx.operand_element(op, 2) if zero else None
-    widths = [_width(target)] + ([_width(zero_type)] if zero_type is not None else [])
+    widths = [int_width(target)] + ([int_width(zero_type)] if zero_type is not None else [])
     if max(widths) > 32:
         raise lowering_error(op, "with 64-bit integers has no lowering here")
     scaled = _scaled(em, x, scale, out.lens)
     if max(widths) > 16:
         q = _quantize_wide(em, scaled, zero[0] if zero else None, zero_type, target, out.lens)
-        return q if _width(target) == 32 else unary_view(em, tosa.CastOp, q, tosa_type(target))
+        return q if int_width(target) == 32 else unary_view(em, tosa.CastOp, q, tosa_type(target))
     q = unary_view(em, tosa.CastOp, scaled, i32)
     if zero:
-        q = _clamp_i32(em, q, -(1 << 30), 1 << 30)  # room for any 16-bit zero point
-        zp = widen_int(em, zero[0], qx.operand_element(op, 2))
-        q = _binary(em, tosa.AddOp, q, zp, out.lens)
-    low, high = _int_bounds(target)
-    q = _clamp_i32(em, q, low, high)
+        q = clamp_i32(em, q, -(1 << 30), 1 << 30)  # room for any 16-bit zero point
+        zp = widen(em, zero[0], qx.operand_element(op, 2))
+        q = binary_view(em, tosa.AddOp, q, zp, out.lens)
+    low, high = int_bounds(target)
+    q = clamp_i32(em, q, low, high)
     return unary_view(em, tosa.CastOp, q, tosa_type(target))
 
 
@@ -275,45 +195,43 @@ def _quantize_wide(
     large = elementwise_views(
         em,
         tosa.GreaterEqualOp,
-        [unary_view(em, tosa.AbsOp, q), _scalar(em, compute, 2.0**23, q)],
+        [unary_view(em, tosa.AbsOp, q), scalar_like(em, compute, 2.0**23, q)],
         lens,
         i1,
     )
     high_f = unary_view(
-        em, tosa.FloorOp, _binary(em, tosa.MulOp, q, _scalar(em, compute, 2.0**-16, q), lens)
+        em,
+        tosa.FloorOp,
+        binary_view(em, tosa.MulOp, q, scalar_like(em, compute, 2.0**-16, q), lens),
     )
     high_f = elementwise_views(
-        em, tosa.SelectOp, [large, high_f, _scalar(em, compute, 0.0, q)], lens
+        em, tosa.SelectOp, [large, high_f, scalar_like(em, compute, 0.0, q)], lens
     )
-    shifted = _binary(em, tosa.MulOp, high_f, _scalar(em, compute, 65536.0, q), lens)
+    shifted = binary_view(em, tosa.MulOp, high_f, scalar_like(em, compute, 65536.0, q), lens)
     high = unary_view(em, tosa.CastOp, high_f, i32)
-    low = unary_view(em, tosa.CastOp, _binary(em, tosa.SubOp, q, shifted, lens), i32)
+    low = unary_view(em, tosa.CastOp, binary_view(em, tosa.SubOp, q, shifted, lens), i32)
     if zero is not None and zero_type is not None:
-        z_high, z_low = _int_halves(em, zero, zero_type)
-        low = _binary(em, tosa.AddOp, low, z_low, lens)
+        z_high, z_low = int_halves(em, zero, zero_type)
+        low = binary_view(em, tosa.AddOp, low, z_low, lens)
         if z_high is not None:
-            high = _binary(em, tosa.AddOp, high, z_high, lens)
-    high = _binary(em, tosa.AddOp, high, _shift_right(em, low, 16, arithmetic=True), lens)
-    low = _binary(em, tosa.BitwiseAndOp, low, _scalar(em, i32, 0xFFFF, low), lens)
-    bottom, top = _int_bounds(target)
-    if _width(target) < 32:  # a high half of -2..1 keeps high * 2^16 + low inside i32
-        high = _clamp_i32(em, high, (bottom >> 16) - 1, (top >> 16) + 1)
-        value = _binary(em, tosa.AddOp, _shift_left(em, high, 16), low, lens)
-        return _clamp_i32(em, value, bottom, top)
+            high = binary_view(em, tosa.AddOp, high, z_high, lens)
+    high = binary_view(em, tosa.AddOp, high, shift_right(em, low, 16, arithmetic=True), lens)
+    low = binary_view(em, tosa.BitwiseAndOp, low, scalar_like(em, i32, 0xFFFF, low), lens)
+    bottom, top = int_bounds(target)
+    if int_width(target) < 32:  # a high half of -2..1 keeps high * 2^16 + low inside i32
+        high = clamp_i32(em, high, (bottom >> 16) - 1, (top >> 16) + 1)
+        value = binary_view(em, tosa.AddOp, shift_left(em, high, 16), low, lens)
+        return clamp_i32(em, value, bottom, top)
     over = elementwise_views(
-        em, tosa.GreaterOp, [high, _scalar(em, i32, top >> 16, high)], lens, i1
+        em, tosa.GreaterOp, [high, scalar_like(em, i32, top >> 16, high)], lens, i1
     )
     under = elementwise_views(
-        em, tosa.GreaterOp, [_scalar(em, i32, bottom >> 16, high), high], lens, i1
+        em, tosa.GreaterOp, [scalar_like(em, i32, bottom >> 16, high), high], lens, i1
     )
-    high = _clamp_i32(em, high, bottom >> 16, top >> 16)
-    low = elementwise_views(em, tosa.SelectOp, [under, _scalar(em, i32, 0, low), low], lens)
-    low = elementwise_views(em, tosa.SelectOp, [over, _scalar(em, i32, 0xFFFF, low), low], lens)
-    return _binary(em, tosa.AddOp, _shift_left(em, high, 16), low, lens)
-
-
-def _shift_left(em: Emitter, v: View, amount: int) -> View:
-    return _binary(em, tq.LogicalLeftShiftOp, v, _scalar(em, i32, amount, v), v.lens)
+    high = clamp_i32(em, high, bottom >> 16, top >> 16)
+    low = elementwise_views(em, tosa.SelectOp, [under, scalar_like(em, i32, 0, low), low], lens)
+    low = elementwise_views(em, tosa.SelectOp, [over, scalar_like(em, i32, 0xFFFF, low), low], lens)
+    return binary_view(em, tosa.AddOp, shift_left(em, high, 16), low, lens)
 
 
 def _quantize_fp8(lw: LoweringContext, op: Operation, args: list[View]) -> View:
@@ -326,7 +244,7 @@ def _quantize_fp8(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     out = result_type(op)
     value = _scaled(em, x, scale, out.lens)
     if zero:
-        value = _binary(em, tosa.AddOp, value, zero[0], out.lens)
+        value = binary_view(em, tosa.AddOp, value, zero[0], out.lens)
     largest = float(ml_dtypes.finfo(numpy_dtype(out.element_type)).max)
     return unary_view(em, tosa.CastOp, _clamp_float(em, value, -largest, largest), out.element_type)
 
@@ -342,10 +260,10 @@ def _offset_unsigned(em: Emitter, v: View, element_type: Attribute) -> tuple[Vie
     """A ui8 view as (v - 128) in i8 (its top bit flipped) and the zero point -128 that TOSA's
     i8 matmul/conv subtracts back, so the products are of the unsigned values; an i8 view
     as it is with zero point 0."""
-    if not _unsigned(element_type):
+    if not is_unsigned(element_type):
         return v, em.zero_point(v.element_type)
-    top = _scalar(em, v.element_type, -128, v)
-    flipped = _binary(em, tosa.BitwiseXorOp, v, top, v.lens)
+    top = scalar_like(em, v.element_type, -128, v)
+    flipped = binary_view(em, tosa.BitwiseXorOp, v, top, v.lens)
     return flipped, em.scalar(v.element_type, -128, 1)
 
 
@@ -377,8 +295,8 @@ def _quant_dot(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     source = qx.operand_element(op, 0)
     if len(args) == 4:
         a, b, sa, sb = (_to_f32(em, v) for v in args)
-        a = _binary(em, tosa.MulOp, a, sa, a.lens)
-        b = _binary(em, tosa.MulOp, b, sb, b.lens)
+        a = binary_view(em, tosa.MulOp, a, sa, a.lens)
+        b = binary_view(em, tosa.MulOp, b, sb, b.lens)
         return _matmul(em, a, b, lens, f32)
     a, b = args
     if is_float(source):
@@ -623,21 +541,21 @@ def _unpack(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     lens = wide.lens
 
     def const(value: int) -> View:
-        return _scalar(em, i32, value, wide)
+        return scalar_like(em, i32, value, wide)
 
     def shift(cls: type[tosa.TosaOp], v: View, amount: int) -> View:
         if cls is tq.ArithmeticRightShiftOp:
             ty = TensorType(i32, list(v.lens))
             base = em.add(cls([v.base, const(amount).base], ty, {"round": IntegerAttr(0, 1)}))
             return View.plain(base)
-        return _binary(em, cls, v, const(amount), lens)
+        return binary_view(em, cls, v, const(amount), lens)
 
     if qx.unpacked_signed(out.element_type):
         low = shift(tq.ArithmeticRightShiftOp, shift(tq.LogicalLeftShiftOp, wide, 28), 28)
         high = shift(tq.ArithmeticRightShiftOp, shift(tq.LogicalLeftShiftOp, wide, 24), 28)
     else:
-        low = _binary(em, tosa.BitwiseAndOp, wide, const(15), lens)
-        high = _binary(
+        low = binary_view(em, tosa.BitwiseAndOp, wide, const(15), lens)
+        high = binary_view(
             em, tosa.BitwiseAndOp, shift(tq.LogicalRightShiftOp, wide, 4), const(15), lens
         )
     stacked = [*lens[: axis + 1], 1, *lens[axis + 1 :]]
