@@ -13,8 +13,9 @@ Functions (the CLI's jobs, for code that already works in Python):
   Needs `pip install 'convcanon[xla]'`.
 - `canonicalize_exported(exported, **options)`: a `jax.export.Exported` (also shape-polymorphic)
   whose module is canonical; it serializes, deserializes and `.call`s like the original.
-- `convcanon.migraphx.import_program(text)`, `convcanon.migraphx.lower_to_tosa(module)`: MIGraphX
-  printed programs to the migraphx dialect, and that to TOSA.
+- `import_program(text)`, `lower_to_tosa(module)`, `print_module(module)`,
+  `parse_module(text)`: MIGraphX printed programs to the migraphx dialect, that to TOSA, and
+  either as MLIR text (xDSL; no JAX).
 - `convcanon.examples.small_cnn`: the README's flax CNN (needs `convcanon[examples]`).
 
 Everything is imported on first use, so `import convcanon` stays cheap for the CLI.
@@ -31,7 +32,12 @@ __all__ = [
     "canonicalize_conv",
     "canonicalize_exported",
     "from_jax",
+    "import_program",
+    "lower_to_tosa",
+    "parse_module",
+    "print_module",
 ]
+_HALF_B = frozenset({"import_program", "lower_to_tosa", "parse_module", "print_module"})
 
 if TYPE_CHECKING:
     from convcanon.api import (
@@ -41,10 +47,15 @@ if TYPE_CHECKING:
         canonicalize_exported,
         from_jax,
     )
+    from convcanon.migraphx_api import import_program, lower_to_tosa, parse_module, print_module
 
 
 def __getattr__(name: str) -> Any:
-    """Load the API on first use (`convcanon.api` imports jaxlib's MLIR)."""
+    """Load the API on first use (`convcanon.api` imports jaxlib's MLIR, `migraphx_api` xDSL)."""
+    if name in _HALF_B:
+        from convcanon import migraphx_api
+
+        return getattr(migraphx_api, name)
     if name in __all__:
         from convcanon import api
 

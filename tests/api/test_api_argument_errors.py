@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import convcanon
-import convcanon.migraphx as cm
 from convcanon.diagnostics import ConvcanonError
 
 DECLARATION = (
@@ -22,19 +21,29 @@ PROGRAM = "@0 = @literal{1} -> float_type, {1}, {1}\n@1 = @return(@0)\n"
 
 # (call with the argument under test, the argument's name, what the message names)
 CALLS: list[tuple[str, Callable[[Any], object], str, str]] = [
-    ("lower_to_tosa", lambda v: cm.lower_to_tosa(v), "module", "xdsl.dialects.builtin.ModuleOp"),
     (
         "lower_to_tosa",
-        lambda v: cm.lower_to_tosa(cm.import_program(PROGRAM), stats=v),
+        lambda v: convcanon.lower_to_tosa(v),
+        "module",
+        "xdsl.dialects.builtin.ModuleOp",
+    ),
+    (
+        "lower_to_tosa",
+        lambda v: convcanon.lower_to_tosa(convcanon.import_program(PROGRAM), stats=v),
         "stats",
         "convcanon.pipeline.PassStats or None",
     ),
-    ("print_module", lambda v: cm.print_module(v), "module", "xdsl.dialects.builtin.ModuleOp"),
-    ("parse_module", lambda v: cm.parse_module(v), "text", "str"),
-    ("parse_module", lambda v: cm.parse_module("module {}", filename=v), "filename", "str"),
-    ("import_program", lambda v: cm.import_program(v), "text", "str"),
-    ("import_program", lambda v: cm.import_program(PROGRAM, filename=v), "filename", "str"),
-    ("import_program", lambda v: cm.import_program(PROGRAM, name=v), "name", "str"),
+    (
+        "print_module",
+        lambda v: convcanon.print_module(v),
+        "module",
+        "xdsl.dialects.builtin.ModuleOp",
+    ),
+    ("parse_module", lambda v: convcanon.parse_module(v), "text", "str"),
+    ("parse_module", lambda v: convcanon.parse_module("module {}", filename=v), "filename", "str"),
+    ("import_program", lambda v: convcanon.import_program(v), "text", "str"),
+    ("import_program", lambda v: convcanon.import_program(PROGRAM, filename=v), "filename", "str"),
+    ("import_program", lambda v: convcanon.import_program(PROGRAM, name=v), "name", "str"),
     (
         "canonicalize_conv",
         lambda v: convcanon.canonicalize_conv(v),
@@ -67,9 +76,9 @@ def test_a_wrong_argument_type_is_a_type_error_naming_the_type(
 
 def test_the_issue_calls_are_type_errors():
     for call in (
-        lambda: cm.lower_to_tosa("module {}"),  # pyright: ignore[reportArgumentType]
-        lambda: cm.lower_to_tosa(None),  # pyright: ignore[reportArgumentType]
-        lambda: cm.print_module(None),  # pyright: ignore[reportArgumentType]
+        lambda: convcanon.lower_to_tosa("module {}"),  # pyright: ignore[reportArgumentType]
+        lambda: convcanon.lower_to_tosa(None),  # pyright: ignore[reportArgumentType]
+        lambda: convcanon.print_module(None),  # pyright: ignore[reportArgumentType]
     ):
         with pytest.raises(TypeError, match="must be xdsl.dialects.builtin.ModuleOp"):
             call()
@@ -83,9 +92,9 @@ def test_from_jax_needs_a_callable():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: cm.parse_module("module {"),
-        lambda: cm.import_program("garbage"),
-        lambda: cm.lower_to_tosa(cm.parse_module(DECLARATION)),
+        lambda: convcanon.parse_module("module {"),
+        lambda: convcanon.import_program("garbage"),
+        lambda: convcanon.lower_to_tosa(convcanon.parse_module(DECLARATION)),
         lambda: convcanon.canonicalize_conv("module {"),
         lambda: convcanon.canonicalize_conv(
             "HloModule m\nENTRY e { ROOT p = f32[2] parameter(0) }\n"

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import convcanon
-import convcanon.migraphx as cm
 from convcanon.diagnostics import ConvcanonError
 
 PROGRAM = (
@@ -32,8 +31,14 @@ ENTRIES: dict[str, tuple[Callable[[str], object], str]] = {
         STABLEHLO,
     ),
     "canonicalize_conv mhlo": (lambda text: convcanon.canonicalize_conv(text, "mhlo"), STABLEHLO),
-    "migraphx.parse_module": (lambda text: cm.print_module(cm.parse_module(text)), MIGRAPHX_EXP),
-    "migraphx.import_program": (lambda text: cm.print_module(cm.import_program(text)), PROGRAM),
+    "migraphx.parse_module": (
+        lambda text: convcanon.print_module(convcanon.parse_module(text)),
+        MIGRAPHX_EXP,
+    ),
+    "migraphx.import_program": (
+        lambda text: convcanon.print_module(convcanon.import_program(text)),
+        PROGRAM,
+    ),
 }
 SURROGATES = st.integers(0xD800, 0xDFFF).map(chr)
 

@@ -1,4 +1,4 @@
-"""`convcanon.migraphx` Python API mirrors the CLI: import_program == `convcanon import-migraphx`,
+"""`convcanon`'s half-B Python API mirrors the CLI: import_program == `convcanon import-migraphx`,
 lower_to_tosa == `convcanon-opt -p migraphx-to-tosa` (without touching its input), the lowered
 seed runs on IREE with the reference's answer, and bad input raises a located ConvcanonError."""
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from xdsl.dialects import func
 
-import convcanon.migraphx as cm
+import convcanon as cm
 from convcanon.cli import main, opt_main
 from convcanon.diagnostics import ConvcanonError
 from convcanon.pipeline import PassStats
@@ -93,9 +93,10 @@ def test_unlowerable_program_raises_at_its_line_and_input_is_unchanged() -> None
 
 def test_importing_the_package_loads_no_xdsl() -> None:
     probe = (
-        "import sys, convcanon.migraphx as m\n"
+        "import sys, convcanon as m\n"
         "assert not [k for k in sys.modules if k.startswith('xdsl')], 'xdsl loaded eagerly'\n"
         "assert callable(m.lower_to_tosa) and 'xdsl' in sys.modules\n"
+        "assert not [k for k in sys.modules if k.startswith('jax')], 'jax loaded'\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

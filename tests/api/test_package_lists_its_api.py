@@ -11,12 +11,17 @@ import convcanon
 
 def test_dir_lists_the_lazy_functions():
     assert {"canonicalize_conv", "from_jax", "CanonicalizeResult"} <= set(dir(convcanon))
+    assert {"import_program", "lower_to_tosa", "parse_module", "print_module"} <= set(
+        dir(convcanon)
+    )
 
 
 def test_help_shows_each_function_with_its_signature():
     text = pydoc.render_doc(convcanon, renderer=pydoc.plaintext)
     assert "canonicalize_conv(module_or_text" in text
     assert "from_jax(fn" in text
+    assert "import_program(text" in text
+    assert "lower_to_tosa(module" in text
 
 
 def test_import_and_dir_do_not_load_mlir_or_jax():

@@ -22,7 +22,6 @@ from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
 import convcanon
-from convcanon import migraphx
 from convcanon.cli import opt_main
 from convcanon.diagnostics import UsageError
 from convcanon.hlo.gate import ConvOptions
@@ -33,8 +32,8 @@ from . import sources
 
 
 def _lower(text: str, options: dict[str, Any]) -> str:
-    module = migraphx.lower_to_tosa(migraphx.parse_module(text), **options)
-    return migraphx.print_module(module)
+    module = convcanon.lower_to_tosa(convcanon.parse_module(text), **options)
+    return convcanon.print_module(module)
 
 
 # pass -> (its input module, the Python API's run of it with keyword options)
