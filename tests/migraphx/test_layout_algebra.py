@@ -65,12 +65,13 @@ def test_write_then_read_round_trips_and_zero_fills_gaps(
 
 
 def test_standard_layout_is_a_plain_reshape() -> None:
-    lens = [2, 3, 4]
-    assert layout.is_standard(lens, layout.standard_strides(lens))
-    assert layout.is_standard([2, 1, 4], [4, 99, 1])  # size-1 dims are neutral
-    assert not layout.is_standard([2, 3], [1, 2])
-    assert not layout.is_standard([2, 3], [1, 0])
-    assert not layout.is_standard([2, 3], [4, 1])  # a gap after each row
+    """Packed row-major strides (size-1 dims aside) are memory in logical order, no gaps."""
+    for lens, strides in (([2, 3, 4], layout.standard_strides([2, 3, 4])), ([2, 1, 4], [4, 99, 1])):
+        mem = layout.memory_layout(lens, strides)
+        assert (mem.perm, mem.mem_shape) == (tuple(range(len(lens))), tuple(lens))
+    assert layout.memory_layout([2, 3], [1, 2]).perm == (1, 0)  # column-major
+    assert layout.broadcast_dims([2, 3], [1, 0]) == (1,)
+    assert layout.memory_layout([2, 3], [4, 1]).mem_shape == (2, 4)  # a gap after each row
 
 
 def test_nhwc_permutation_and_memory_shape() -> None:
@@ -85,7 +86,6 @@ def test_broadcast_dims_gaps_and_sizes() -> None:
     assert layout.broadcast_dims([4, 3, 1], [0, 1, 0]) == (0,)
     assert layout.memory_layout([4, 3], [0, 1]).mem_shape == (1, 3)
     assert layout.flat_size([4, 3], [0, 1]) == 3
-    assert layout.gap_dims([4, 3], [5, 1]) == (1,)
     assert layout.memory_layout([4, 3], [5, 1]).mem_shape == (4, 5)
     assert layout.flat_size([], []) == 1
 

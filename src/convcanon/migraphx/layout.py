@@ -199,30 +199,12 @@ def _shared_position(offsets: np.ndarray, lens: Sequence[int]) -> str | None:
     return f"elements {first} and {second} share position {int(offsets[a])}"
 
 
-def gap_dims(lens: Sequence[int], strides: Sequence[int]) -> tuple[int, ...]:
-    """Dims enlarged in memory by a long stride of the next outer dim."""
-    layout = memory_layout(lens, strides)
-    return tuple(d for d, m in zip(layout.perm, layout.mem_shape, strict=False) if m > lens[d])
-
-
 def flat_size(lens: Sequence[int], strides: Sequence[int]) -> int:
     """Number of elements of the flat buffer that holds a value of this layout: the tiled
     memory shape's, else MIGraphX's element space."""
     if not tiles_memory(lens, strides):
         return element_space(lens, strides)
     return math.prod(memory_layout(lens, strides).mem_shape)
-
-
-def is_standard(lens: Sequence[int], strides: Sequence[int]) -> bool:
-    """Packed row-major up to size-1 dims: reading is a plain reshape."""
-    if not tiles_memory(lens, strides):
-        return False
-    layout = memory_layout(lens, strides)
-    return (
-        not broadcast_dims(lens, strides)
-        and layout.perm == tuple(range(len(lens)))
-        and layout.mem_shape == tuple(lens)
-    )
 
 
 def _logical_slices(lens: Sequence[int], layout: MemoryLayout) -> tuple[slice, ...]:

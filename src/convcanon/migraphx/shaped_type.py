@@ -122,9 +122,6 @@ class ShapedType(ParametrizedAttribute, TypeAttribute):
     def rank(self) -> int:
         return len(self.shape.data)
 
-    def with_lens(self, lens: Sequence[int], strides: Sequence[int] | None = None) -> ShapedType:
-        return ShapedType(lens, strides, self.element_type)
-
     def memory_layout(self) -> layout.MemoryLayout:
         return layout.memory_layout(self.lens, self.stride_values)
 
@@ -134,9 +131,6 @@ class ShapedType(ParametrizedAttribute, TypeAttribute):
     def flat_tensor_type(self) -> TensorType:
         """The `tensor<N x T>` that holds this value's memory at a function boundary."""
         return TensorType(self.element_type, [self.flat_size()])
-
-    def logical_tensor_type(self) -> TensorType:
-        return TensorType(self.element_type, self.lens)
 
     def dtype(self) -> np.dtype:
         return numpy_dtype(self.element_type)
