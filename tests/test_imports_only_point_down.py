@@ -235,10 +235,13 @@ def test_no_modules_import_each_other():
 def folder_graph(graph: dict[str, dict[str, int]]) -> dict[str, dict[str, str]]:
     """The import graph between folders: a module counts as its folder right below
     `convcanon` (`convcanon.conversion.migraphx_to_tosa.x` is `convcanon.conversion`; a
-    top-level module is itself); each edge names one import that makes it."""
+    top-level module is itself), unless LAYERS places it in another layer than its folder (a
+    command kept beside its dialect, `convcanon.hlo.explain`, is itself); each edge names one
+    import that makes it."""
 
     def folder(module: str) -> str:
-        return ".".join(module.split(".")[:2])
+        top = ".".join(module.split(".")[:2])
+        return module if place(module)[0] != place(top)[0] else top
 
     folders: dict[str, dict[str, str]] = {}
     for module, edges in sorted(graph.items()):
