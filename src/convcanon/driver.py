@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, text_starts_at_line
-from convcanon.fileio import check_output_path, read_mlir_input, write_output
+from convcanon.fileio import ModuleFromBytecode, check_output_path, read_mlir_input, write_output
 from convcanon.ir_kind import sniff_framework, with_input_kind_hint
 from convcanon.pass_instruments import PassInstruments, dump_pass_pipeline
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
@@ -224,6 +224,10 @@ def transform_text(
     stays that of the largest chunk)."""
     passes = parse_pipeline(pipeline)
     framework = choose_framework(passes, text)
+    if framework == "xdsl" and isinstance(text, ModuleFromBytecode):
+        raise ConvcanonError(
+            "this is MLIR bytecode; migraphx/TOSA passes read MLIR text", SourceLoc(filename)
+        )
     adapter = FRAMEWORKS[framework]
     placed = contextlib.nullcontext()
     if chunk_line is not None and adapter.places_chunks:
@@ -299,7 +303,8 @@ def run_opt(
         if print_options.debug_info is None:  # its locations are the HLO's, printed if asked
             print_options = print_options._replace(debug_info=False)
     else:
-        filename, text = read_mlir_input(input_path)
+        # bytecode stays bytecode (checked in a child) unless chunks must be cut from its text
+        filename, text = read_mlir_input(input_path, as_text=split_input_file)
     collected = PipelineStats(passes)
 
     def job(chunk: str, line: int | None) -> str | bytes:

@@ -785,9 +785,13 @@ MLIR_BYTECODE_MAGIC = b"ML\xefR"
 
 class ModuleFromBytecode(str):
     """The text of a module read from MLIR bytecode (a portable artifact deserialized): its
-    locations are the ones the bytecode stores, and none of its positions is in the file."""
+    locations are the ones the bytecode stores, and none of its positions is in the file.
 
-    __slots__ = ()
+    Read for a reader that parses bytecode itself (`read_mlir_input(..., as_text=False)`), the
+    text is empty and `bytecode` holds plain MLIR bytecode that the child process read without
+    failing: the same library reads the same bytes the same way in this process."""
+
+    bytecode: bytes = b""
 
 
 BINARY_READER_TIMEOUT = 300.0  # seconds; MLIR reads a large bytecode file in a few
@@ -840,22 +844,31 @@ def run_in_child(
     )
 
 
-def module_text_from_bytecode(data: bytes, name: str) -> ModuleFromBytecode:
-    """MLIR bytecode (a portable artifact too) as module text, read in a child process."""
+def module_text_from_bytecode(data: bytes, name: str, as_text: bool = True) -> ModuleFromBytecode:
+    """MLIR bytecode (a portable artifact too) as module text, read in a child process; or,
+    without `as_text`, checked there and handed back as plain bytecode (see ModuleFromBytecode):
+    printing and parsing text again costs a large module seconds."""
     if len(data) > (limit := _input_limit.get()):
         raise _over_limit(SourceLoc(name), limit, len(data))
     call = "from convcanon.hlo.formats import read_child; read_child()"
-    text = run_in_child(call, "", data, name, "MLIR's bytecode reader")
-    return ModuleFromBytecode(text.decode())
+    out = run_in_child(
+        call, "text" if as_text else "bytecode", data, name, "MLIR's bytecode reader"
+    )
+    if as_text:
+        return ModuleFromBytecode(out.decode())
+    checked = ModuleFromBytecode("")
+    checked.bytecode = out or data  # an artifact comes back deserialized; other bytecode as is
+    return checked
 
 
-def read_mlir_input(path: str) -> tuple[str, str]:
+def read_mlir_input(path: str, *, as_text: bool = True) -> tuple[str, str]:
     """Read a module for any command: MLIR text, or MLIR bytecode from any producer (a StableHLO
-    portable artifact too), read in a child process and returned as text. XLA HLO (text or a
-    binary HloModuleProto) is refused with a hint to convert it."""
+    portable artifact too), read in a child process and returned as text (or, without
+    `as_text`, as checked bytecode: see ModuleFromBytecode). XLA HLO (text or a binary
+    HloModuleProto) is refused with a hint to convert it."""
     name, data = read_input_bytes(path, text=True)
     if data.startswith(MLIR_BYTECODE_MAGIC):
-        return name, module_text_from_bytecode(data, name)
+        return name, module_text_from_bytecode(data, name, as_text)
     try:
         text = _decoded(name, data)
     except NotUtf8Error as err:

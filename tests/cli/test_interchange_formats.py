@@ -200,3 +200,34 @@ def test_bytecode_that_aborts_the_reader_is_a_diagnostic(opt: Runner, tmp_path: 
     assert result.code == 1 and result.out == ""
     assert result.err.startswith(f"{damaged}: error: MLIR's bytecode reader was killed by SIGABRT")
     assert len(result.err.splitlines()) == 1
+
+
+IREE_OPT = Path(sys.executable).parent / "iree-opt"  # iree-base-compiler, a test extra
+
+
+def test_bytecode_of_another_producer_reads_and_ours_reads_upstream(tmp_path: Path) -> None:
+    """iree-opt's bytecode (another MLIR, another version) reads as its text does; our bytecode
+    output parses and verifies in iree-opt, printing what our text output prints."""
+    theirs, ours = tmp_path / "iree.mlirbc", tmp_path / "ours.mlirbc"
+    made = subprocess.run([IREE_OPT, CNN, "--emit-bytecode", "-o", theirs], capture_output=True)
+    assert made.returncode == 0, made.stderr
+    text, from_theirs = tmp_path / "text.mlir", tmp_path / "from-iree.mlir"
+    assert _opt(CNN, "-p", GENERAL, "-o", text) == 0
+    assert _opt(theirs, "-p", GENERAL, "-o", from_theirs) == 0
+    assert from_theirs.read_text() == text.read_text()
+    assert _opt(CNN, "-p", GENERAL, "--emit-bytecode", "-o", ours) == 0
+    upstream = subprocess.run([IREE_OPT, ours], capture_output=True, text=True)
+    assert upstream.returncode == 0, upstream.stderr
+    again = subprocess.run([IREE_OPT, text], capture_output=True, text=True)
+    assert upstream.stdout == again.stdout
+
+
+def test_migraphx_passes_on_bytecode_are_an_error(opt: Runner, tmp_path: Path) -> None:
+    bytecode = tmp_path / "cnn.mlirbc"
+    assert _opt(CNN, "--emit-bytecode", "-o", bytecode) == 0
+    result = opt(bytecode, "-p", "migraphx-to-tosa")
+    assert result.code == 1
+    assert (
+        result.err
+        == f"{bytecode}: error: this is MLIR bytecode; migraphx/TOSA passes read MLIR text\n"
+    )

@@ -18,8 +18,8 @@ from contextlib import contextmanager
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio import run_in_child
-from convcanon.hlo.context import ir, make_context, print_module, source_loc
-from convcanon.hlo.io import HloFile
+from convcanon.hlo.context import ir, print_module, source_loc
+from convcanon.hlo.io import HloFile, reading_context
 
 # A portable artifact's bytecode names its producer `StableHLO_vX.Y.Z` after the magic and the
 # bytecode version (one varint byte in every version so far).
@@ -74,19 +74,24 @@ def bytecode_to_module(data: bytes, filename: str, context: ir.Context) -> ir.Mo
 
 
 def read_child() -> None:
-    """The child that reads binary input: bytecode on stdin, the file's name as its argument,
-    the module as text (with its locations) on stdout; bad input is one line on stderr, exit 1."""
+    """The child that reads binary input: bytecode on stdin, the file's name and `text` or
+    `bytecode` as its arguments; on stdout the module as text (with its locations), or for
+    `bytecode` an artifact deserialized to plain bytecode (nothing for other bytecode, which
+    read without failing). Bad input is one line on stderr, exit 1."""
     from convcanon.child_process import die_with_parent
 
     die_with_parent()
     data = sys.stdin.buffer.read()
     try:
-        module = bytecode_to_module(data, sys.argv[1], make_context(allow_unregistered=True))
-        text = print_module(module, debug_info=True)
+        module = bytecode_to_module(data, sys.argv[1], reading_context())
+        if sys.argv[2] == "text":
+            out = print_module(module, debug_info=True).encode()
+        else:
+            out = module_bytecode(module) if artifact_version(data) else b""
     except ConvcanonError as err:
         sys.stderr.write(err.message + "\n")
         sys.exit(1)
-    sys.stdout.buffer.write(text.encode())
+    sys.stdout.buffer.write(out)
     sys.stdout.flush()
 
 

@@ -6,7 +6,15 @@ import re
 
 from convcanon.diagnostics import SourceLoc, lines_before
 from convcanon.fileio import ModuleFromBytecode, encode_text
-from convcanon.hlo.context import ir, op_positions, parse_module, print_module, source_loc
+from convcanon.hlo.context import (
+    error_from_mlir,
+    ir,
+    make_context,
+    op_positions,
+    parse_module,
+    print_module,
+    source_loc,
+)
 
 
 class HloFile:
@@ -91,9 +99,27 @@ def _ops_named(module: ir.Module, op_name: str) -> list[ir.Operation]:
 _GENERIC_START = re.compile(r'\A(?:\s*(?://|#[\w.$-]+\s*=)[^\n]*(?:\n|\Z))*\s*"[\w.]+"\(')
 
 
+def reading_context() -> ir.Context:
+    """The context bytecode is read in, here and in the child that read it first
+    (`convcanon.hlo.formats.read_child`): the same bytes in the same context read the same way."""
+    return make_context(allow_unregistered=True)
+
+
+def parse_checked_bytecode(data: bytes, filename: str) -> ir.Module:
+    """Plain MLIR bytecode that the reading child has read without failing, parsed here."""
+    try:
+        return ir.Module.parse(data, reading_context())
+    except ir.MLIRError as err:  # the child read it: only a jaxlib that differs from its own
+        raise error_from_mlir(err, filename, "cannot read the MLIR bytecode") from None
+
+
 def parse_file_text(text: str, filename: str) -> HloFile:
     """A module from its text. Text read from bytecode prints back without locations, as
     mlir-opt prints a bytecode input (its locations stay for diagnostics, none in the file)."""
+    if isinstance(text, ModuleFromBytecode) and text.bytecode:
+        return HloFile(
+            parse_checked_bytecode(text.bytecode, filename), filename, False, verified=True
+        )
     generic = _GENERIC_START.match(text) is not None
     module = parse_module(text, filename)
     debug_info = "loc(" in text and not isinstance(text, ModuleFromBytecode)
