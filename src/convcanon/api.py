@@ -131,7 +131,7 @@ def _canonicalize_bytes(
             SourceLoc(where),
         )
     version = artifact_version(data)
-    parsed = parse_file_text(module_text_from_bytecode(data, where), where)
+    parsed = parse_file_text(module_text_from_bytecode(data, where, as_text=False), where)
     stats = run_pass(parsed, options)
     text = print_file(parsed)
     serialized = emit(parsed, "artifact" if version else "bytecode", version or "")

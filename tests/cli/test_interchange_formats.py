@@ -184,6 +184,15 @@ def test_every_command_reads_bytecode_as_it_reads_text(cc: Runner, tmp_path: Pat
         assert from_bytecode.out.replace(str(bytecode), str(CNN)) == from_text.out
     verified = cc("verify", CNN, bytecode, "--trials", "1")
     assert verified.code == 0, verified.err
+    constant = tmp_path / "constant.mlir"
+    constant.write_text(
+        "func.func @main() -> tensor<2xf32> {\n"
+        "  %0 = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>\n"
+        "  return %0 : tensor<2xf32>\n}\n"
+    )
+    assert _opt(constant, "--emit-bytecode", "-o", tmp_path / "constant.mlirbc") == 0
+    ran = cc("run", tmp_path / "constant.mlirbc")
+    assert ran.code == 0 and ran.out == cc("run", constant).out, ran.err
 
 
 def test_bytecode_that_aborts_the_reader_is_a_diagnostic(opt: Runner, tmp_path: Path) -> None:
