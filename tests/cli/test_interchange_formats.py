@@ -240,3 +240,26 @@ def test_migraphx_passes_on_bytecode_are_an_error(opt: Runner, tmp_path: Path) -
         result.err
         == f"{bytecode}: error: this is MLIR bytecode; migraphx/TOSA passes read MLIR text\n"
     )
+
+
+@pytest.mark.parametrize(
+    "op", ["chlo.erf %a : tensor<2xf32> -> tensor<2xf32>", "mhlo.abs %a : tensor<2xf32>"]
+)
+def test_an_artifact_of_other_dialects_ops_is_an_error(
+    opt: Runner, tmp_path: Path, op: str
+) -> None:
+    """The serializer keeps ops it does not know as they are: a 'portable' artifact that no
+    StableHLO consumer reads. Only Shardy's sdy ops are kept, as jax.export keeps them."""
+    source = tmp_path / "m.mlir"
+    source.write_text(
+        f"func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {{\n  %0 = {op}\n"
+        "  return %0 : tensor<2xf32>\n}\n"
+    )
+    out = tmp_path / "out.vhlo"
+    result = opt(source, "--target-version", TARGET, "-o", out)
+    assert result.code == 1 and not out.exists()
+    name = op.split()[0]
+    assert result.err == (
+        f"{source}:2:8: error: a StableHLO portable artifact holds StableHLO ops (and Shardy's"
+        f" sdy ones); this module also has {name}\n"
+    )

@@ -124,11 +124,19 @@ def portable_artifact(module: ir.Module, target: str, filename: str) -> bytes:
     Serializing rewrites the module to VHLO in place: it is the last use of `module`."""
     from jaxlib.mlir.dialects import stablehlo
 
-    other_dialects = _other_dialects(module)
+    others = _other_dialect_ops(module)
+    foreign = [op for op in others if not op.name.startswith("sdy.")]
+    if foreign:  # the serializer would keep them as they are: an artifact no consumer can read
+        kinds = ", ".join(sorted({op.name for op in foreign}))
+        raise ConvcanonError(
+            f"a StableHLO portable artifact holds StableHLO ops (and Shardy's sdy ones); this"
+            f" module also has {kinds}",
+            source_loc(foreign[0].location, filename),
+        )
     with _collected(module.context, filename) as errors, module.context:
         try:
             return stablehlo.serialize_portable_artifact(
-                module, target, allow_other_dialects=bool(other_dialects)
+                module, target, allow_other_dialects=bool(others)
             )
         except ValueError:
             first = errors[0] if errors else ConvcanonError("no reason given", SourceLoc(filename))
@@ -139,18 +147,17 @@ def portable_artifact(module: ir.Module, target: str, filename: str) -> bytes:
             ) from None
 
 
-def _other_dialects(module: ir.Module) -> set[str]:
-    """Dialects besides builtin, func and StableHLO (Shardy's `sdy`, kept as jax.export keeps
-    them)."""
-    found: set[str] = set()
+def _other_dialect_ops(module: ir.Module) -> list[ir.Operation]:
+    """The ops of dialects besides builtin, func and StableHLO, in pre-order (Shardy's `sdy`
+    ones are kept in an artifact, as jax.export keeps them)."""
+    found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        dialect = op.name.partition(".")[0]
-        if dialect not in ("builtin", "func", "stablehlo"):
-            found.add(dialect)
+        if op.name.partition(".")[0] not in ("builtin", "func", "stablehlo"):
+            found.append(op)
         return ir.WalkResult.ADVANCE
 
-    module.operation.walk(visit)
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
     return found
 
 
