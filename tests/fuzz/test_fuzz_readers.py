@@ -255,3 +255,38 @@ def test_damaged_module_to_graph(data: st.DataObject, tmp_path_factory, capsys):
         tmp_path_factory.mktemp("graph"),
         capsys,
     )
+
+
+def _cnn_binary(kind: str) -> bytes:
+    """The example CNN as MLIR bytecode or as a StableHLO 1.0.0 portable artifact."""
+    from convcanon.hlo.context import parse_module
+    from convcanon.hlo.formats import module_bytecode, portable_artifact
+
+    module = parse_module(sources.STABLEHLO.read_text(), "cnn.mlir")
+    if kind == "bytecode":
+        return module_bytecode(module)
+    return portable_artifact(module, "1.0.0", "cnn.mlir")
+
+
+@settings(
+    max_examples=sources.examples(12),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data(), kind=st.sampled_from(["bytecode", "artifact"]))
+def test_damaged_bytecode_and_artifacts_to_opt(
+    data: st.DataObject, kind: str, tmp_path_factory, capsys
+):
+    """Read in a child process: jaxlib's bytecode reader aborts on some damaged bytecode."""
+    damaged = data.draw(mutated(_cnn_binary(kind)))
+    pipeline = data.draw(st.sampled_from(["", "stablehlo-canonicalize-conv{gate=general}"]))
+    emit = data.draw(st.sampled_from([[], ["--emit-bytecode"], ["--target-version", "1.0.0"]]))
+    _attack(
+        opt_main,
+        lambda i, o: [str(i), "-p", pipeline, *emit, "-o", str(o)],
+        damaged,
+        ".mlirbc",
+        "out.mlirbc",
+        tmp_path_factory.mktemp(kind),
+        capsys,
+    )
