@@ -12,7 +12,7 @@ lowering and its reference kernel are registered against the class (`function_lo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, TypedDict
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, StringAttr
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -189,6 +189,15 @@ def same_element_type(types: Sequence[ShapedType]) -> Attribute:
     return types[0].element_type
 
 
+class ConvWindow(TypedDict):
+    """A conv-like op's window attributes, as the shape rules take them."""
+
+    padding: list[int]
+    stride: list[int]
+    dilation: list[int]
+    group: int
+
+
 class ConvLikeOp(MigraphxOp):
     """rocMLIR's convolution attributes (its ConvOpBase), shared by the float, quantized and
     backwards convolutions; an IRDL op cannot subclass another, so this base is not one."""
@@ -220,15 +229,17 @@ class ConvLikeOp(MigraphxOp):
             int_value(self, "padding_mode", 0),
         )
 
-    def output_lens(self) -> Lens:
-        """The forward convolution's result lens (`shape_rules.conv_lens`)."""
-        x, w = self.in_types()
-        return rules.conv_lens(
-            x.lens,
-            w.lens,
+    def window(self) -> ConvWindow:
+        return ConvWindow(
             padding=int_list(self, "padding"),
             stride=int_list(self, "stride"),
             dilation=int_list(self, "dilation"),
             group=int_value(self, "group"),
-            padding_mode=int_value(self, "padding_mode", 0),
         )
+
+    def output_lens(self) -> Lens:
+        """The forward convolution's result lens (`shape_rules.conv_lens`)."""
+        x, w = self.in_types()
+        window = self.window()
+        padding_mode = int_value(self, "padding_mode", 0)
+        return rules.conv_lens(x.lens, w.lens, **window, padding_mode=padding_mode)

@@ -396,15 +396,7 @@ class BackwardsDataConvolutionOp(ConvLikeOp):
             )
         if int_value(self, "padding_mode", 0) != 0:
             raise rules.ShapeError("only padding_mode 0 (explicit padding) is defined")
-        lens = backwards_data_lens(
-            x.lens,
-            w.lens,
-            padding=int_list(self, "padding"),
-            stride=int_list(self, "stride"),
-            dilation=int_list(self, "dilation"),
-            group=int_value(self, "group"),
-        )
-        return lens, element_type
+        return backwards_data_lens(x.lens, w.lens, **self.window()), element_type
 
 
 # -- unpack --------------------------------------------------------------------------------------
