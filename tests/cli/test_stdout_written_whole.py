@@ -64,12 +64,19 @@ def _start(
     )
 
 
+_EXPECTED: dict[tuple[str, Path], bytes] = {}
+
+
 def _expected_output(command: str, inputs: dict[str, Path]) -> bytes:
-    """What the command writes into a pipe read at once, blocking, as Python buffers by default."""
-    process = _start(command, inputs, unbuffered=False, stdout=subprocess.PIPE)
-    out, err = process.communicate()
-    assert process.returncode == 0, err
-    return out
+    """What the command writes into a pipe read at once, blocking, as Python buffers by default
+    (run once per command and input)."""
+    key = (command, inputs["{chain}"])
+    if key not in _EXPECTED:
+        process = _start(command, inputs, unbuffered=False, stdout=subprocess.PIPE)
+        out, err = process.communicate()
+        assert process.returncode == 0, err
+        _EXPECTED[key] = out
+    return _EXPECTED[key]
 
 
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "PYTHONUNBUFFERED=1"])
