@@ -172,9 +172,13 @@ class _OptParser(_ArgumentParser):
                 action.help = info.summary + (example if info.options else "")
         self.epilog = (
             describe_passes()
+            + "\n  and the MLIR passes jaxlib registers (canonicalize, cse, symbol-dce, inline,"
+            + " ...): convcanon-opt --list-passes"
             + "\n\nexamples:\n  convcanon-opt model.mlir -p "
             + "'stablehlo-canonicalize-conv{gate=general negative-padding=slice}'\n"
             + "  convcanon-opt model.mlir --stablehlo-canonicalize-conv='gate=general' -o out.mlir"
+            + "\n  convcanon-opt model.mlir -p 'stablehlo-canonicalize-conv,canonicalize,cse'"
+            + " --mlir-timing"
         )
         return super().format_help()
 
