@@ -14,6 +14,7 @@ import pytest
 from hlo.cases import conv_module
 
 from convcanon.reference import kernels
+from convcanon.reference.kernels import ConvAttributes
 
 from .xla_compare import assert_matches_xla
 
@@ -42,20 +43,19 @@ def _case(rev: bool, pads: list[tuple[int, int]], fgc: int, bgc: int) -> tuple[s
     return text, [rng.standard_normal(s).astype(np.float32) for s in (lhs, rhs)]
 
 
-def _broken(change: Callable[[dict[str, Any]], None]) -> Callable[..., np.ndarray]:
-    def conv(lhs: np.ndarray, rhs: np.ndarray, **kw: Any) -> np.ndarray:
-        change(kw)
-        return REAL_CONV(lhs, rhs, **kw)
+def _broken(change: Callable[[ConvAttributes], ConvAttributes]) -> Callable[..., np.ndarray]:
+    def conv(lhs: np.ndarray, rhs: np.ndarray, attrs: ConvAttributes, *rest: Any, **kw: Any):
+        return REAL_CONV(lhs, rhs, change(attrs), *rest, **kw)
 
     return conv
 
 
-def _no_reversal(kw: dict[str, Any]) -> None:
-    kw["window_reversal"] = [False] * len(kw["window_reversal"])
+def _no_reversal(attrs: ConvAttributes) -> ConvAttributes:
+    return attrs._replace(window_reversal=[False] * len(attrs.window_reversal))
 
 
-def _swap_padding_sides(kw: dict[str, Any]) -> None:
-    kw["padding"] = [(hi, lo) for lo, hi in kw["padding"]]
+def _swap_padding_sides(attrs: ConvAttributes) -> ConvAttributes:
+    return attrs._replace(padding=[(hi, lo) for lo, hi in attrs.padding])
 
 
 BREAKS = {
@@ -82,11 +82,13 @@ def test_interleaved_groups_fail_against_xla(
     text, inputs = _case(False, [(0, 0), (0, 0)], fgc, bgc)
     assert_matches_xla(text, inputs)
 
-    def interleaved(lhs: np.ndarray, rhs: np.ndarray, **kw: Any) -> np.ndarray:
-        groups = kw["feature_group_count"] * kw["batch_group_count"]
-        axis = kw["lhs_spec"][1] if kw["feature_group_count"] > 1 else kw["lhs_spec"][0]
+    def interleaved(
+        lhs: np.ndarray, rhs: np.ndarray, attrs: ConvAttributes, *rest: Any, **kw: Any
+    ) -> np.ndarray:
+        groups = attrs.feature_group_count * attrs.batch_group_count
+        axis = attrs.lhs_spec[1] if attrs.feature_group_count > 1 else attrs.lhs_spec[0]
         order = np.arange(lhs.shape[axis]).reshape(groups, -1).T.ravel()
-        return REAL_CONV(np.take(lhs, order, axis=axis), rhs, **kw)
+        return REAL_CONV(np.take(lhs, order, axis=axis), rhs, attrs, *rest, **kw)
 
     monkeypatch.setattr(kernels, "conv_general", interleaved)
     with pytest.raises(AssertionError):

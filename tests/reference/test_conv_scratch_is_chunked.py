@@ -115,9 +115,9 @@ def test_ordered_conv_in_chunks_is_bit_identical(
     time, so chunking over output positions keeps every bit of real-valued floats."""
     x, w, options = conv
     with _chunks_counted(1 << 40):
-        expected = kernels.conv_general(x, w, ordered=True, **options)
+        expected = kernels.conv_general(x, w, kernels.ConvAttributes(**options), ordered=True)
     with _chunks_counted(budget):
-        got = kernels.conv_general(x, w, ordered=True, **options)
+        got = kernels.conv_general(x, w, kernels.ConvAttributes(**options), ordered=True)
     np.testing.assert_array_equal(got, expected)
 
 

@@ -27,9 +27,7 @@ def _less(a: np.ndarray, b: np.ndarray, *rest: np.ndarray) -> np.ndarray:
 def _conv(lhs_dilation: int, groups: int) -> Callable[[], Any]:
     x = RNG.standard_normal((2, 8, 40, 40)).astype(np.float32)
     w = RNG.standard_normal((16, 8 // groups, 3, 3)).astype(np.float32)
-    return lambda: kernels.conv_general(
-        x,
-        w,
+    conv = kernels.ConvAttributes(
         window_strides=[2, 1],
         padding=[(3, 2), (-1, 4)],
         lhs_dilation=[lhs_dilation, 1],
@@ -39,8 +37,8 @@ def _conv(lhs_dilation: int, groups: int) -> Callable[[], Any]:
         rhs_spec=(1, 0, (2, 3)),
         out_spec=(0, 1, (2, 3)),
         feature_group_count=groups,
-        batch_group_count=1,
     )
+    return lambda: kernels.conv_general(x, w, conv)
 
 
 def _big_window_conv() -> Any:
@@ -48,9 +46,7 @@ def _big_window_conv() -> Any:
     x = RNG.standard_normal((1, 16, 48, 48)).astype(np.float32)
     w = RNG.standard_normal((4, 16, 9, 9)).astype(np.float32)
     spatial = (2, 3)
-    return kernels.conv_general(
-        x,
-        w,
+    conv = kernels.ConvAttributes(
         window_strides=[1, 1],
         padding=[(0, 0), (0, 0)],
         lhs_dilation=[1, 1],
@@ -59,9 +55,8 @@ def _big_window_conv() -> Any:
         lhs_spec=(0, 1, spatial),
         rhs_spec=(1, 0, spatial),
         out_spec=(0, 1, spatial),
-        feature_group_count=1,
-        batch_group_count=1,
     )
+    return kernels.conv_general(x, w, conv)
 
 
 BIG_WINDOW_IM2COL = 40 * 40 * 16 * 9 * 9 * 4
@@ -78,6 +73,7 @@ def _in_chunks_of(budget: int, fn: Callable[[], Any]) -> Callable[[], Any]:
 
 X = RNG.standard_normal((64, 96, 8)).astype(np.float32)
 XI = X.astype(np.int32)
+ZERO = np.zeros((), np.float32)
 IDX = RNG.integers(-3, 70, (500, 1)).astype(np.int32)
 
 KERNELS: dict[str, Callable[[], Any]] = {
@@ -88,16 +84,16 @@ KERNELS: dict[str, Callable[[], Any]] = {
     "conv grouped in 4 KiB chunks": _in_chunks_of(4 << 10, _conv(1, 4)),
     "pad": lambda: kernels.pad(X, 0.0, [3, -2, 1], [-5, 7, 0], [1, 0, 2]),
     "reduce_window": lambda: kernels.reduce_window(
-        X,
-        np.float32(0),
+        [X],
+        [ZERO],
         window_dimensions=[3, 5, 2],
         window_strides=[1, 2, 1],
         base_dilations=[1, 1, 2],
         window_dilations=[2, 1, 1],
         padding=[(1, 1), (2, 0), (0, 0)],
-        body=np.add,
+        body=lambda acc, x: [np.add(acc, x)],
     ),
-    "reduce": lambda: kernels.reduce(X, np.float32(0), [0, 2], np.add),
+    "reduce": lambda: kernels.reduce(X, ZERO, [0, 2], np.add),
     "dot_general": lambda: kernels.dot_general(
         X, X, lhs_batch=[2], rhs_batch=[2], lhs_contracting=[1], rhs_contracting=[1]
     ),
@@ -129,7 +125,7 @@ KERNELS: dict[str, Callable[[], Any]] = {
     "select_and_scatter": lambda: kernels.select_and_scatter(
         X,
         np.ones((32, 48, 8), np.float32),
-        np.float32(0),
+        ZERO,
         window_dimensions=[3, 3, 1],
         window_strides=[2, 2, 1],
         padding=[(1, 1), (1, 1), (0, 0)],

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from convcanon.records import NamedTuple
+
 Spec = tuple[int, int, tuple[int, ...]]  # (batch-or-in-feature dim, feature dim, spatial dims)
 
 
@@ -274,148 +276,183 @@ def conv_output_extent(padded: int, kernel: int, stride: int, rhs_dilation: int)
     return (padded - span) // stride + 1
 
 
+class ConvAttributes(NamedTuple):
+    """What a convolution does besides its operands, as `stablehlo.convolution` spells it; the
+    layouts are specs: lhs (batch, feature, spatial...), rhs (input feature, output feature,
+    spatial...), result (batch, feature, spatial...)."""
+
+    window_strides: Sequence[int]
+    padding: Sequence[tuple[int, int]]
+    lhs_dilation: Sequence[int]
+    rhs_dilation: Sequence[int]
+    window_reversal: Sequence[bool]
+    lhs_spec: Spec
+    rhs_spec: Spec
+    out_spec: Spec
+    feature_group_count: int = 1
+    batch_group_count: int = 1
+
+
 def conv_general(
     lhs: np.ndarray,
     rhs: np.ndarray,
-    *,
-    window_strides: Sequence[int],
-    padding: Sequence[tuple[int, int]],
-    lhs_dilation: Sequence[int],
-    rhs_dilation: Sequence[int],
-    window_reversal: Sequence[bool],
-    lhs_spec: Spec,
-    rhs_spec: Spec,
-    out_spec: Spec,
-    feature_group_count: int,
-    batch_group_count: int,
+    conv: ConvAttributes,
     preferred_dtype: np.dtype | None = None,
     ordered: bool = False,
 ) -> np.ndarray:
     """`stablehlo.convolution` in full generality, as im2col + batched matmuls, the im2col copy
     made in chunks of at most IM2COL_CHUNK_BYTES (whole groups, batch items or output rows).
 
-    lhs_spec = (batch, feature, spatial...), rhs_spec = (input feature, output feature,
-    spatial...), out_spec = (batch, feature, spatial...). The result has the accumulated value cast
-    to `preferred_dtype` (default: the lhs element type). `ordered`: see `dot_general`.
-    """
-    nsp = len(lhs_spec[2])
+    The result has the accumulated value cast to `preferred_dtype` (default: the lhs element
+    type). `ordered`: see `dot_general`."""
     acc = accumulation_dtype(lhs.dtype, rhs.dtype)
     if ordered and lhs.dtype.kind in "fc":
         acc = np.result_type(lhs.dtype, rhs.dtype)
-    _plan_conv(
-        lhs,
-        rhs,
-        acc,
-        np.dtype(preferred_dtype or lhs.dtype),
-        window_strides,
-        padding,
-        lhs_dilation,
-        rhs_dilation,
-        lhs_spec,
-        rhs_spec,
-        feature_group_count,
-        batch_group_count,
-    )
-    # canonical layouts: lhs (N, C, S...), rhs (O, I, K...)
-    x = np.transpose(lhs, (lhs_spec[0], lhs_spec[1], *lhs_spec[2])).astype(acc, copy=False)
-    w = np.transpose(rhs, (rhs_spec[1], rhs_spec[0], *rhs_spec[2])).astype(acc, copy=False)
-    flips = tuple(2 + i for i, r in enumerate(window_reversal) if r)
+    result = np.dtype(preferred_dtype or lhs.dtype)
+    _plan_conv(lhs, rhs, acc, result, conv)
+    x, w = _canonical_operands(lhs, rhs, conv, acc)
+    grouped, groups = _grouped_input(x, w, conv)
+    windows = _windows(grouped, w.shape[2:], conv)
+    out = _window_products(windows, w, groups, acc, ordered)
+    return cast_result(_in_out_layout(out, conv.out_spec), result, acc)
+
+
+class _Groups(NamedTuple):
+    """How a conv's features and batch split into groups (feature or batch groups)."""
+
+    number: int
+    batch: int  # batch items of a group
+    in_features: int  # input features of a group
+    out_features: int  # output features of a group
+
+
+def _canonical_operands(
+    lhs: np.ndarray, rhs: np.ndarray, conv: ConvAttributes, acc: np.dtype
+) -> tuple[np.ndarray, np.ndarray]:
+    """lhs as (N, C, S...), padded and lhs-dilated, rhs as (O, I, K...) with its reversed dims
+    flipped, both in the accumulation type."""
+    x = np.transpose(lhs, (conv.lhs_spec[0], conv.lhs_spec[1], *conv.lhs_spec[2]))
+    w = np.transpose(rhs, (conv.rhs_spec[1], conv.rhs_spec[0], *conv.rhs_spec[2]))
+    x, w = x.astype(acc, copy=False), w.astype(acc, copy=False)
+    flips = tuple(2 + i for i, r in enumerate(conv.window_reversal) if r)
     if flips:
         w = np.flip(w, flips)
     x = pad(
         x,
         0,
-        [0, 0, *(lo for lo, _ in padding)],
-        [0, 0, *(hi for _, hi in padding)],
-        [0, 0, *(d - 1 for d in lhs_dilation)],
+        [0, 0, *(lo for lo, _ in conv.padding)],
+        [0, 0, *(hi for _, hi in conv.padding)],
+        [0, 0, *(d - 1 for d in conv.lhs_dilation)],
     )
+    return x, w
+
+
+def _grouped_input(
+    x: np.ndarray, w: np.ndarray, conv: ConvAttributes
+) -> tuple[np.ndarray, _Groups]:
+    """The input as (groups, batch, features, S...): feature groups split its features, batch
+    groups its batch."""
     n, c = x.shape[:2]
     o, ci = w.shape[:2]
-    g = feature_group_count * batch_group_count
-    if feature_group_count > 1:
-        cg = c // feature_group_count
-        xg = x.reshape(n, feature_group_count, cg, *x.shape[2:]).swapaxes(0, 1)
+    features, batches = conv.feature_group_count, conv.batch_group_count
+    count = features * batches
+    if features > 1:
+        cg = c // features
+        grouped = x.reshape(n, features, cg, *x.shape[2:]).swapaxes(0, 1)
         ng = n
     else:
-        ng = n // batch_group_count
+        ng = n // batches
         cg = c
-        xg = x.reshape(batch_group_count, ng, c, *x.shape[2:])
-    if ci != cg or o % g:
-        raise ValueError(f"conv feature counts do not match (lhs {c}, rhs {ci}x{o}, groups {g})")
-    og = o // g
-    ksz = w.shape[2:]
-    osz = tuple(
+        grouped = x.reshape(batches, ng, c, *x.shape[2:])
+    if ci != cg or o % count:
+        raise ValueError(
+            f"conv feature counts do not match (lhs {c}, rhs {ci}x{o}, groups {count})"
+        )
+    return np.asarray(grouped, order="C"), _Groups(count, ng, cg, o // count)
+
+
+def _windows(grouped: np.ndarray, kernel: Sequence[int], conv: ConvAttributes) -> np.ndarray:
+    """Every window of the grouped input, (groups, batch, out positions..., features,
+    kernel...), as a strided view: nothing is copied."""
+    spatial = len(kernel)
+    strides, dilation = conv.window_strides, conv.rhs_dilation
+    out = tuple(
         conv_output_extent(p, k, s, d)
-        for p, k, s, d in zip(xg.shape[3:], ksz, window_strides, rhs_dilation, strict=True)
+        for p, k, s, d in zip(grouped.shape[3:], kernel, strides, dilation, strict=True)
     )
-    xg = np.asarray(xg, order="C")
-    st = xg.strides
+    st = grouped.strides
     # a dim of extent 1 takes no step: a stride or dilation near int64's limit there (valid, as
     # one window or one tap never steps) would overflow the byte stride
-    windows = as_strided(
-        xg,
-        shape=(g, ng, *osz, cg, *ksz),
+    return as_strided(
+        grouped,
+        shape=(*grouped.shape[:2], *out, grouped.shape[2], *kernel),
         strides=(
             st[0],
             st[1],
-            *(st[3 + i] * window_strides[i] if osz[i] > 1 else 0 for i in range(nsp)),
+            *(st[3 + i] * strides[i] if out[i] > 1 else 0 for i in range(spatial)),
             st[2],
-            *(st[3 + i] * rhs_dilation[i] if ksz[i] > 1 else 0 for i in range(nsp)),
+            *(st[3 + i] * dilation[i] if kernel[i] > 1 else 0 for i in range(spatial)),
         ),
         writeable=False,
     )
-    wg = w.reshape(g, og, cg * math.prod(ksz)).transpose(0, 2, 1)
-    out = np.empty((g, ng, *osz, og), dtype=acc)
-    for rows in im2col_chunks((g, ng, *osz), cg * math.prod(ksz) * acc.itemsize):
-        block = windows[rows]  # (groups, window positions..., cg, *ksz), a strided view
-        positions = math.prod(block.shape[1 : block.ndim - 1 - nsp])
-        cols = block.reshape(block.shape[0], positions, cg * math.prod(ksz))  # the chunk's copy
-        part = _matmul(cols, wg[rows[0]], ordered)  # (groups, positions, og)
-        out[rows] = part.reshape(out[rows].shape)
+
+
+def _window_products(
+    windows: np.ndarray, w: np.ndarray, groups: _Groups, acc: np.dtype, ordered: bool
+) -> np.ndarray:
+    """Each window times its group's kernel, (groups, batch, out positions..., out features):
+    the windows copied (im2col) a chunk at a time, each chunk one batched matmul."""
+    spatial = w.ndim - 2
+    out = windows.shape[2 : 2 + spatial]
+    taps = groups.in_features * math.prod(w.shape[2:])
+    kernel = w.reshape(groups.number, groups.out_features, taps).transpose(0, 2, 1)
+    products = np.empty((groups.number, groups.batch, *out, groups.out_features), dtype=acc)
+    for rows in im2col_chunks((groups.number, groups.batch, *out), taps * acc.itemsize):
+        block = windows[rows]  # (groups, window positions..., features, kernel...), a view
+        positions = math.prod(block.shape[1 : block.ndim - 1 - spatial])
+        cols = block.reshape(block.shape[0], positions, taps)  # the chunk's copy
+        part = _matmul(cols, kernel[rows[0]], ordered)  # (groups, positions, out features)
+        products[rows] = part.reshape(products[rows].shape)
         del cols, part
-    # to (N', G*Og, O...) with group-major output features
-    out = np.moveaxis(out, 0, -2).reshape(ng, *osz, g * og)
-    out = np.moveaxis(out, -1, 1)
-    # canonical (N, F, S...) -> out_spec layout
-    order = (out_spec[0], out_spec[1], *out_spec[2])
-    inverse = np.argsort(order)
-    result = np.asarray(np.transpose(out, inverse), order="C")
-    return cast_result(result, preferred_dtype if preferred_dtype else lhs.dtype, acc)
+    return products
+
+
+def _in_out_layout(products: np.ndarray, out_spec: Spec) -> np.ndarray:
+    """(groups, batch, out positions..., out features) -> the result's layout, output features
+    group-major."""
+    count, batch, *out, features = products.shape
+    merged = np.moveaxis(products, 0, -2).reshape(batch, *out, count * features)
+    canonical = np.moveaxis(merged, -1, 1)  # (N, F, S...)
+    inverse = np.argsort((out_spec[0], out_spec[1], *out_spec[2]))
+    return np.asarray(np.transpose(canonical, inverse), order="C")
 
 
 def _plan_conv(
-    lhs: np.ndarray,
-    rhs: np.ndarray,
-    acc: np.dtype,
-    result: np.dtype,
-    window_strides: Sequence[int],
-    padding: Sequence[tuple[int, int]],
-    lhs_dilation: Sequence[int],
-    rhs_dilation: Sequence[int],
-    lhs_spec: Spec,
-    rhs_spec: Spec,
-    feature_group_count: int,
-    batch_group_count: int,
+    lhs: np.ndarray, rhs: np.ndarray, acc: np.dtype, result: np.dtype, conv: ConvAttributes
 ) -> None:
     """conv_general's peak: the widened operands, the padded (and lhs-dilated) input and its
     grouped copy, one im2col chunk, and three copies of the output on its way to the layout (the
     accumulator, a chunk's product, then the layout copies)."""
+    lhs_spec, rhs_spec, padding = conv.lhs_spec, conv.rhs_spec, conv.padding
     spatial = [lhs.shape[d] for d in lhs_spec[2]]
     padded = pad_shape(
-        spatial, [lo for lo, _ in padding], [hi for _, hi in padding], [d - 1 for d in lhs_dilation]
+        spatial,
+        [lo for lo, _ in padding],
+        [hi for _, hi in padding],
+        [d - 1 for d in conv.lhs_dilation],
     )
     kernel = [rhs.shape[d] for d in rhs_spec[2]]
     n, c = lhs.shape[lhs_spec[0]], lhs.shape[lhs_spec[1]]
     o = rhs.shape[rhs_spec[1]]
     osz = [
         conv_output_extent(p, k, s, d)
-        for p, k, s, d in zip(padded, kernel, window_strides, rhs_dilation, strict=True)
+        for p, k, s, d in zip(padded, kernel, conv.window_strides, conv.rhs_dilation, strict=True)
     ]
     padded_size = n * c * math.prod(max(p, 0) for p in padded)
-    groups = max(feature_group_count, 1) * max(batch_group_count, 1)
-    batch = n // max(batch_group_count, 1)
-    row = c // max(feature_group_count, 1) * math.prod(kernel) * acc.itemsize
-    chunk = im2col_chunk_bytes((groups, batch, *osz), row)
+    features, batches = max(conv.feature_group_count, 1), max(conv.batch_group_count, 1)
+    batch = n // batches
+    row = c // features * math.prod(kernel) * acc.itemsize
+    chunk = im2col_chunk_bytes((features * batches, batch, *osz), row)
     out = batch * math.prod(osz) * o
     plan(
         "convolution",
@@ -466,33 +503,6 @@ def _tree_reduce(flat: np.ndarray, body: ReduceFn) -> np.ndarray:
 
 
 def reduce_window(
-    x: np.ndarray,
-    init: np.ndarray,
-    *,
-    window_dimensions: Sequence[int],
-    window_strides: Sequence[int],
-    base_dilations: Sequence[int],
-    window_dilations: Sequence[int],
-    padding: Sequence[tuple[int, int]],
-    body: ReduceFn,
-    ordered: bool = False,
-) -> np.ndarray:
-    """`stablehlo.reduce_window` of one operand (see `reduce_window_variadic`)."""
-    del ordered  # the fold is always in the reference's order
-    (result,) = reduce_window_variadic(
-        [x],
-        [init],
-        window_dimensions=window_dimensions,
-        window_strides=window_strides,
-        base_dilations=base_dilations,
-        window_dilations=window_dilations,
-        padding=padding,
-        body=lambda acc, value: [body(acc, value)],
-    )
-    return result
-
-
-def reduce_window_variadic(
     xs: Sequence[np.ndarray],
     inits: Sequence[np.ndarray],
     *,

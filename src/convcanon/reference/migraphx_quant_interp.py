@@ -26,7 +26,7 @@ from xdsl.ir import Attribute, Operation
 from convcanon.migraphx import quant_ops as qx
 from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
-from convcanon.reference.kernels import conv_general
+from convcanon.reference.kernels import ConvAttributes, conv_general
 from convcanon.reference.migraphx_conv import migraphx_conv
 from convcanon.tosa import quant_ops as tq
 from convcanon.tosa.ops import int_values
@@ -167,16 +167,18 @@ def backwards_data_conv(
     out = conv_general(
         x.astype(wide),
         regrouped.astype(wide),
-        window_strides=[1] * nsp,
-        padding=padding,
-        lhs_dilation=stride,
-        rhs_dilation=dilation,
-        window_reversal=[True] * nsp,
-        lhs_spec=(0, 1, spatial),
-        rhs_spec=(1, 0, spatial),
-        out_spec=(0, 1, spatial),
-        feature_group_count=group,
-        batch_group_count=1,
+        ConvAttributes(
+            window_strides=[1] * nsp,
+            padding=padding,
+            lhs_dilation=stride,
+            rhs_dilation=dilation,
+            window_reversal=[True] * nsp,
+            lhs_spec=(0, 1, spatial),
+            rhs_spec=(1, 0, spatial),
+            out_spec=(0, 1, spatial),
+            feature_group_count=group,
+            batch_group_count=1,
+        ),
         preferred_dtype=wide,
     )
     return out.astype(out_dtype)

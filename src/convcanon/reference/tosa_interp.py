@@ -22,7 +22,7 @@ from xdsl.ir import Attribute, Operation
 from convcanon.migraphx import layout
 from convcanon.migraphx.dense import dense_to_numpy
 from convcanon.migraphx.shaped_type import numpy_dtype
-from convcanon.reference.kernels import conv_general
+from convcanon.reference.kernels import ConvAttributes, conv_general
 from convcanon.tosa import ops as tosa
 from convcanon.tosa.ops import int_values
 
@@ -104,16 +104,18 @@ def _conv(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     out = conv_general(
         xs,
         ws,
-        window_strides=_ints(op.properties["stride"]),
-        padding=[(pad[2 * i], pad[2 * i + 1]) for i in range(nsp)],
-        lhs_dilation=[1] * nsp,
-        rhs_dilation=_ints(op.properties["dilation"]),
-        window_reversal=[False] * nsp,
-        lhs_spec=(0, nsp + 1, spatial),
-        rhs_spec=rhs_spec,
-        out_spec=(0, nsp + 1, spatial),
-        feature_group_count=groups,
-        batch_group_count=1,
+        ConvAttributes(
+            window_strides=_ints(op.properties["stride"]),
+            padding=[(pad[2 * i], pad[2 * i + 1]) for i in range(nsp)],
+            lhs_dilation=[1] * nsp,
+            rhs_dilation=_ints(op.properties["dilation"]),
+            window_reversal=[False] * nsp,
+            lhs_spec=(0, nsp + 1, spatial),
+            rhs_spec=rhs_spec,
+            out_spec=(0, nsp + 1, spatial),
+            feature_group_count=groups,
+            batch_group_count=1,
+        ),
         preferred_dtype=acc,
     )
     return _to(op, out + bias.astype(acc))

@@ -56,29 +56,27 @@ def _conv_impl(
 ) -> np.ndarray:
     if not math.prod(rt.shape):  # as XLA: no window fits (padding cropping past the input, a
         return np.zeros(rt.shape, rt.dtype)  # dilated window wider than int64), nothing to do
+    conv = _conv_attributes(op, padding_rows)
+    return kernels.conv_general(
+        compute_dtype(lhs), compute_dtype(rhs), conv, rt.dtype, ordered=it.env.ordered
+    )
+
+
+def _conv_attributes(op: ir.Operation, padding_rows: list[int]) -> kernels.ConvAttributes:
+    """A convolution's (or dynamic_conv's, with its padding operand's rows) attributes."""
     dims = conv_dims(op.attributes["dimension_numbers"])
     nsp = len(dims.input_spatial_dimensions)
-    padding = [(padding_rows[2 * i], padding_rows[2 * i + 1]) for i in range(nsp)]
-    strides = ints(optional_attr(op, "window_strides"), [1] * nsp)
-    lhs_dil = ints(optional_attr(op, "lhs_dilation"), [1] * nsp)
-    rhs_dil = ints(optional_attr(op, "rhs_dilation"), [1] * nsp)
-    reversal = [bool(v) for v in ints(optional_attr(op, "window_reversal"), [0] * nsp)]
-    fgc = int_attr(op, "feature_group_count", 1)
-    bgc = int_attr(op, "batch_group_count", 1)
-    lhs_spec = (
-        dims.input_batch_dimension,
-        dims.input_feature_dimension,
-        tuple(dims.input_spatial_dimensions),
-    )
-    return kernels.conv_general(
-        compute_dtype(lhs),
-        compute_dtype(rhs),
-        window_strides=strides,
-        padding=padding,
-        lhs_dilation=lhs_dil,
-        rhs_dilation=rhs_dil,
-        window_reversal=reversal,
-        lhs_spec=lhs_spec,
+    return kernels.ConvAttributes(
+        window_strides=ints(optional_attr(op, "window_strides"), [1] * nsp),
+        padding=[(padding_rows[2 * i], padding_rows[2 * i + 1]) for i in range(nsp)],
+        lhs_dilation=ints(optional_attr(op, "lhs_dilation"), [1] * nsp),
+        rhs_dilation=ints(optional_attr(op, "rhs_dilation"), [1] * nsp),
+        window_reversal=[bool(v) for v in ints(optional_attr(op, "window_reversal"), [0] * nsp)],
+        lhs_spec=(
+            dims.input_batch_dimension,
+            dims.input_feature_dimension,
+            tuple(dims.input_spatial_dimensions),
+        ),
         rhs_spec=(
             dims.kernel_input_feature_dimension,
             dims.kernel_output_feature_dimension,
@@ -89,10 +87,8 @@ def _conv_impl(
             dims.output_feature_dimension,
             tuple(dims.output_spatial_dimensions),
         ),
-        feature_group_count=fgc,
-        batch_group_count=bgc,
-        preferred_dtype=rt.dtype,
-        ordered=it.env.ordered,
+        feature_group_count=int_attr(op, "feature_group_count", 1),
+        batch_group_count=int_attr(op, "batch_group_count", 1),
     )
 
 

@@ -61,7 +61,7 @@ def _reduce_window(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
     half = len(args) // 2
     rank = args[0].ndim
     padding = ints(optional_attr(op, "padding"), [0] * (2 * rank))
-    return kernels.reduce_window_variadic(
+    return kernels.reduce_window(
         args[:half],
         args[half:],
         window_dimensions=ints(op.attributes["window_dimensions"]),
