@@ -392,12 +392,6 @@ def open_npz(path: str, limit: int | None = None) -> NpzArrays:
     return NpzArrays(name, archive, members, headers)
 
 
-def load_npz(path: str, limit: int | None = None) -> dict[str, np.ndarray]:
-    """Every array of an npz file by name, inflated (after `open_npz`'s checks)."""
-    arrays = open_npz(path, limit)
-    return {key: arrays[key] for key in arrays}
-
-
 def _member_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> NpyHeader:
     """Inflate only the start of a member, read its header, and check that the data it declares
     is exactly the size the zip directory gives."""

@@ -31,7 +31,6 @@ from convcanon.fileio import (
     write_output,
 )
 
-FORMATS = ("svg", "png", "dot")
 DEFAULT_MAX_NODES = 1500
 DEFAULT_TIMEOUT = 120.0  # seconds
 DEFAULT_MEMORY_LIMIT = "4GiB"

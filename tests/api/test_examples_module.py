@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from convcanon.examples import small_cnn
-from convcanon.fileio import load_npz
+from convcanon.fileio import open_npz
 from convcanon.reference.run import run_hlo_text
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -19,7 +19,7 @@ def test_bundled_module_is_the_models_export():
 
 
 def test_bundled_arguments_are_the_models_parameters_and_input():
-    stored = load_npz(str(EXAMPLES / "small_cnn.inputs.npz"))
+    stored = dict(open_npz(str(EXAMPLES / "small_cnn.inputs.npz")))
     arguments = small_cnn.example_arguments()
     assert sorted(stored) == sorted(f"arg{i}" for i in range(len(arguments)))
     for i, value in enumerate(arguments):
@@ -28,7 +28,9 @@ def test_bundled_arguments_are_the_models_parameters_and_input():
 
 def test_interpreting_the_bundled_files_gives_the_models_logits():
     (report,) = run_hlo_text(
-        MODULE.read_text(), str(MODULE), inputs=load_npz(str(EXAMPLES / "small_cnn.inputs.npz"))
+        MODULE.read_text(),
+        str(MODULE),
+        inputs=dict(open_npz(str(EXAMPLES / "small_cnn.inputs.npz"))),
     )
     expected = np.asarray(small_cnn.apply(small_cnn.params(), small_cnn.example_input()))
     np.testing.assert_allclose(report.results[0], expected, rtol=1e-4, atol=1e-5)

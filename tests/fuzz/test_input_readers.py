@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from convcanon.cli import main
 from convcanon.diagnostics import ConvcanonError
-from convcanon.fileio import load_npz, read_input
+from convcanon.fileio import open_npz, read_input
 
 MODULE = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n"
 PROGRAM = "x = @param:x -> float_type, {2}, {1}\n@1 = @return(x)\n"
@@ -191,7 +191,7 @@ def _npz_error(tmp_path: Path, data: bytes) -> str:
     path = tmp_path / "in.npz"
     path.write_bytes(data)
     with pytest.raises(ConvcanonError) as caught:
-        load_npz(str(path))
+        dict(open_npz(str(path)))
     return caught.value.render()
 
 
@@ -317,7 +317,7 @@ def test_npz_over_the_limit_is_refused_before_reading(tmp_path: Path):
     path = tmp_path / "in.npz"
     path.write_bytes(_zip([("arg0.npy", _npy(np.zeros(1000)))], zipfile.ZIP_STORED))
     with pytest.raises(ConvcanonError, match=LIMIT_HELP):
-        load_npz(str(path), limit=1000)
+        dict(open_npz(str(path), limit=1000))
 
 
 def test_valid_arrays_load_exactly_as_numpy_saves_them(tmp_path: Path):
@@ -332,7 +332,7 @@ def test_valid_arrays_load_exactly_as_numpy_saves_them(tmp_path: Path):
     }
     path = tmp_path / "in.npz"
     np.savez_compressed(path, **arrays)  # pyright: ignore[reportArgumentType]
-    loaded = load_npz(str(path))
+    loaded = dict(open_npz(str(path)))
     assert sorted(loaded) == sorted(arrays)
     for name, array in arrays.items():
         assert loaded[name].dtype == array.dtype and loaded[name].shape == array.shape, name
@@ -340,7 +340,7 @@ def test_valid_arrays_load_exactly_as_numpy_saves_them(tmp_path: Path):
         assert loaded[name].flags.writeable
     wide = _zip([("arg0.npy", _npy(np.arange(3.0), version=(2, 0)))])
     path.write_bytes(wide)
-    np.testing.assert_array_equal(load_npz(str(path))["arg0"], np.arange(3.0))
+    np.testing.assert_array_equal(dict(open_npz(str(path)))["arg0"], np.arange(3.0))
 
 
 VALID_NPZ = _zip(
@@ -369,7 +369,7 @@ def test_damaged_npz_is_a_diagnostic_or_loads(
     path = tmp_path / "in.npz"
     path.write_bytes(bytes(damaged[:cut]))
     try:
-        arrays = load_npz(str(path))
+        arrays = dict(open_npz(str(path)))
     except ConvcanonError as err:
         assert err.render().startswith(f"{path}: error: ")
     else:

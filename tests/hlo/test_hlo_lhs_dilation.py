@@ -238,15 +238,17 @@ def test_max_phases_counts_the_lhs_dilation_phases() -> None:
 
 
 def test_explain_shows_phases_dense_and_lattice_macs_and_max_phases() -> None:
-    from convcanon.hlo.explain import explain_rows, render
+    from convcanon.hlo.explain import explain_module, render
 
     pipeline = "stablehlo-canonicalize-conv{gate=general max-phases=9 engine=xla-cpu}"
-    (row,) = explain_rows(TRANSPOSED, "t.mlir", pipeline)
+    (row,), _ = explain_module(TRANSPOSED, "t.mlir", pipeline)
     assert (row["phases"], row["lhs_phases"], row["max_phases"]) == (4, 4, 9)
     assert row["policy"] == "xla-cpu" and "engine policy: xla-cpu" in render([row], "table")
-    (iree,) = explain_rows(TRANSPOSED, "t.mlir", pipeline[:-1] + " engine=iree-cpu}")
+    (iree,), _ = explain_module(TRANSPOSED, "t.mlir", pipeline[:-1] + " engine=iree-cpu}")
     assert iree["policy"] == "iree-cpu" and iree["macs_after"] == row["macs_after"]
-    (default,) = explain_rows(TRANSPOSED, "t.mlir", "stablehlo-canonicalize-conv{gate=general}")
+    (default,), _ = explain_module(
+        TRANSPOSED, "t.mlir", "stablehlo-canonicalize-conv{gate=general}"
+    )
     assert default["policy"] == "generic"
     assert row["macs_after"] == row["lattice_macs_before"] == row["macs_before"] // 4
     _, _, printed = run_pass(TRANSPOSED, STABLEHLO, gate="general", max_phases=9, engine="xla-cpu")
@@ -256,5 +258,7 @@ def test_explain_shows_phases_dense_and_lattice_macs_and_max_phases() -> None:
     text = render([row], "table")
     assert f"{row['macs_before']} dense, {row['lattice_macs_before']} lattice" in text
     assert "after / lattice x1.000" in text and "max-phases 9 per conv" in text
-    (interior,) = explain_rows(TRANSPOSED, "t.mlir", pipeline[:-1] + " lhs-dilation=interior-pad}")
+    (interior,), _ = explain_module(
+        TRANSPOSED, "t.mlir", pipeline[:-1] + " lhs-dilation=interior-pad}"
+    )
     assert interior["macs_after"] == interior["macs_before"] and interior["lhs_phases"] == 0

@@ -12,7 +12,7 @@ import pytest
 from flax import linen as nn
 
 from convcanon.hlo.dialects import MHLO, STABLEHLO
-from convcanon.hlo.explain import explain_rows
+from convcanon.hlo.explain import explain_module
 from convcanon.hlo.phase_plan import lattice_macs
 
 from .cases import (
@@ -113,7 +113,7 @@ def test_flax_cnn_matches_xla_after_canonicalization(flax_export) -> None:
 
 def test_explain_predicts_exactly_the_ops_the_pass_adds(flax_export) -> None:
     text, _ = flax_export
-    rows = explain_rows(text, "flax.mlir", "stablehlo-canonicalize-conv{gate=general}")
+    rows, _ = explain_module(text, "flax.mlir", "stablehlo-canonicalize-conv{gate=general}")
     predicted = Counter(op for row in rows for op in row["ops_added"])
     predicted["convolution"] -= len(rows)  # each rewritten conv replaces the original
     predicted["convolution"] += sum(row["decision"] == "skip" for row in rows)

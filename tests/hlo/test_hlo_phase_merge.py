@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
-from convcanon.hlo.explain import explain_rows
+from convcanon.hlo.explain import explain_module
 from convcanon.hlo.phase_merge import distinct_tap_counts
 from convcanon.hlo.phase_plan import lattice_macs
 from convcanon.hlo.policy import XLA_CPU
@@ -367,7 +367,7 @@ def test_an_image_stem_is_one_zero_extended_conv_under_every_engine_policy(engin
         assert len(params) > 1 and total_macs(params) == lattice_macs(before)
     # a 4x4/2 stem's phases already have one shape: one conv at the floor, nothing zero-extended
     text = _nhwc_stride_2(3, kernel=4)
-    (row,) = explain_rows(
+    (row,), _ = explain_module(
         text, "m.mlir", f"stablehlo-canonicalize-conv{{gate=general engine={engine}}}"
     )
     assert (row["phases"], row["merge"]) == (1, "exact")

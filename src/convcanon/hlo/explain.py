@@ -282,16 +282,12 @@ def _conv_pass(pipeline: str) -> PassInvocation:
     return passes[0]
 
 
-def explain_rows(text: str, filename: str, pipeline: str | None = None) -> list[dict[str, Any]]:
-    """Dry-run the pipeline's conv pass on `text`; one row per conv it saw. Without a pipeline,
-    the conv pass of the dialect the module's convs are in (StableHLO when it has none)."""
-    return explain_module(text, filename, pipeline)[0]
-
-
 def explain_module(
     text: str, filename: str, pipeline: str | None = None
 ) -> tuple[list[dict[str, Any]], tuple[int, int]]:
-    """`explain_rows`, and the module's ops before and after the pass."""
+    """Dry-run the pipeline's conv pass on `text`: one row per conv it saw, and the module's
+    ops before and after the pass. Without a pipeline, the conv pass of the dialect the
+    module's convs are in (StableHLO when it has none)."""
     from convcanon.hlo.dialect_check import convs_by_dialect
     from convcanon.hlo.dialects import DIALECTS
     from convcanon.hlo.io import parse_file_text

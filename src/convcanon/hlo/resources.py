@@ -249,14 +249,6 @@ def check_resource_section(text: str, filename: str) -> None:
         _scan(text, filename)
 
 
-def resource_blobs(text: str, filename: str) -> dict[str, bytes]:
-    """The `builtin` blobs of the text's resource sections, name -> element bytes."""
-    if "{-#" not in text:
-        return {}
-    blobs = _scan(text, filename).blobs()
-    return {name: bytes.fromhex(text[blob.start : blob.end]) for name, blob in blobs.items()}
-
-
 def _element_bytes(element: str) -> int | None:
     """Bytes per element in a blob; None for types it does not hold whole bytes of."""
     if element in _ELEMENT_BYTES:
