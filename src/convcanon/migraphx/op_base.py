@@ -182,6 +182,12 @@ class MigraphxOp(IRDLOperation):
         return cls(values, result_type, attributes)
 
 
+def operand_element(op: Operation, index: int) -> Attribute:
+    """The migraphx (sign-explicit) element type of operand `index`."""
+    ty = op.operands[index].type
+    return ty.element_type if isinstance(ty, ShapedType) else ty
+
+
 def same_element_type(types: Sequence[ShapedType]) -> Attribute:
     elements = {t.element_type for t in types}
     if len(elements) != 1:

@@ -29,7 +29,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation
 from xdsl.irdl import irdl_op_definition, opt_attr_def
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
@@ -441,13 +441,6 @@ def unpack_axis(op: Operation) -> int:
     ty = op.operands[0].type
     assert isinstance(ty, ShapedType)
     return rules.normalize_axis(int_value(op, "axis", -1), ty.rank)
-
-
-def operand_element(op: Operation, index: int) -> Attribute:
-    value: SSAValue = op.operands[index]
-    ty = value.type
-    assert isinstance(ty, ShapedType)
-    return ty.element_type
 
 
 QUANT_OPS: tuple[type[MigraphxOp], ...] = (

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import IntegerAttr, TensorType
 from xdsl.ir import Attribute, Operation
 
 from convcanon.migraphx import quant_ops as qx
-from convcanon.migraphx.op_base import int_list, int_value
+from convcanon.migraphx.op_base import int_list, int_value, operand_element
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 from convcanon.reference.kernels import ConvAttributes, conv_general
 from convcanon.reference.migraphx_conv import migraphx_conv
@@ -79,9 +79,9 @@ def _dequantize(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     compute type would), rounded to the compute type, times the scale there, then rounded to
     the result type."""
     x, scale, *zero = args
-    zero_type = qx.operand_element(op, 2) if zero else None
+    zero_type = operand_element(op, 2) if zero else None
     result = _element(op.results[0].type)
-    compute = numpy_dtype(qx.dequantize_compute_type(qx.operand_element(op, 0), zero_type, result))
+    compute = numpy_dtype(qx.dequantize_compute_type(operand_element(op, 0), zero_type, result))
     if zero and _integral(x) and _integral(zero[0]):
         value = (as_int(x) - as_int(zero[0])).astype(compute)
     else:

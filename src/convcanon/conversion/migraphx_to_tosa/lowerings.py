@@ -57,14 +57,13 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     float_accumulator,
     integer_width,
     lowering_error,
-    operand_element,
     result_element,
     result_type,
 )
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.boundary_ops import LiteralOp
-from convcanon.migraphx.op_base import int_list, int_value
+from convcanon.migraphx.op_base import int_list, int_value, operand_element
 from convcanon.migraphx.shaped_type import is_unsigned, numpy_dtype, signless
 from convcanon.tosa import ops as tosa
 

@@ -61,7 +61,7 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     result_type,
 )
 from convcanon.migraphx import quant_ops as qx
-from convcanon.migraphx.op_base import int_list, int_value
+from convcanon.migraphx.op_base import int_list, int_value, operand_element
 from convcanon.migraphx.shaped_type import is_unsigned, numpy_dtype
 from convcanon.tosa import ops as tosa
 from convcanon.tosa import quant_ops as tq
@@ -102,7 +102,7 @@ def _dequantize(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     x, scale, *zero = args
     out = result_type(op)
     lens, target = out.lens, out.element_type
-    types = [qx.operand_element(op, 0)] + ([qx.operand_element(op, 2)] if zero else [])
+    types = [operand_element(op, 0)] + ([operand_element(op, 2)] if zero else [])
     wide = [t for t in types if isinstance(t, IntegerType) and int_width(t) > 32]
     if wide and (zero or is_unsigned(wide[0])):  # a lone signed one converts with one cast
         raise lowering_error(op, f"with {wide[0]} operands has no exact TOSA lowering here")
@@ -156,7 +156,7 @@ def _quantize(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     target = out.element_type
     if is_float(target):
         return _quantize_fp8(lw, op, args)
-    zero_type = qx.operand_element(op, 2) if zero else None
+    zero_type = operand_element(op, 2) if zero else None
     widths = [int_width(target)] + ([int_width(zero_type)] if zero_type is not None else [])
     if max(widths) > 32:
         raise lowering_error(op, "with 64-bit integers has no lowering here")
@@ -167,7 +167,7 @@ def _quantize(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     q = unary_view(em, tosa.CastOp, scaled, i32)
     if zero:
         q = clamp_i32(em, q, -(1 << 30), 1 << 30)  # room for any 16-bit zero point
-        zp = widen(em, zero[0], qx.operand_element(op, 2))
+        zp = widen(em, zero[0], operand_element(op, 2))
         q = binary_view(em, tosa.AddOp, q, zp, out.lens)
     low, high = int_bounds(target)
     q = clamp_i32(em, q, low, high)
@@ -292,7 +292,7 @@ def _quant_dot(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     em = lw.em
     out = result_type(op)
     lens = out.lens
-    source = qx.operand_element(op, 0)
+    source = operand_element(op, 0)
     if len(args) == 4:
         a, b, sa, sb = (_to_f32(em, v) for v in args)
         a = binary_view(em, tosa.MulOp, a, sa, a.lens)
@@ -348,7 +348,7 @@ def _quant_convolution(lw: LoweringContext, op: Operation, args: list[View]) -> 
     assert isinstance(op, qx.QuantConvolutionOp)
     em = lw.em
     x, w = args
-    source = qx.operand_element(op, 0)
+    source = operand_element(op, 0)
     out = result_type(op)
     if is_float(source):
         x, w, acc, out_type = _to_f32(em, x), _to_f32(em, w), f32, f32

@@ -27,13 +27,12 @@ from convcanon.conversion.migraphx_to_tosa.integer_domain import widen, zero_ext
 from convcanon.conversion.migraphx_to_tosa.op_lowering import LoweringContext, LoweringTable, lowers
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     lowering_error,
-    operand_element,
     result_type,
 )
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
-from convcanon.migraphx.op_base import int_list, int_value
+from convcanon.migraphx.op_base import int_list, int_value, operand_element
 from convcanon.migraphx.shaped_type import is_unsigned
 from convcanon.tosa import ops as tosa
 

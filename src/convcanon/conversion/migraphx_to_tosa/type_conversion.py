@@ -111,8 +111,8 @@ def _gather(em: Emitter, flat: SSAValue, positions: np.ndarray) -> SSAValue:
 #
 # The migraphx dialect keeps MIGraphX's sign-explicit integers (si8, ui8, ...); TOSA is signless.
 # Values cross as the same bits (`ui8` 200 is `i8` -56), and every lowering whose meaning depends
-# on the sign asks `operand_element` for the migraphx type. Types outside TOSA 1.0's profiles
-# (fp8 FNUZ, e8m0, fp4, int4) are, in the default conformant form, i8 storage: see
+# on the sign asks `op_base.operand_element` for the migraphx type. Types outside TOSA 1.0's
+# profiles (fp8 FNUZ, e8m0, fp4, int4) are, in the default conformant form, i8 storage: see
 # `storage_types`; lowerings only ever see them retyped to f32 or 8-bit integers.
 
 
@@ -123,12 +123,6 @@ def flat_tosa_type(ty: Attribute) -> Attribute:
     if isinstance(ty, TensorType):
         return TensorType(signless(ty.element_type), ty.get_shape())
     return ty
-
-
-def operand_element(op: Operation, index: int) -> Attribute:
-    """The migraphx (sign-explicit) element type of operand `index`."""
-    ty = op.operands[index].type
-    return ty.element_type if isinstance(ty, ShapedType) else ty
 
 
 def result_element(op: Operation) -> Attribute:
