@@ -24,6 +24,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out"
 TARGET_SECONDS = 5.0
+KEPT_MARKER = "<!-- kept when the table above is regenerated -->"
 UNARY = ("exp", "relu", "neg", "abs")
 
 
@@ -80,7 +81,11 @@ def main() -> int:
     )
     print(report)
     if not args.no_write:
-        (BENCH / "RESULTS_import.md").write_text(report)
+        out = BENCH / "RESULTS_import.md"
+        old = out.read_text() if out.exists() else ""
+        if KEPT_MARKER in old:  # keep the hand-written sections below the marker
+            report += "\n" + old[old.index(KEPT_MARKER) :]
+        out.write_text(report)
     return 0
 
 

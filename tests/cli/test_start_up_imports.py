@@ -1,8 +1,11 @@
 """convcanon-opt imports only what its job needs: a guard on start-up cost that is not a timing.
 
-Each module named here once cost every run milliseconds (numpy ~40, the generated op classes ~20,
-jaxlib's `__init__` ~9, `logging` ~6, `dataclasses` ~5, `shutil` ~3) while a StableHLO parse,
-pass and print needs none of them.
+Each module named here once cost every run milliseconds (the generated op classes ~20,
+`dataclasses` ~5, `shutil` ~3) while a StableHLO parse, pass and print needs none of them.
+What the bindings themselves import is paid, as for any user of jaxlib (no module stands in
+for another in `sys.modules`): numpy (`jaxlib.mlir.ir` and the mhlo/chlo/stablehlo modules
+import it), jaxlib's `__init__` (pathlib, subprocess, datetime), `logging` and threading
+(jaxlib's site initializer), inspect (numpy); bench/RESULTS_import.md says what they cost.
 The modules are read from `sys.modules` as the console script's own entry ends the process (at
 its `os._exit`), so the check sees the real run.
 """
@@ -18,23 +21,16 @@ from cli_support import CNN  # pyright: ignore[reportMissingImports]
 
 # What the HLO job never needs, and what importing it pulls in.
 UNNEEDED = {
-    "numpy": "the reference kernels' arrays",
     "ml_dtypes": "numpy's extra float types",
     "jax": "JAX itself",
     "xdsl": "the migraphx/TOSA half's IR framework",
-    "jaxlib.version": "jaxlib's __init__, which imports pathlib, subprocess and datetime",
-    "pathlib": "jaxlib's __init__",
-    "subprocess": "jaxlib's __init__",
     "jaxlib.mlir.dialects.stablehlo": "the generated op classes",
     "jaxlib.mlir.dialects.func": "the generated op classes",
     "jaxlib.mlir.dialects.builtin": "the generated op classes",
     "shutil": "argparse's terminal width (it loads bz2 and lzma)",
     "importlib.metadata": "the installed version, read only for --version",
     "convcanon.hlo.resources": "the reader of dense_resource sections, which these files lack",
-    "logging": "jaxlib's site initializer keeps a logger it never uses here (traceback, ...)",
     "dataclasses": "a dataclass's generated methods (inspect, ast, dis)",
-    "inspect": "dataclasses",
-    "threading": "a main-thread check the signal module makes itself",
 }
 # The console script's body, with the loaded modules written to stderr as the process ends.
 ENTRY = """

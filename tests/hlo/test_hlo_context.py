@@ -1,11 +1,13 @@
-"""The HLO context module: jaxlib loaded without its package `__init__`, and contexts that load
-dialects as modules use them, while later users of jaxlib (JAX) see the package as usual."""
+"""The HLO context module: contexts that load dialects as modules use them, past jaxlib's
+`ir.Context` wrapper (which loads them all), while later users of jaxlib (JAX) work as usual."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from importlib.metadata import version
+
+from jaxlib.mlir._mlir_libs import _mlir
 
 from convcanon.hlo.context import ir, make_context
 
@@ -16,16 +18,14 @@ def _run(code: str) -> str:
     return proc.stdout.strip()
 
 
-def test_jaxlib_init_runs_when_a_name_of_it_is_first_asked():
-    out = _run(
-        "import sys\n"
-        "import convcanon.hlo.context\n"
-        "print('jaxlib.version' in sys.modules)\n"
-        "import jaxlib\n"
-        "print(jaxlib.__version__)\n"
-        "print('jaxlib.version' in sys.modules, '__getattr__' in vars(jaxlib))\n"
-    )
-    assert out.splitlines() == ["False", version("jaxlib"), "True False"]
+def test_jaxlibs_context_is_a_python_subclass_of_the_native_one():
+    """What `make_context` relies on to skip jaxlib's wrapper `__init__` (it loads every linked
+    dialect, ~6 ms a context): the native context's own `__init__` is one class up."""
+    native = ir.Context.__mro__[1]
+    assert native.__module__ == _mlir.ir.__name__ and native.__name__ == "Context"
+    assert "__init__" in vars(ir.Context)  # the wrapper that make_context goes past
+    context = make_context()
+    assert isinstance(context, ir.Context) and not context.is_registered_operation("math.exp")
 
 
 def test_jax_works_after_the_context_module():
@@ -35,21 +35,6 @@ def test_jax_works_after_the_context_module():
         "print(jax.__version__, float(jnp.add(jnp.float32(1), 2)))\n"
     )
     assert out == f"{version('jax')} 3.0"
-
-
-def test_jaxlib_logger_reaches_logging_when_jax_uses_it():
-    out = _run(
-        "import sys, convcanon.hlo.context\n"
-        "print('logging' in sys.modules)\n"
-        "import logging\n"
-        "logging.basicConfig(level=logging.DEBUG, stream=sys.stdout,\n"
-        "                    format='%(name)s %(message)s')\n"
-        "from jaxlib.mlir import ir\n"
-        "ir.Context()\n"  # jaxlib's own Context logs through the logger it kept
-    )
-    lines = out.splitlines()
-    assert lines[0] == "False"
-    assert "jaxlib.mlir._mlir_libs Loading all available dialects" in lines[1:]
 
 
 def test_a_dialect_not_loaded_up_front_loads_when_a_module_uses_it():

@@ -7,94 +7,21 @@ Contexts are per call (never global), so two threads can work on two modules at 
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 
+# Start-up is paid as the bindings ask: `jaxlib/__init__` (its version: pathlib, subprocess,
+# datetime), `logging` (jaxlib's site initializer keeps a logger) and numpy (`jaxlib.mlir.ir`
+# registers attribute builders with it, and the mhlo/chlo/stablehlo modules import it) load as
+# for any user of jaxlib; nothing here stands in for a module in `sys.modules`
+# (bench/RESULTS_import.md: what each stand-in saved). The native dialect modules give the
+# register functions and attribute classes without the generated op classes.
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _chlo, _jax_mlir_ext, _mlir, _mlirHlo, _stablehlo
 
-def _defer_package_init(package: str) -> None:
-    """Put `package` in `sys.modules` with its `__init__` run on first use of a name it defines.
-
-    Its submodules import as usual (the package's `__path__` is set). `jaxlib/__init__.py` only
-    reads its version, and that imports `pathlib`, `subprocess` and `datetime` (~9 ms of
-    convcanon-opt's ~90 ms start-up), none of which the MLIR bindings need. The first other name
-    asked of the package (`jaxlib.__version__`, as JAX asks it) runs the `__init__` in place."""
-    if package in sys.modules:
-        return
-    spec = importlib.util.find_spec(package)
-    if spec is None or spec.loader is None:
-        return  # not installed: the import below fails with Python's own message
-    module = importlib.util.module_from_spec(spec)
-    loader = spec.loader
-
-    def run_init(name: str) -> object:
-        del module.__dict__["__getattr__"]
-        loader.exec_module(module)
-        return getattr(module, name)
-
-    module.__dict__["__getattr__"] = run_init
-    sys.modules[package] = module
-
-
-_defer_package_init("jaxlib")
-
-
-class _DeferredLogging(types.ModuleType):
-    """Stands in for `logging` while jaxlib's bindings import: their `_site_initialize` only
-    keeps `logging.getLogger(__name__)` for debug messages about initializer modules this
-    jaxlib does not ship, and `import logging` (traceback, tokenize, string, ...) is ~8 ms of
-    convcanon-opt's start-up. Any use resolves the real module and forwards to it."""
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(_real_logging(), name)
-
-    def getLogger(self, name: str | None = None) -> object:  # noqa: N802 (logging's name)
-        return _DeferredLogger(name)
-
-
-class _DeferredLogger:
-    """A `logging.getLogger(name)` made on the first use of one of its attributes."""
-
-    def __init__(self, name: str | None) -> None:
-        self._name = name
-
-    def __getattr__(self, attr: str) -> object:
-        return getattr(_real_logging().getLogger(self._name), attr)
-
-
-def _real_logging() -> types.ModuleType:
-    if isinstance(sys.modules.get("logging"), _DeferredLogging):
-        del sys.modules["logging"]
-    import logging
-
-    return logging
-
-
-# `jaxlib.mlir.ir` imports numpy only to register attribute builders for the Python op classes,
-# which nothing here uses; numpy is ~40% of convcanon-opt's start-up. Import it without numpy
-# unless numpy is loaded already (then the builders cost nothing), and with `logging` deferred
-# unless it is loaded already. The native dialect modules give the register functions and
-# attribute classes without the generated op classes (~0.08 s). `convcanon.hlo.io`, the first
-# HLO module the CLI loads, takes `ir` from here.
-_STAND_INS: dict[str, types.ModuleType | None] = {
-    name: stand_in
-    for name, stand_in in (("numpy", None), ("logging", _DeferredLogging("logging")))
-    if name not in sys.modules
-}
-sys.modules.update(_STAND_INS)  # pyright: ignore[reportCallIssue, reportArgumentType]
-try:
-    from jaxlib.mlir import ir
-    from jaxlib.mlir._mlir_libs import _chlo, _jax_mlir_ext, _mlir, _mlirHlo, _stablehlo
-finally:
-    for _name, _stand_in in _STAND_INS.items():
-        if sys.modules.get(_name, False) is _stand_in:
-            del sys.modules[_name]  # a later import loads the real module as usual
-
-from convcanon.diagnostics import (  # noqa: E402
+from convcanon.diagnostics import (
     MAX_NESTING,
     ConvcanonError,
     SourceLoc,
@@ -102,11 +29,13 @@ from convcanon.diagnostics import (  # noqa: E402
     check_unicode,
     lines_before,
 )
-from convcanon.ir_kind import UNREGISTERED_DIALECTS  # noqa: E402
+from convcanon.ir_kind import UNREGISTERED_DIALECTS
 
 
 class _PlainContext(ir.Context):
-    """An `ir.Context` that skips jaxlib's wrapper `__init__` (it loads every linked dialect)."""
+    """An `ir.Context` that skips jaxlib's wrapper `__init__` (it loads every linked dialect):
+    jaxlib's `ir.Context` subclasses the native context (tests/hlo/test_hlo_context.py checks
+    that a jaxlib upgrade keeps it so)."""
 
     def __init__(self) -> None:
         super(ir.Context, self).__init__()  # pyright: ignore[reportArgumentType]
