@@ -975,6 +975,7 @@ from .test_hlo_conv_window import WINDOW_HLO  # noqa: E402
 
 CASES += [
     Case("--input-hlo: conv window={size=5x5} on a 3x3 kernel", ["--input-hlo", "{m.hlo}"], {"m.hlo": _f(WINDOW_HLO.replace("WINDOW", "size=5x5"))}, 1, "m.hlo:6:8: error: convolution %c: window={size=5x5} does not match its kernel's spatial dims (3x3)", "convcanon-opt"),
+    Case("--input-hlo: an error at a converted conv (f8E8M0FNU padded; it was at the converted text's line)", ["--input-hlo", "{m.hlo}", "-p", CANON], {"m.hlo": _f(WINDOW_HLO.replace("WINDOW", "size=3x3 pad=1_1x1_1").replace("f32", "f8e8m0fnu").replace("[1,6,6,4]", "[1,8,8,4]"))}, 1, "m.hlo:6:8: error: EUET001: element type f8E8M0FNU of the convolution's lhs cannot be zero-padded", "convcanon-opt"),
 ]  # fmt: skip
 
 
