@@ -79,6 +79,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
             "convcanon.reference.command",
             "convcanon.verify.command",
             "convcanon.verify.run_inputs",
+            "convcanon.verify.local",  # judges with the command's comparison, runs pipelines
         ),
     ),
 ]

@@ -13,6 +13,8 @@ Functions (the CLI's jobs, for code that already works in Python):
   Needs `pip install 'convcanon[xla]'`.
 - `canonicalize_exported(exported, **options)`: a `jax.export.Exported` (also shape-polymorphic)
   whose module is canonical; it serializes, deserializes and `.call`s like the original.
+- `verify_convs(before, after=None, pipeline=None, engine="reference")`: every rewritten conv
+  judged on its own (the conv alone in f64 is the truth), one `ConvVerdict` each.
 - `import_program(text)`, `lower_to_tosa(module)`, `print_module(module)`,
   `parse_module(text)`: MIGraphX printed programs to the migraphx dialect, that to TOSA, and
   either as MLIR text (xDSL; no JAX).
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 __all__ = [
     "CanonicalizeResult",
+    "ConvVerdict",
     "JaxCanonicalizeResult",
     "canonicalize_conv",
     "canonicalize_exported",
@@ -36,6 +39,7 @@ __all__ = [
     "lower_to_tosa",
     "parse_module",
     "print_module",
+    "verify_convs",
 ]
 _HALF_B = frozenset({"import_program", "lower_to_tosa", "parse_module", "print_module"})
 
@@ -46,8 +50,10 @@ if TYPE_CHECKING:
         canonicalize_conv,
         canonicalize_exported,
         from_jax,
+        verify_convs,
     )
     from convcanon.migraphx_api import import_program, lower_to_tosa, parse_module, print_module
+    from convcanon.verify.local import ConvVerdict
 
 
 def __getattr__(name: str) -> Any:

@@ -16,6 +16,7 @@ from jaxlib.mlir import ir
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, check_argument
 from convcanon.options import keyword_options
 from convcanon.pipeline import PASSES, OptionValue, PassStats
+from convcanon.verify.local import ConvVerdict
 
 if TYPE_CHECKING:
     from jax.export import Exported
@@ -272,3 +273,37 @@ def _max_error_on_xla(original: str, rewritten: str, inputs: list[Any]) -> float
         if not np.allclose(got64, want64, rtol=1e-4, atol=1e-4 * max(scale, 1.0)):
             raise AssertionError(f"canonicalized module differs on XLA (max abs error {worst})")
     return worst
+
+
+def verify_convs(
+    before: str,
+    after: str | None = None,
+    *,
+    pipeline: str | None = None,
+    engine: Literal["reference", "xla", "iree"] = "reference",
+    trials: int = 1,
+    seed: int = 0,
+    rtol: float | None = None,
+    atol: float = 0.0,
+) -> list[ConvVerdict]:
+    """Judge every rewritten convolution of `before` on its own (`convcanon verify`'s local
+    check): the conv alone, on operands drawn at its types, in f64 is the truth; the ops that
+    replace it run on `engine`. AFTER is `after` (text printed with locations, as
+    `--mlir-print-debuginfo` prints it: ops are paired with BEFORE's convs by location) or
+    `before` after `pipeline`. One `ConvVerdict` per rewritten conv, in order: its location,
+    `verdict` (`ok`, `mismatch`, ...), AFTER's error absolute and over the output's scale.
+    """
+    from convcanon.verify.command import check_options
+    from convcanon.verify.judge import Tolerances
+    from convcanon.verify.local import judge_convs
+
+    check_argument("verify_convs", "before", before, str)
+    check_argument("verify_convs", "after", after, (str, type(None)))
+    if (after is None) == (pipeline is None):
+        raise UsageError("verify_convs takes `after` or `pipeline`, one of them")
+    tolerances = Tolerances(rtol, atol)
+    check_options(engine, trials, seed, [1], tolerances)
+    report = judge_convs(
+        before, "<before>", after, "<after>", pipeline, engine, trials, seed, tolerances
+    )
+    return report.verdicts

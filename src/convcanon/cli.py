@@ -539,7 +539,31 @@ def _add_seed(parser: argparse.ArgumentParser, what: str) -> None:
 
 def _verify_parser(verify: argparse.ArgumentParser) -> None:
     verify.add_argument("before", help="the original module (the truth, evaluated in f64)")
-    verify.add_argument("after", help="the transformed module to check against it")
+    verify.add_argument(
+        "after",
+        nargs="?",
+        default=None,
+        help="the transformed module to check against it (each conv is also judged on its own"
+        " where AFTER carries BEFORE's locations: --mlir-print-debuginfo); none with -p",
+    )
+    verify.add_argument(
+        "-p",
+        "--pass-pipeline",
+        default=None,
+        help="AFTER is BEFORE after this pipeline: each rewritten conv is judged on its own,"
+        " then the whole program",
+    )
+    verify.add_argument(
+        "--rtol",
+        type=_number,
+        default=None,
+        help="AFTER may be off by 8 x BEFORE's own error + atol + rtol x the output's scale"
+        " (default: the type's floor, eps(type) + eps(accumulator) x (4 + sqrt(K + 1)) for a"
+        " K-term sum)",
+    )
+    verify.add_argument(
+        "--atol", type=_number, default=0.0, help="absolute part of that allowance (default 0)"
+    )
     verify.add_argument(
         "--engine",
         choices=("reference", "xla", "iree"),
@@ -691,6 +715,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 entry=args.entry,
                 batch_sizes=args.batch_sizes,
                 timeout=args.timeout,
+                pipeline=args.pass_pipeline,
+                rtol=args.rtol,
+                atol=args.atol,
             )
         if args.command == "graph":
             from convcanon.graph import graph_command

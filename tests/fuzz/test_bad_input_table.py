@@ -1105,6 +1105,15 @@ def run_case(case: Case, work: Path) -> tuple[int, str]:
     return code, err.getvalue()
 
 
+# -- verify: stdin once, AFTER or a pipeline (issues 45, 46)
+CASES += [
+    Case("verify - - (stdin read twice)", ["verify", "-", "-"], {}, 2, "error: BEFORE and AFTER cannot both be stdin (-): stdin is read once"),
+    Case("verify with neither AFTER nor -p", ["verify", "{m.mlir}"], {"m.mlir": _f(ADD)}, 2, "error: verify needs AFTER, or -p PIPELINE to make AFTER from BEFORE"),
+    Case("verify with AFTER and -p", ["verify", "{m.mlir}", "{m.mlir}", "-p", "stablehlo-canonicalize-conv"], {"m.mlir": _f(ADD)}, 2, "error: verify takes AFTER or -p PIPELINE, not both"),
+    Case("verify --rtol -1", ["verify", "{m.mlir}", "{m.mlir}", "--rtol", "-1"], {"m.mlir": _f(ADD)}, 2, "error: --rtol must be a finite number >= 0, not -1.0"),
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.what for c in CASES])
 def test_bad_input_gives_its_diagnostic(case: Case, tmp_path: Path):
     before = {name: make() for name, make in case.files.items()}
@@ -1118,3 +1127,4 @@ def test_bad_input_gives_its_diagnostic(case: Case, tmp_path: Path):
         assert (tmp_path / name).read_bytes() == raw
     leftovers = [p.name for p in tmp_path.iterdir() if p.name not in case.files]
     assert not leftovers, leftovers
+

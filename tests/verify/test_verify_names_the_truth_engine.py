@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from convcanon.verify.command import Truth, _ReferenceElseXla, _summary
+from convcanon.verify.compare import Truth, _ReferenceElseXla, _summary
 from convcanon.verify.engines import ENGINES
 from convcanon.verify.judge import Tally
 
@@ -36,6 +36,8 @@ def test_the_summary_names_the_engine_the_truth_ran_on() -> None:
     truth = _ReferenceElseXla()
     plan = Truth("before", "after", truth, "reference")
     tally = Tally(float_elements=9)
-    assert "BEFORE evaluated in f64 (reference)" in _summary(1, "iree", plan, tally, ["normal"])
+    assert "BEFORE evaluated in f64 (reference)" in _summary(
+        "ok", "", 1, "iree", plan, tally, ["normal"]
+    )
     truth(CHOLESKY, "m.mlir", "main", [x])
-    assert "BEFORE evaluated in f64 (xla)" in _summary(1, "iree", plan, tally, ["normal"])
+    assert "BEFORE evaluated in f64 (xla)" in _summary("ok", "", 1, "iree", plan, tally, ["normal"])

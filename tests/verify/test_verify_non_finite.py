@@ -33,14 +33,14 @@ def test_nan_from_normal_inputs_draws_positive_inputs_and_says_so(tmp_path: Path
     code, out = verify(tmp_path, BATCHNORM, BATCHNORM)
     assert code == 0, out
     assert "N(0,1) inputs make BEFORE in f64 non-finite" in out
-    assert "drew network-like (N(0,1)/sqrt(fan-in) tensors, uniform[0.5,2) vectors)" in out
-    assert out.rstrip().splitlines()[-1].endswith("uniform[0.5,2) vectors)"), out
+    assert "drew network-like (weights N(0,1)/sqrt(fan-in), other tensors N(0,1), vectors" in out
+    assert out.rstrip().splitlines()[-1].endswith("vectors uniform[0.5,2))"), out
 
 
 def test_wrong_after_on_redrawn_inputs_fails(tmp_path: Path) -> None:
     code, out = verify(tmp_path, BATCHNORM, BATCHNORM_NEGATED)
     assert code == 1
-    assert "uniform[0.5,2) vectors) inputs): output 0 differs at index [0, 0]" in out, out
+    assert "vectors uniform[0.5,2)) inputs): output 0 differs at index [0, 0]" in out, out
 
 
 def test_output_never_finite_is_a_failure(tmp_path: Path) -> None:

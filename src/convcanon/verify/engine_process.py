@@ -122,9 +122,9 @@ class EngineProcess:
         status, payload = reply
         if status == "ok":
             return payload
-        error: ConvcanonError = payload
-        error.loc = error.loc or SourceLoc(filename)
-        raise error
+        from convcanon.verify.placement import place_error
+
+        raise place_error(payload, filename, is_the_file=False)
 
     def close(self) -> None:
         """End the child: it exits when its stdin closes."""

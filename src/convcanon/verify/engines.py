@@ -7,7 +7,6 @@ package, not a traceback. Each engine returns the entry function's results as nu
 from __future__ import annotations
 
 import importlib.util
-import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
@@ -139,28 +138,30 @@ def iree_input_text(text: str, filename: str, entry: str) -> str:
 @lru_cache(maxsize=8)
 def _iree_compile(text: str, filename: str, is_the_file: bool) -> bytes:
     """Compile once per module text: trials reuse the flatbuffer (compiling takes seconds).
-    IREE reads the text from its stdin: where that text is the file's own, its `<stdin>:L:C`
-    is the file's line and column; in a reprinted file ops keep their places in it."""
+    IREE reads the text from its stdin; its messages are placed in the user's file by
+    `placement` (where the text is the file's own, `<stdin>:L:C` is the file's line and
+    column; in a reprinted file ops keep their places in it, `-:L:C`)."""
     import iree.compiler
 
+    from convcanon.verify.placement import engine_output_placed, place_error
+
     try:
-        vmfb = iree.compiler.compile_str(
-            text,
-            input_type="stablehlo",
-            target_backends=["llvm-cpu"],
-            # IREE demotes f64 to f32 by default, which changes the signature the inputs meet
-            extra_args=["--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false"],
-        )
+        with engine_output_placed(filename, is_the_file):
+            vmfb = iree.compiler.compile_str(
+                text,
+                input_type="stablehlo",
+                target_backends=["llvm-cpu"],
+                # IREE demotes f64 to f32 by default, which changes the signature the inputs meet
+                extra_args=[
+                    "--iree-llvmcpu-target-cpu=host",
+                    "--iree-input-demote-f64-to-f32=false",
+                ],
+            )
     except iree.compiler.CompilerToolError as err:
         lines = [ln for ln in str(err).splitlines() if "error:" in ln]
         message = lines[0].strip() if lines else "compilation failed"
-        # `-:L:C` is a location our parse of the file gave an op (kept when it is reprinted)
-        located = re.match(r"(<stdin>|-):(\d+):(\d+): error: (.*)", message)
-        loc = SourceLoc(filename)
-        if located is not None and (is_the_file or located[1] == "-"):
-            loc, message = SourceLoc(filename, int(located[2]), int(located[3])), located[4]
-        message = message.split(": %", 1)[0]  # MLIR's dump of the op, with IREE's locations
-        raise ConvcanonError(f"IREE rejected the module: {message}", loc) from None
+        error = ConvcanonError(f"IREE rejected the module: {message}")
+        raise place_error(error, filename, is_the_file) from None
     assert isinstance(vmfb, bytes)  # compile_str returns the flatbuffer when no output file
     return vmfb
 

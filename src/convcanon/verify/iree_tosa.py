@@ -37,19 +37,22 @@ def compile_tosa_text(text: str, filename: str = "<tosa>") -> bytes:
     """Compile TOSA MLIR text to an IREE VM flatbuffer for the local CPU."""
     import iree.compiler as ireec
 
+    from convcanon.verify.placement import engine_output_placed, place_error
+
     try:
-        vmfb = ireec.compile_str(
-            text,
-            target_backends=["llvm-cpu"],
-            input_type="tosa",
-            extra_args=["--iree-llvmcpu-target-cpu=host"],
-        )
+        with engine_output_placed(filename, is_the_file=False):  # TOSA text we printed
+            vmfb = ireec.compile_str(
+                text,
+                target_backends=["llvm-cpu"],
+                input_type="tosa",
+                extra_args=["--iree-llvmcpu-target-cpu=host"],
+            )
     except ireec.CompilerToolError as err:
         first = next((line for line in str(err).splitlines() if "error:" in line), str(err))
-        raise ConvcanonError(
-            f"IREE failed to compile the TOSA module: {first.strip()}{_profile_note(first)}",
-            SourceLoc(filename),
-        ) from None
+        error = ConvcanonError(
+            f"IREE failed to compile the TOSA module: {first.strip()}{_profile_note(first)}"
+        )
+        raise place_error(error, filename, is_the_file=False) from None
     assert isinstance(vmfb, bytes)  # compile_str returns the flatbuffer when no output file
     if ELEMENT_ATTR in text:
         _BOUNDARIES[vmfb] = storage_boundaries(text, filename)

@@ -14,12 +14,17 @@ The truth is BEFORE evaluated in f64 (a widened copy of the module). Two checks,
 
 Integers and bools must equal BEFORE exactly. A truth that is not finite compares nothing: the
 caller draws other inputs or fails, never passes.
+
+Every error is kept absolute and relative to its output's scale (max |truth|): 4.56 means
+nothing without knowing the outputs are near 1e5. An output whose BEFORE is itself far from its
+f64 value (over `ILL_CONDITIONED` of its scale) is ill-conditioned: rounding, not the rewrite,
+decides what its typed comparison sees, and the caller names it instead of saying ok.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import ml_dtypes
 import numpy as np
@@ -32,6 +37,40 @@ APPROX_ULPS = 4.0
 # the f64 copies: F64_ULPS * eps(f64) * sqrt(K + 1) * max|truth|, generous (rounding differences
 # grow with depth; a wrong answer is off by far more than 1e-12 of the output's scale)
 F64_ULPS = 1024.0
+# BEFORE's own error over its output's scale past which the output is ill-conditioned:
+# ILL_CONDITIONED_ULPS steps of the output's type (f32: 1.2e-3), at most ILL_CONDITIONED_MAX,
+# and never under ROUNDING_ULPS steps (an f8 output is off by a step of 12.5% by rounding alone)
+ILL_CONDITIONED_ULPS = 10_000.0
+ILL_CONDITIONED_MAX = 0.1
+ROUNDING_ULPS = 16.0
+# an output responds to its inputs when at least MIN_RESPONSIVE of its elements move by more
+# than RESPONSE of its scale when every float input is scaled by a random factor within
+# PERTURBATION (at least PERTURBATION_ULPS steps of its type) of 1. Small, so that a saturated
+# softmax keeps its 0s and 1s (a large one could flip which class is 1: that moves, but says
+# nothing about the values under it)
+PERTURBATION = 1e-3
+PERTURBATION_ULPS = 16.0
+RESPONSE = 1e-6
+MIN_RESPONSIVE = 0.1
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """What AFTER's typed error may add to FACTOR x BEFORE's: `atol + rtol * scale`; `rtol`
+    None is the type's floor (eps(type) + eps(accumulator) * (APPROX_ULPS + sqrt(K + 1)))."""
+
+    rtol: float | None = None
+    atol: float = 0.0
+
+    def floor(self, dtype: np.dtype, reduction: int, scale: float) -> float:
+        if self.rtol is not None:
+            return self.atol + self.rtol * scale
+        eps = epsilon(dtype)
+        accumulator = min(eps, epsilon(np.dtype(np.float32)))
+        return self.atol + (eps + accumulator * (APPROX_ULPS + math.sqrt(reduction + 1))) * scale
+
+
+DEFAULT_TOLERANCES = Tolerances()
 
 
 def is_narrow_int(dtype: np.dtype) -> bool:
@@ -74,6 +113,19 @@ class Tally:
     worst_f64: float = 0.0
     f64_compared: int = 0
     worst_f64_share: float = 0.0
+    worst_after_relative: float = 0.0  # AFTER's error over its output's scale, the worst
+    worst_before_relative: float = 0.0
+    scale: float = 0.0  # the largest output scale (max |truth|) seen
+    # per ill-conditioned output: BEFORE's error, its share of the scale, AFTER's, its share
+    ill_conditioned: dict[int, tuple[float, float, float, float]] = field(default_factory=dict)
+
+    def errors(self) -> str:
+        """AFTER's and BEFORE's worst errors, absolute and relative to the output's scale."""
+        return (
+            f"AFTER's max error {self.worst_after:.3g} ({self.worst_after_relative:.3g} of the "
+            f"output's scale), BEFORE's {self.worst_before:.3g} "
+            f"({self.worst_before_relative:.3g}); output scale {self.scale:.3g}"
+        )
 
 
 @dataclass(frozen=True)
@@ -100,6 +152,7 @@ def judge_output(
     after_f64: np.ndarray | None,
     reduction: int,
     tally: Tally,
+    tolerances: Tolerances = DEFAULT_TOLERANCES,
 ) -> Verdict:
     """Judge output `index`; `truth` is BEFORE in f64 (None: BEFORE itself is the truth)."""
     if before.shape != after.shape:
@@ -122,14 +175,12 @@ def judge_output(
 
     own_truth = truth is None
     t = _wide(before) if truth is None else _wide(np.asarray(truth))
-    scale = float(np.abs(t).max())
-    scale = scale if scale > 0 else float(ml_dtypes.finfo(np.float64).tiny)
+    largest = float(np.abs(t).max())
+    scale = largest if largest > 0 else float(ml_dtypes.finfo(np.float64).tiny)
     root = math.sqrt(reduction + 1)
     err_before, err_after = _errors(before, t), _errors(after, t)
-    eps = epsilon(before.dtype)
-    accumulator = min(eps, epsilon(np.dtype(np.float32)))
     # a truth in BEFORE's own type carries BEFORE's rounding: allow AFTER twice the floor
-    floor = (eps + accumulator * (APPROX_ULPS + root)) * scale * (2.0 if own_truth else 1.0)
+    floor = tolerances.floor(before.dtype, reduction, scale) * (2.0 if own_truth else 1.0)
     allowed = FACTOR * float(err_before.max()) + floor
     typed_bad = err_after > allowed
     f64_bad = np.zeros(before.shape, dtype=bool)
@@ -142,9 +193,20 @@ def judge_output(
         tally.worst_f64_share = max(tally.worst_f64_share, float(err_f64.max()) / f64_allowed)
         tally.f64_compared += before.size
     tally.float_elements += before.size
-    worst_after = float(err_after.max())
+    worst_after, worst_before = float(err_after.max()), float(err_before.max())
     tally.worst_after = max(tally.worst_after, worst_after)
-    tally.worst_before = max(tally.worst_before, float(err_before.max()))
+    tally.worst_before = max(tally.worst_before, worst_before)
+    tally.worst_after_relative = max(tally.worst_after_relative, worst_after / scale)
+    tally.worst_before_relative = max(tally.worst_before_relative, worst_before / scale)
+    tally.scale = max(tally.scale, largest)
+    if not own_truth and worst_before / scale > ill_conditioned_bound(before.dtype):
+        seen = tally.ill_conditioned.get(index, (0.0, 0.0, 0.0, 0.0))
+        tally.ill_conditioned[index] = (
+            max(seen[0], worst_before),
+            max(seen[1], worst_before / scale),
+            max(seen[2], worst_after),
+            max(seen[3], worst_after / scale),
+        )
     share = worst_after / allowed if allowed > 0 else (0.0 if worst_after == 0 else math.inf)
     tally.worst_share = max(tally.worst_share, share)
     bad = typed_bad | f64_bad
@@ -155,7 +217,8 @@ def judge_output(
     if typed_bad[where]:
         why = (
             f"AFTER's error {err_after[where]:.3g} > allowed {allowed:.3g} "
-            f"({FACTOR:g} x BEFORE's worst error {float(err_before.max()):.3g} + floor {floor:.3g})"
+            f"({FACTOR:g} x BEFORE's worst error {float(err_before.max()):.3g} + floor {floor:.3g}"
+            f"; {err_after[where] / scale:.3g} of the output's scale {scale:.3g})"
         )
     else:
         assert err_f64 is not None and after_f64 is not None
@@ -168,3 +231,28 @@ def judge_output(
         f"output {index} differs at index {list(where)}: before {before[where]}, "
         f"after {after[where]}{truth_text} ({int(bad.sum())} of {bad.size} elements; {why})",
     )
+
+
+def ill_conditioned_bound(dtype: np.dtype) -> float:
+    """BEFORE's error over its scale past which an output of `dtype` is ill-conditioned."""
+    eps = epsilon(dtype)
+    return max(min(ILL_CONDITIONED_ULPS * eps, ILL_CONDITIONED_MAX), ROUNDING_ULPS * eps)
+
+
+def responsive_share(output: np.ndarray, base: np.ndarray, moved: np.ndarray) -> float:
+    """The share of `output`'s elements that moved (`base` to `moved`, both wide) by more than
+    RESPONSE of its scale; 1.0 for an output that is not a float."""
+    if not is_float(output.dtype) or output.size == 0:
+        return 1.0
+    wide_base, wide_moved = _wide(np.asarray(base)), _wide(np.asarray(moved))
+    scale = float(np.abs(wide_base).max())
+    if not math.isfinite(scale) or scale == 0.0:
+        return 0.0
+    with np.errstate(all="ignore"):
+        moved_by = np.abs(wide_moved - wide_base)
+    return float(np.count_nonzero(moved_by > RESPONSE * scale)) / output.size
+
+
+def perturbation(dtype: np.dtype) -> float:
+    """How far from 1 the factors that scale an input of `dtype` reach."""
+    return max(PERTURBATION, PERTURBATION_ULPS * epsilon(dtype))

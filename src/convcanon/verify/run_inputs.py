@@ -15,7 +15,7 @@ from convcanon.ir_kind import sniff_framework
 def _hlo_arguments(
     text: str, filename: str, entry: str | None, rng: np.random.Generator
 ) -> tuple[str, list[np.ndarray]]:
-    from convcanon.verify.command import module_signature, random_inputs
+    from convcanon.verify.compare import module_signature, random_inputs
 
     signature = module_signature(text, filename, entry)
     return signature.entry, random_inputs(signature.args, rng)
@@ -26,7 +26,7 @@ def _xdsl_arguments(
 ) -> tuple[str, list[np.ndarray]]:
     from convcanon.reference.migraphx_interp import flat_args
     from convcanon.verify import half_b
-    from convcanon.verify.command import random_array
+    from convcanon.verify.compare import random_array
 
     function = half_b.entry_function(half_b.parse(text, filename), filename, entry)
     args = flat_args(function)

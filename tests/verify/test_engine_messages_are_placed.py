@@ -1,0 +1,72 @@
+"""Engine messages are placed in the user's file, by one rule for every engine: IREE's
+`<stdin>:3:8: warning: ...` (printed twice) and XLA's `f.mlir: error: XLA rejected the module:
+UNKNOWN: -:2:8: ...` both read `f.mlir:L:C: ...`, once. Every line an engine prints is placed
+or dropped."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from convcanon.diagnostics import ConvcanonError
+from convcanon.verify.placement import place_error, place_line, say_engine_output
+
+PLACED = re.compile(r"f\.mlir(:\d+:\d+)?: (error|warning|remark): ")
+
+
+def test_an_iree_warning_is_said_once_at_the_file(capsys):
+    output = (
+        "<stdin>:3:8: warning: op was not bufferized in place\n"
+        "  %1 = stablehlo.negate %0 : tensor<4xf32>\n"
+        "       ^\n"
+        "<stdin>:3:8: note: see current operation: %1 = ...\n"
+        "<stdin>:3:8: warning: op was not bufferized in place\n"
+    )
+    say_engine_output(output, "f.mlir", is_the_file=True)
+    assert capsys.readouterr().err == "f.mlir:3:8: warning: op was not bufferized in place\n"
+
+
+def test_an_xla_refusal_is_at_the_position_it_names():
+    error = ConvcanonError("XLA rejected the module: UNKNOWN: -:2:8: error: 'x' op bad: %0 = x")
+    placed = place_error(error, "f.mlir", is_the_file=False)
+    assert placed.render() == "f.mlir:2:8: error: XLA rejected the module: 'x' op bad"
+
+
+def test_a_position_in_text_the_user_never_saw_is_dropped():
+    """IREE's `<stdin>` of a reprinted module is not the file's line: the file alone."""
+    line = place_line("<stdin>:40:2: error: failed to legalize", "f.mlir", is_the_file=False)
+    assert line == "f.mlir: error: failed to legalize"
+
+
+_SEVERITY = st.sampled_from(["error", "warning", "remark", "note"])
+_FILE = st.sampled_from(["<stdin>", "-"])
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=40)
+
+
+@given(
+    st.one_of(
+        st.builds(
+            lambda f, line, col, sev, msg, prefix: f"{prefix}{f}:{line}:{col}: {sev}: {msg}",
+            _FILE,
+            st.integers(1, 10**6),
+            st.integers(1, 500),
+            _SEVERITY,
+            _TEXT,
+            st.sampled_from(["", "  ", "UNKNOWN: "]),
+        ),
+        st.builds(lambda sev, msg: f"{sev}: {msg}", _SEVERITY, _TEXT),
+        _TEXT,
+    ),
+    st.booleans(),
+)
+def test_every_engine_line_is_placed_or_dropped(line: str, is_the_file: bool):
+    placed = place_line(line, "f.mlir", is_the_file)
+    if placed is None:
+        return
+    assert PLACED.match(placed), placed
+    assert "<stdin>:" not in placed.split(": ", 1)[0] and not placed.startswith("-:")
+    position = re.search(r"(<stdin>|-):(\d+):(\d+): ", line)
+    if position is not None and (position[1] == "-" or is_the_file):
+        assert placed.startswith(f"f.mlir:{position[2]}:{position[3]}: "), (line, placed)
