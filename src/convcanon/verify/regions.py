@@ -152,11 +152,11 @@ def _pieces(ops: list[ir.Operation]) -> list[list[ir.Operation]]:
             j = index.get(hash(owner.operation))
             if j is not None:
                 parent[root(i)] = root(j)
-    found: dict[int, list[ir.Operation]] = {}
+    found: dict[int, list[ir.Operation]] = {}  # by root, in order of each piece's first op
     for i, op in enumerate(ops):
         if hash(op) in index:
             found.setdefault(root(i), []).append(op)
-    return sorted(found.values(), key=lambda piece: ops.index(piece[0]))
+    return list(found.values())
 
 
 def _site(label: SourceLoc, before: list[ir.Operation], after: list[ir.Operation]) -> ConvSite:
