@@ -14,20 +14,18 @@ from pathlib import Path
 import pytest
 
 from convcanon.cli import main
-from convcanon.driver import PrintOptions, transform_text
+from convcanon.verify.local import after_pipeline
 
 from .classifiers import PIPELINE, PLANTED, PROGRAMS
 
 pytest.importorskip("flax")
-
-WITH_LOCATIONS = PrintOptions(debug_info=True)
 
 
 @cache
 def _program(name: str) -> tuple[str, str]:
     """BEFORE as JAX exports it (with locations) and AFTER printed with them."""
     before = PROGRAMS[name]()
-    return before, transform_text(before, f"{name}.mlir", PIPELINE, print_options=WITH_LOCATIONS)
+    return before, after_pipeline(before, f"{name}.mlir", PIPELINE, with_locations=True)
 
 
 def _verify(tmp_path: Path, capsys, before: str, after: str, *args: str) -> tuple[int, str, str]:
@@ -91,7 +89,7 @@ def test_without_locations_the_whole_program_still_catches_it(tmp_path: Path, ca
     """AFTER printed without locations: no conv pairs, the whole program check alone, on
     network-like inputs, catches the moved pad."""
     before, _ = _program("jax-NHWC")
-    plain = transform_text(before, "jax-NHWC.mlir", PIPELINE, print_options=PrintOptions(False))
+    plain = after_pipeline(before, "jax-NHWC.mlir", PIPELINE, with_locations=False)
     code, out, err = _verify(tmp_path, capsys, before, PLANTED["moved-pad"](plain), "--trials", "1")
     assert code == 1, out + err
     assert "local check" not in out + err, out + err
@@ -180,9 +178,7 @@ def _chain(count: int) -> str:
 def test_the_local_check_names_the_one_broken_conv_of_300(tmp_path: Path, capsys):
     before = _chain(300)
     (tmp_path / "before.mlir").write_text(before)
-    after = transform_text(
-        before, str(tmp_path / "before.mlir"), PIPELINE, print_options=WITH_LOCATIONS
-    )
+    after = after_pipeline(before, str(tmp_path / "before.mlir"), PIPELINE, with_locations=True)
     lines = after.splitlines(keepends=True)
     pads = [i for i, line in enumerate(lines) if "stablehlo.pad" in line]
     assert len(pads) == 300

@@ -9,7 +9,7 @@ import pytest
 
 import convcanon
 from convcanon.cli import main
-from convcanon.driver import PrintOptions, transform_text
+from convcanon.verify.local import after_pipeline
 
 from .test_verify_detects_mismatch import CONV
 
@@ -48,7 +48,7 @@ def test_the_local_check_from_the_api():
     verdicts = convcanon.verify_convs(CONV, pipeline=PIPELINE)
     assert [(v.location, v.verdict) for v in verdicts] == [("<before>:2:8", "ok")]
     assert verdicts[0].relative_error is not None and verdicts[0].relative_error < 1e-6
-    after = transform_text(CONV, "<before>", PIPELINE, print_options=PrintOptions(debug_info=True))
+    after = after_pipeline(CONV, "<before>", PIPELINE, with_locations=True)
     broken = after.replace(
         "low = [0, 1, 1, 0], high = [0, 2, 2, 0]", "low = [0, 2, 1, 0], high = [0, 1, 2, 0]"
     )

@@ -94,9 +94,9 @@ def _verify(
 ) -> int:
     before_name, before_text = read_mlir_input(before)
     if pipeline is not None:
-        from convcanon.driver import transform_text
+        from convcanon.verify.local import after_pipeline
 
-        after_name, after_text = before_name, transform_text(before_text, before_name, pipeline)
+        after_name, after_text = before_name, after_pipeline(before_text, before_name, pipeline)
     else:
         assert after is not None
         after_name, after_text = read_mlir_input(after)

@@ -74,11 +74,8 @@ def judge_convs(
     ]
     before_module, name = original.module, before_name
     if pipeline is not None:
-        from convcanon.driver import PrintOptions, transform_text
-
         plain = print_module(original.module)
-        with_locations = PrintOptions(debug_info=True)
-        after_text = transform_text(plain, _PLAIN_NAME, pipeline, print_options=with_locations)
+        after_text = after_pipeline(plain, _PLAIN_NAME, pipeline, with_locations=True)
         before_module, name, after_name = parse_module(plain, _PLAIN_NAME), _PLAIN_NAME, ""
     assert after_text is not None
     after_module = parse_module(after_text, after_name)
@@ -103,6 +100,19 @@ def judge_convs(
                 ConvcanonError(f"local check of this conv's rewrite: {verdict.message}", site.loc)
             )
     return report
+
+
+def after_pipeline(
+    text: str, filename: str, pipeline: str, with_locations: bool | None = None
+) -> str:
+    """`text` after `pipeline`, printed as text, with every op's location or none as asked
+    (None: as the input had them)."""
+    from convcanon.driver import PrintOptions, transform_text
+
+    options = PrintOptions(debug_info=with_locations)
+    printed = transform_text(text, filename, pipeline, print_options=options)
+    assert isinstance(printed, str)  # text is the default output format
+    return printed
 
 
 _FIELDS = ("verdict", "error", "relative_error", "before_error", "message")
