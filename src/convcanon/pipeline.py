@@ -116,21 +116,25 @@ class PassInvocation(NamedTuple):
 def _split_top_level(text: str) -> list[str]:
     """The pipeline's items: commas inside an item's `{options}` or nested `op(pipeline)` do not
     split it."""
-    parts, depth, current = [], 0, []
-    closers = {"}": "{", ")": "("}
+    parts, braces, parens, current = [], 0, 0, []
     for ch in text:
-        if ch in "{(":
-            depth += 1
-        elif ch in closers:
-            depth -= 1
-            if depth < 0:
-                raise UsageError(f"unbalanced '{ch}' in pipeline {text!r}")
-        if ch == "," and depth == 0:
+        # Inside `{options}` only braces nest: a `(` or `)` there is part of an option's value.
+        if ch == "{":
+            braces += 1
+        elif ch == "}":
+            braces -= 1
+        elif braces == 0 and ch == "(":
+            parens += 1
+        elif braces == 0 and ch == ")":
+            parens -= 1
+        if braces < 0 or parens < 0:
+            raise UsageError(f"unbalanced '{ch}' in pipeline {text!r}")
+        if ch == "," and braces == 0 and parens == 0:
             parts.append("".join(current))
             current = []
         else:
             current.append(ch)
-    if depth != 0:
+    if braces or parens:
         raise UsageError(f"unbalanced '{{' or '(' in pipeline {text!r}")
     parts.append("".join(current))
     return [p.strip() for p in parts if p.strip()]

@@ -157,6 +157,8 @@ def _spec(pass_name: str, keyword: str) -> OptionSpec:
 @example(case=("canonicalize-conv", {"max_window_param": 0, "gate": "general"}))
 @example(case=("migraphx-to-tosa", {"types": "native"}))
 @example(case=("migraphx-to-tosa", {"types": "exotic"}))
+@example(case=("canonicalize-conv", {"gate": ")"}))  # a paren in braces is a value
+@example(case=("canonicalize-conv", {"gate": "("}))
 def test_cli_and_api_accept_and_refuse_the_same_values(
     case: tuple[str, dict[str, object]], inputs: dict[str, Path]
 ) -> None:
