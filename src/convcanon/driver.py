@@ -72,9 +72,6 @@ class FrameworkAdapter(NamedTuple):
     print: str  # (module) -> str
     print_with: str  # (module, *, debug_info, generic, large_elements_limit) -> str
     scope: str = ""  # () -> the context manager a whole job runs in, if any
-    # whether its positions follow `text_starts_at_line`; if not, a split chunk is parsed
-    # after as many newlines as the file has lines before it
-    places_chunks: bool = False
     framework: str = ""  # its name in FRAMEWORKS, for the hint a refused file gets
 
     def _load(self, entry: str) -> Callable[..., Any]:
@@ -134,7 +131,6 @@ FRAMEWORKS: Mapping[str, FrameworkAdapter] = {
         "convcanon.hlo.io:print_file",
         "convcanon.hlo.io:print_file",
         "convcanon.hlo.context:generic_op_classes",
-        places_chunks=True,
         framework="hlo",
     ),
     "xdsl": FrameworkAdapter(
@@ -229,11 +225,8 @@ def transform_text(
             "this is MLIR bytecode; migraphx/TOSA passes read MLIR text", SourceLoc(filename)
         )
     adapter = FRAMEWORKS[framework]
-    placed = contextlib.nullcontext()
-    if chunk_line is not None and adapter.places_chunks:
-        placed = text_starts_at_line(chunk_line)
-    elif chunk_line is not None:
-        text = "\n" * (chunk_line - 1) + text
+    # a chunk is parsed alone; its positions are its file's (both frameworks read the variable)
+    placed = text_starts_at_line(chunk_line) if chunk_line else contextlib.nullcontext()
     watch = instruments or PassInstruments()
     with adapter.job(), placed:
         with watch.parsing():

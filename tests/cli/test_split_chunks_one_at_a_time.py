@@ -11,12 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import Runner  # pyright: ignore[reportMissingImports]
+from cli_support import MIGRAPHX_EXP, Runner  # pyright: ignore[reportMissingImports]
 from fuzz.test_bad_input_table import _conv_hlo  # pyright: ignore[reportMissingImports]
 
-from convcanon import driver
+from convcanon import driver, xdsl_io
 from convcanon.hlo import io as hlo_io
 from convcanon.hlo.context import ir
+from convcanon.migraphx import io as migraphx_io
 
 EMPTY = "func.func @f() {\n  return\n}\n"
 # a conv whose padding the pass cannot write: its element type has no zero (EUET001)
@@ -85,3 +86,31 @@ def test_positions_in_a_later_chunk_are_the_files(opt: Runner, tmp_path: Path) -
     assert returns == [("2", "3"), ("6", "3"), ("10", "3")]
     modules = re.findall(rf'#loc = loc\("{source}":(\d+):(\d+)\)', result.out)
     assert modules == [("0", "0")] * 3  # the implicit module has no line: none is added
+
+
+MX_OWN_RESULT = MIGRAPHX_EXP.replace("migraphx.exp %x", "migraphx.exp %0")
+
+
+def test_migraphx_chunks_are_parsed_alone_and_placed_in_the_file(
+    opt: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """xDSL's positions too: a parse error, a verifier's error at an op and the pass's errors in a
+    later chunk are at their file lines, and no chunk is padded with the lines before it."""
+    handed: list[str] = []
+    parse = migraphx_io.parse_in_context
+
+    def counting(context: object, text: str, filename: str) -> object:
+        handed.append(text)
+        return parse(context, text, filename)  # pyright: ignore[reportArgumentType]
+
+    monkeypatch.setattr(migraphx_io, "parse_in_context", counting)
+    monkeypatch.setattr(xdsl_io, "parse_in_context", counting)
+    source = tmp_path / "mx.mlir"
+    chunks = [MIGRAPHX_EXP, MIGRAPHX_EXP, MX_OWN_RESULT]
+    source.write_text("// -----\n".join(chunks))
+    result = opt(source, "--split-input-file", "-p", "migraphx-to-tosa")
+    assert result.err.startswith(f"{source}:12:3: error: 'migraphx.exp' op operand #0"), result.err
+    assert handed == chunks
+    source.write_text("// -----\n".join([MIGRAPHX_EXP, MIGRAPHX_EXP.replace("%x :", "%x ::")]))
+    result = opt(source, "--split-input-file", "-p", "migraphx-to-tosa")
+    assert result.err.startswith(f"{source}:7:"), result.err

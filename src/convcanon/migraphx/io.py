@@ -28,6 +28,7 @@ from convcanon.diagnostics import (
     check_integer_widths,
     check_nesting,
     check_splats,
+    lines_before,
     offset_loc,
 )
 
@@ -45,7 +46,8 @@ def _parse_error(err: ParseError, filename: str) -> ConvcanonError:
     line spans up to the next token) the printed form ends with a caret line, not the message."""
     where = err.span.get_location()
     message = " ".join(line.strip() for line in err.msg.splitlines() if line.strip())
-    return ConvcanonError(message or "parse error", SourceLoc(filename, where.line, where.col))
+    line = where.line + lines_before()  # a split chunk's line in its file
+    return ConvcanonError(message or "parse error", SourceLoc(filename, line, where.col))
 
 
 def _op_lines(text: str, op_name: str) -> list[int]:
@@ -172,11 +174,13 @@ def attach_locations(module: ModuleOp, text: str, filename: str) -> None:
     """Give every op without one a `FileLineColLoc` (MLIR's column: the op's first character,
     results included), so later passes can report `file:line:col`. Printing ignores locations."""
     rows = text.splitlines()
+    before = lines_before()  # a split chunk's lines are its file's
     for op, line in op_lines(module, text).items():
         if line and isinstance(op.location, UnknownLoc):
             row = rows[line - 1]
             col = len(row) - len(row.lstrip()) + 1
-            op.location = FileLineColLoc(StringAttr(filename), IntAttr(line), IntAttr(col))
+            at = IntAttr(line + before)
+            op.location = FileLineColLoc(StringAttr(filename), at, IntAttr(col))
             name = _RESULT_NAME.match(row)
             if name and op.results:
                 _SOURCE_NAMES[op] = name[1]
@@ -242,6 +246,11 @@ def _first_use_before_definition(
     return None
 
 
+def _text_loc(filename: str, line: int) -> SourceLoc:
+    """A line counted in the text being read, as a line of its file (0: unknown)."""
+    return SourceLoc(filename, line + lines_before() if line else 0)
+
+
 def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:
     """Verify every op (values defined before their uses first); report the first failing op's
     message at its line."""
@@ -253,7 +262,7 @@ def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:
             raise ConvcanonError(
                 f"'{op.name}' op operand #{index} does not dominate this use (it is defined "
                 "after it, or is the op's own result)",
-                op_location(op) or SourceLoc(filename, op_lines(module, text).get(op, 0)),
+                op_location(op) or _text_loc(filename, op_lines(module, text).get(op, 0)),
             )
     for op in module.walk():
         try:
@@ -265,7 +274,7 @@ def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:
             where = op_location(op)
             if where is None:
                 lines = lines if lines is not None else op_lines(module, text)
-                where = SourceLoc(filename, lines.get(op, 0))
+                where = _text_loc(filename, lines.get(op, 0))
             raise ConvcanonError(message, where) from None
 
 
