@@ -1105,12 +1105,21 @@ def run_case(case: Case, work: Path) -> tuple[int, str]:
     return code, err.getvalue()
 
 
-# -- verify: stdin once, AFTER or a pipeline (issues 45, 46)
+# -- verify: stdin once, AFTER or a pipeline, engine messages placed (issues 45, 46)
+_XLA_DYNAMIC_CAST = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.negate %x : tensor<4xf32>
+  %s = stablehlo.constant dense<4> : tensor<1xi32>
+  %1 = stablehlo.dynamic_broadcast_in_dim %0, %s, dims = [0] : (tensor<4xf32>, tensor<1xi32>) -> tensor<?xf32>
+  %2 = tensor.cast %1 : tensor<?xf32> to tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+"""
 CASES += [
     Case("verify - - (stdin read twice)", ["verify", "-", "-"], {}, 2, "error: BEFORE and AFTER cannot both be stdin (-): stdin is read once"),
     Case("verify with neither AFTER nor -p", ["verify", "{m.mlir}"], {"m.mlir": _f(ADD)}, 2, "error: verify needs AFTER, or -p PIPELINE to make AFTER from BEFORE"),
     Case("verify with AFTER and -p", ["verify", "{m.mlir}", "{m.mlir}", "-p", "stablehlo-canonicalize-conv"], {"m.mlir": _f(ADD)}, 2, "error: verify takes AFTER or -p PIPELINE, not both"),
     Case("verify --rtol -1", ["verify", "{m.mlir}", "{m.mlir}", "--rtol", "-1"], {"m.mlir": _f(ADD)}, 2, "error: --rtol must be a finite number >= 0, not -1.0"),
+    Case("verify --engine xla, a refusal XLA places inside its message (was `m.mlir: error: ... UNKNOWN: -:5:8: error: ...`)", ["verify", "{m.mlir}", "{m.mlir}", "--engine", "xla", "--trials", "1"], {"m.mlir": _f(_XLA_DYNAMIC_CAST)}, 1, "m.mlir:5:8: error: XLA rejected the module: 'tensor.cast' op requires static or bounded operand for HLO translation"),
 ]  # fmt: skip
 
 
