@@ -1106,7 +1106,7 @@ def run_case(case: Case, work: Path) -> tuple[int, str]:
 
 
 # -- verify: stdin once, AFTER or a pipeline, engine messages placed (issues 45, 46)
-_XLA_DYNAMIC_CAST = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+XLA_DYNAMIC_CAST = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = stablehlo.negate %x : tensor<4xf32>
   %s = stablehlo.constant dense<4> : tensor<1xi32>
   %1 = stablehlo.dynamic_broadcast_in_dim %0, %s, dims = [0] : (tensor<4xf32>, tensor<1xi32>) -> tensor<?xf32>
@@ -1119,7 +1119,7 @@ CASES += [
     Case("verify with neither AFTER nor -p", ["verify", "{m.mlir}"], {"m.mlir": _f(ADD)}, 2, "error: verify needs AFTER, or -p PIPELINE to make AFTER from BEFORE"),
     Case("verify with AFTER and -p", ["verify", "{m.mlir}", "{m.mlir}", "-p", "stablehlo-canonicalize-conv"], {"m.mlir": _f(ADD)}, 2, "error: verify takes AFTER or -p PIPELINE, not both"),
     Case("verify --rtol -1", ["verify", "{m.mlir}", "{m.mlir}", "--rtol", "-1"], {"m.mlir": _f(ADD)}, 2, "error: --rtol must be a finite number >= 0, not -1.0"),
-    Case("verify --engine xla, a refusal XLA places inside its message (was `m.mlir: error: ... UNKNOWN: -:5:8: error: ...`)", ["verify", "{m.mlir}", "{m.mlir}", "--engine", "xla", "--trials", "1"], {"m.mlir": _f(_XLA_DYNAMIC_CAST)}, 1, "m.mlir:5:8: error: XLA rejected the module: 'tensor.cast' op requires static or bounded operand for HLO translation"),
+    Case("verify --engine xla, a refusal XLA places inside its message (was `m.mlir: error: ... UNKNOWN: -:5:8: error: ...`)", ["verify", "{m.mlir}", "{m.mlir}", "--engine", "xla", "--trials", "1"], {"m.mlir": _f(XLA_DYNAMIC_CAST)}, 1, "m.mlir:5:8: error: XLA rejected the module: 'tensor.cast' op requires static or bounded operand for HLO translation"),
 ]  # fmt: skip
 
 
@@ -1136,4 +1136,3 @@ def test_bad_input_gives_its_diagnostic(case: Case, tmp_path: Path):
         assert (tmp_path / name).read_bytes() == raw
     leftovers = [p.name for p in tmp_path.iterdir() if p.name not in case.files]
     assert not leftovers, leftovers
-

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from fuzz.test_bad_input_table import XLA_DYNAMIC_CAST  # pyright: ignore[reportMissingImports]
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -36,22 +37,11 @@ def test_an_xla_refusal_is_at_the_position_it_names():
     assert placed.render() == "f.mlir:2:8: error: XLA rejected the module: 'x' op bad"
 
 
-# XLA translates MLIR to HLO and refuses a dynamic operand there, naming its own position
-DYNAMIC_CAST = """func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = stablehlo.negate %x : tensor<4xf32>
-  %s = stablehlo.constant dense<4> : tensor<1xi32>
-  %1 = stablehlo.dynamic_broadcast_in_dim %0, %s, dims = [0] : (tensor<4xf32>, tensor<1xi32>) -> tensor<?xf32>
-  %2 = tensor.cast %1 : tensor<?xf32> to tensor<4xf32>
-  return %2 : tensor<4xf32>
-}
-"""  # noqa: E501
-
-
 def test_xla_names_the_line_of_the_file(tmp_path, capsys):
     """It said `f.mlir: error: XLA rejected the module: UNKNOWN: -:5:8: error: ...`."""
     pytest.importorskip("jax")
     module = tmp_path / "f.mlir"
-    module.write_text(DYNAMIC_CAST)
+    module.write_text(XLA_DYNAMIC_CAST)  # XLA refuses it in its MLIR-to-HLO translation
     assert main(["verify", str(module), str(module), "--engine", "xla", "--trials", "1"]) == 1
     assert capsys.readouterr().err.splitlines() == [
         f"{module}:5:8: error: XLA rejected the module: 'tensor.cast' op requires static or"
