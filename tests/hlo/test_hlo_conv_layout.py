@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from convcanon.hlo.conv_params import ConvParams
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.phase_plan import lattice_macs
-from convcanon.hlo.plan import is_channels_last
+from convcanon.hlo.plan_layout import is_channels_last
 from convcanon.hlo.policy import XLA_CPU
 
 from .cases import (

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jaxlib.mlir import ir
 
-from convcanon.hlo import emit
+from convcanon.hlo import plan_phases
 from convcanon.hlo.conv_params import ConvParams
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.explain import explain_module, render
@@ -211,7 +211,7 @@ def test_merged_phase_kernels_are_exact_and_never_more_ops_than_slices(
     joined, whichever is fewer ops: exact either way, at the lattice floor."""
     options = {"gate": "general", "engine": engine, "merge_phases": merge}
     before, after, params = _rewritten_at_the_floor(case.text, STABLEHLO, options)
-    with mock.patch.object(emit, "_rearranged_kernel", return_value=None):
+    with mock.patch.object(plan_phases, "rearranged_kernel", return_value=None):
         sliced, _, _ = run_pass(case.text, STABLEHLO, **options)
     assert len(_ops(after)) <= len(_ops(sliced))
     inputs = case.inputs()

@@ -20,6 +20,8 @@ from convcanon.hlo.gate import ConvOptions, decide
 from convcanon.hlo.phase_merge import merge_plan
 from convcanon.hlo.phase_plan import lattice_macs
 from convcanon.hlo.plan import plan_conv
+from convcanon.hlo.plan_phases import PhasePlan, Rearrangement
+from convcanon.hlo.plan_window import Slices, WindowPlan
 from convcanon.hlo.policy import POLICIES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -191,3 +193,48 @@ def test_merging_never_adds_convs(p: ConvParams, options: ConvOptions) -> None:
         merged = merge_plan(p, polyphase, mode, options.max_mac_ratio)
         assert merged.unmerged == none.unmerged == none.convs
         assert 1 <= merged.convs <= none.convs or none.convs == 0
+
+
+# -- every choice between forms is the plan's ------------------------------------------------------
+
+
+def _nhwc(
+    spatial: int, kernel: int, stride: int, pad: int, lhs_dilation: int, out: int
+) -> ConvParams:
+    dims = DimensionNumbers(0, 3, (1, 2), 2, 3, (0, 1), 0, 3, (1, 2))
+    return ConvParams(
+        lhs_shape=(1, spatial, spatial, 8),  # more features than an image stem
+        rhs_shape=(kernel, kernel, 8, 8),
+        result_shape=(1, out, out, 8),
+        element_type="f32",
+        dims=dims,
+        strides=(stride, stride),
+        padding=((pad, pad), (pad, pad)),
+        lhs_dilation=(lhs_dilation, lhs_dilation),
+        rhs_dilation=(1, 1),
+        reversal=(False, False),
+        feature_group_count=1,
+        batch_group_count=1,
+    )
+
+
+def test_a_folded_strided_conv_reads_each_kernel_phase_as_one_slice_and_folds_no_kernel() -> None:
+    """A 3x3/2 conv's lhs is folded (space-to-depth) once; each partial's kernel is one strided
+    slice of the kernel, so no kernel fold is planned for the emitter to build and drop."""
+    plan = plan_conv(_nhwc(8, 3, 2, 1, 1, 4), ConvOptions(gate="general", engine="xla-cpu"))
+    body = plan.body
+    assert isinstance(body, WindowPlan) and body.lhs_fold is not None
+    assert body.kernel_fold is None
+    assert len(body.partials) == 4
+    assert all(isinstance(c.rhs, Slices) and len(c.rhs.windows) == 1 for c in body.partials)
+
+
+def test_a_2x2_stride_2_transposed_conv_plans_its_kernel_as_one_rearrangement() -> None:
+    """Its four output phases read one window: one 1x1 conv whose kernel is the kernel
+    rearranged (fewer ops than four slices and a concatenate), put in place by depth-to-space."""
+    plan = plan_conv(_nhwc(4, 2, 1, 1, 2, 8), ConvOptions(gate="general"))
+    body = plan.body
+    assert isinstance(body, PhasePlan) and body.assembly == "depth-to-space"
+    (group,) = body.groups
+    assert isinstance(group.kernel, Rearrangement)
+    assert group.conv.params.kernel_spatial == (1, 1)

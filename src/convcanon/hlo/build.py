@@ -164,8 +164,9 @@ class Builder:
         return 0, 1
 
     def finish(self, total: Ref) -> Program:
-        """The program of the steps `total` reads, in order: a step no longer read (a reshape
-        that a later reshape reads through, a fold no partial takes) is left out."""
+        """The program of the steps `total` reads, in order: a step the builder's own folds
+        left unread (a reshape that a later reshape reads through, a transpose another
+        transpose absorbed) is left out."""
         steps = self._steps
         live = [False] * len(steps)
         live_ref = [False] * (len(steps) + 2)

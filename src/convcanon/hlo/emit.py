@@ -8,46 +8,25 @@ partial convs, which layout, which pads) were all made by the planner.
 
 from __future__ import annotations
 
-import itertools
 import math
 from functools import lru_cache
 
 from jaxlib.mlir import ir
 
-from convcanon.hlo.build import DYNAMIC, Builder, Program, Ref, Window
+from convcanon.hlo.build import Builder, Program, Ref
 from convcanon.hlo.conv_params import ConvParams
-from convcanon.hlo.plan import (
-    ConvPlan,
-    Fold,
-    Operand,
-    Pad,
-    PhaseGroup,
-    PhasePlan,
-    Slices,
-    Unfold,
-    WindowPlan,
-)
+from convcanon.hlo.plan import ConvPlan
+from convcanon.hlo.plan_phases import PhaseGroup, PhasePlan, Rearrangement
+from convcanon.hlo.plan_window import Fold, Operand, Pad, Slices, Unfold, WindowPlan
 from convcanon.records import NamedTuple
 
 
-class _Folded:
+class _Folded(NamedTuple):
     """An operand with each folded axis split into (outer, s); `axes[a]` lists the axes of
-    original axis `a`. `source` is the operand before its fold and `folds` its (outer, s) per
-    folded axis."""
+    original axis `a`."""
 
-    __slots__ = ("value", "axes", "source", "folds")
-
-    def __init__(
-        self,
-        value: Ref,
-        axes: dict[int, list[int]],
-        source: Ref,
-        folds: dict[int, tuple[int, int]],
-    ) -> None:
-        self.value = value
-        self.axes = axes
-        self.source = source
-        self.folds = folds
+    value: Ref
+    axes: dict[int, list[int]]
 
 
 def emit(b: Builder, plan: ConvPlan, types: tuple[ir.Type, ir.Type, ir.Type]) -> Program:
@@ -100,9 +79,7 @@ def _window(b: Builder, lhs: Ref, rhs: Ref, plan: WindowPlan, acc: ir.Type) -> R
     total: Ref | None = None
     for partial in plan.partials:
         x = _operand(b, lhs, folded_lhs, partial.lhs)
-        w = _kernel_phase(b, folded_rhs, partial.rhs)
-        if w is None:
-            w = _operand(b, rhs, folded_rhs, partial.rhs)
+        w = _operand(b, rhs, folded_rhs, partial.rhs)
         y = b.conv(x, w, partial.params, plan.written, acc)
         total = y if total is None else b.add(total, y)
     assert total is not None
@@ -118,35 +95,9 @@ def _operand(b: Builder, value: Ref, folded: _Folded | None, spec: Operand) -> R
     return _unfold(b, folded, spec)
 
 
-def _kernel_phase(b: Builder, folded: _Folded | None, spec: Operand) -> Ref | None:
-    """A kernel operand that takes one phase of each folded axis, as one strided slice of the
-    kernel before its fold, or None when it is not that (it merges phases, or reads taps the
-    fold's zero extension added). The same taps as the fold's slice: the kernel's pad, reshape,
-    slice and reshape become one op, which runs on every call when the kernel is an argument.
-    The lhs keeps its fold: reading it once in front of every partial is the policy's choice."""
-    if folded is None or not isinstance(spec, Unfold) or spec.layout is not None:
-        return None
-    windows = {axis: (o0, on, p0, pn) for axis, o0, on, p0, pn in spec.windows}
-    if set(windows) != set(folded.folds) or any(w[3] != 1 for w in windows.values()):
-        return None
-    shape = b.shape(folded.source)
-    start, limit, strides = [0] * len(shape), list(shape), [1] * len(shape)
-    for axis, (o0, on, p0, _) in windows.items():
-        s = folded.folds[axis][1]
-        first = o0 * s + p0
-        last = first + (on - 1) * s
-        if on < 1 or last >= shape[axis]:
-            return None
-        start[axis], limit[axis], strides[axis] = first, last + 1, s
-    for axis, first, length in spec.crops:  # an axis the fold leaves whole
-        start[axis], limit[axis] = first, first + length
-    return b.slice(folded.source, start, limit, strides)
-
-
 def _fold(b: Builder, value: Ref, fold: Fold) -> _Folded:
     """`value` cropped or zero-padded at the end of each folded axis to outer*s, then each such
     axis split into (outer, s)."""
-    source = value
     shape = b.shape(value)
     rank = len(shape)
     folds = {axis: (outer, s) for axis, outer, s in fold.folds}
@@ -167,7 +118,7 @@ def _fold(b: Builder, value: Ref, fold: Fold) -> _Folded:
         parts = list(folds[axis]) if axis in folds else [extent]
         axes[axis] = list(range(len(split), len(split) + len(parts)))
         split += parts
-    return _Folded(b.reshape(value, split), axes, source, folds)
+    return _Folded(b.reshape(value, split), axes)
 
 
 def _unfold(b: Builder, folded: _Folded, spec: Unfold) -> Ref:
@@ -266,125 +217,24 @@ def _phases(b: Builder, lhs: Ref, rhs: Ref, plan: PhasePlan, acc: ir.Type) -> Re
 
 def _group(b: Builder, lhs: Ref, rhs: Ref, group: PhaseGroup, acc: ir.Type) -> Ref:
     k = group.kernel
-    kernel = _rearranged_kernel(b, rhs, k)
-    if kernel is None:
+    if isinstance(k, Rearrangement):
+        kernel = _rearranged(b, rhs, k)
+    else:
         kernel = b.join_slices(rhs, k.axes, k.windows, k.axis, k.blocks, k.pads)
     return _window(b, lhs, kernel, group.conv, acc)
 
 
-class _PhaseAxis(NamedTuple):
-    """A kernel axis whose phases are `n` consecutive taps (from `first`, in `order` +1 or -1)
-    of each of `length` runs of `period` taps."""
-
-    first: int
-    n: int
-    period: int
-    length: int
-    order: int
-
-
-def _phase_axes(k: Slices) -> list[Window | _PhaseAxis] | None:
-    """Per kernel axis of `k`, its one slice window, or the phases it reads as a grid (every
-    list of windows the product of the axes' windows, row-major); None if it is no such grid."""
-    per_axis = [list(dict.fromkeys(combo[i] for combo in k.windows)) for i in range(len(k.axes))]
-    if list(itertools.product(*per_axis)) != list(k.windows):
-        return None
-    found: list[Window | _PhaseAxis] = []
-    for windows in per_axis:
-        if len(windows) == 1:
-            found.append(windows[0])
-            continue
-        length = windows[0][2]
-        period = len(windows) if length == 1 else windows[0][1]
-        if any(w[2] != length or (length > 1 and w[1] != period) for w in windows):
-            return None
-        first = min(w[0] for w in windows)
-        offsets = [w[0] - first for w in windows]
-        ascending = list(range(len(windows)))
-        if offsets not in (ascending, ascending[::-1]) or len(windows) > period:
-            return None
-        order = 1 if offsets == ascending else -1
-        found.append(_PhaseAxis(first, len(windows), period, length, order))
-    return found
-
-
-def _rearranged_kernel(b: Builder, rhs: Ref, k: Slices) -> Ref | None:
-    """The joined phase kernel of `k` as one rearrangement of the kernel (its taps cropped or
-    zero-extended to whole periods, split into (runs, period), the phases reversed where they
-    read taps backwards and moved into the output features) when that is fewer ops than a
-    slice per phase and a concatenate; None otherwise. Same tensor, same taps: a kernel that is
-    an argument is rearranged on every call."""
-    shape = b.shape(rhs)
-    if DYNAMIC in shape or k.pads is not None and any(any(p) for c in k.pads for p in c):
-        return None
-    found = _phase_axes(k)
-    if found is None:
-        return None
-    phases = [(a, f) for a, f in zip(k.axes, found, strict=True) if isinstance(f, _PhaseAxis)]
-    if not phases:
-        return None
-    rank = len(shape)
-    start, limit, strides, high = [0] * rank, list(shape), [1] * rank, [0] * rank
-    for axis, f in zip(k.axes, found, strict=True):
-        if isinstance(f, _PhaseAxis):
-            end = f.first + f.length * f.period
-            start[axis], limit[axis] = f.first, min(end, shape[axis])
-            high[axis] = end - limit[axis]
-        else:
-            lo, step, n = f
-            start[axis], limit[axis], strides[axis] = lo, lo + (n - 1) * step + 1, step
-    crop = start != [0] * rank or limit != list(shape) or strides != [1] * rank
-    split = [a for a, f in phases if f.length > 1]
-    cut = [a for a, f in phases if f.n < f.period]
-    flips = [a for a, f in phases if f.order < 0]
-    ops = crop + any(high) + bool(split or k.blocks > 1) + bool(cut) + bool(flips) + 2
-    slices = sum(not _whole(shape, k.axes, w) for w in k.windows) + 1
-    if k.blocks > 1:
-        slices += len(k.windows) + 1
-    if ops >= slices:
-        return None
-    value = b.slice(rhs, start, limit, strides) if crop else rhs
-    if any(high):
-        value = b.pad(value, [0] * rank, high)
-    # the axes after the split: a phase axis of several runs becomes (runs, period)
-    parts = {a: [f.length, f.period] for a, f in phases if f.length > 1}
-    out_feature = b.shape(value)[k.axis]
-    if k.blocks > 1:
-        parts[k.axis] = [k.blocks, out_feature // k.blocks]
-    split_shape: list[int] = []
-    index: dict[int, list[int]] = {}
-    for axis, extent in enumerate(b.shape(value)):
-        sizes = parts.get(axis, [extent])
-        index[axis] = list(range(len(split_shape), len(split_shape) + len(sizes)))
-        split_shape += sizes
-    value = b.reshape(value, split_shape)
-    period_axis = {a: index[a][-1] for a, _ in phases}
-    if cut:
-        lo, hi = [0] * len(split_shape), list(split_shape)
-        for a, f in phases:
-            hi[period_axis[a]] = f.n
-        value = b.slice(value, lo, hi)
-    if flips:
-        value = b.reverse(value, [period_axis[a] for a in flips])
-    order: list[int] = []
-    merged: list[int] = []
-    for axis in range(rank):
-        if axis == k.axis:
-            feature = index[axis]
-            order += [*feature[:-1], *(period_axis[a] for a, _ in phases), feature[-1]]
-            merged.append(out_feature * math.prod(f.n for _, f in phases))
-        elif axis in period_axis:
-            runs = index[axis][:-1]  # none when the axis is its own period axis (one run)
-            order += runs
-            merged.append(split_shape[runs[0]] if runs else 1)
-        else:
-            order.append(index[axis][0])
-            merged.append(split_shape[index[axis][0]])
-    return b.permute_reshape(value, order, merged)
-
-
-def _whole(shape: tuple[int, ...], axes: tuple[int, ...], windows: tuple[Window, ...]) -> bool:
-    return all(w == (0, 1, shape[a]) for a, w in zip(axes, windows, strict=True))
+def _rearranged(b: Builder, rhs: Ref, r: Rearrangement) -> Ref:
+    """The kernel rearranged as `r` says (see `plan.Rearrangement`)."""
+    value = b.slice(rhs, *r.crop) if r.crop is not None else rhs
+    if r.high is not None:
+        value = b.pad(value, [0] * len(r.high), r.high)
+    value = b.reshape(value, r.split)
+    if r.cut is not None:
+        value = b.slice(value, [0] * len(r.cut), r.cut)
+    if r.flips:
+        value = b.reverse(value, r.flips)
+    return b.permute_reshape(value, r.order, r.merged)
 
 
 def _split(shape: tuple[int, ...], axis: int, parts: list[int]) -> list[int]:

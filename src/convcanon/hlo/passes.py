@@ -9,7 +9,7 @@ whose operand chain reaches another conv) and every rejection, changing nothing.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from jaxlib.mlir import ir
 
@@ -193,93 +193,129 @@ def canonicalize(
     memoized by the conv's uniqued attributes and types: models repeat a few configurations."""
     opts = ConvOptions.from_mapping(options)
     stats = PassStats()
-    records: list[ConvRecord] = []
-    plans: dict[ConvKey, ConvPlan] = _plan_cache()
-    module = hlo_file.module
-    with module.context, ir.Location.unknown():
-        todo: list[tuple[ir.Operation, ConvKey, ConvPlan, ConvRecord]] = []
-        overflows: dict[ConvKey, str | None] = {}
-        convs, names = _convs_in_functions(module, dialect)
-        positions = hlo_file.positions_of(names)  # counted as parsed, before any replacement
-        dynamic = dialect.dynamic_conv
-        for conv, name, position in zip(convs, names, positions, strict=True):
-            unread = ""  # why the pass cannot read a dynamic_conv's padding
-            if name == dynamic:
-                try:
-                    replaced = as_convolution(conv, dialect)
-                except NotAConvolution as err:
-                    where = source_loc(conv.location, hlo_file.filename, position=position)
-                    raise ConvcanonError(str(err), where) from None
-                if isinstance(replaced, str):
-                    unread = replaced
-                else:
-                    conv = replaced
-            operands = conv.operands
-            types = (operands[0].type, operands[1].type, conv.results[0].type)
-            key = conv_key(conv, types, unread)
-            plan = plans.get(key)
-            if plan is None:
-                params = read_conv_params(conv, unread)
-                plan = plans[key] = plan_conv(params, opts)
-            p = plan.params
-            decision = plan.decision
-            stats.bump("convs-seen")
-            record = ConvRecord(
-                conv.location,
-                hlo_file.filename,
-                p,
-                decision,
-                types,
-                plan,
-                opts.max_phases,
-                position,
-                "dynamic_conv" if name == dynamic else "convolution",
-                "dynamic_conv" if unread else "convolution",
-            )
-            records.append(record)
-            if opts.verbose:
-                _verbose_remarks(conv, decision, dialect, hlo_file, record.loc)
-            if not decision.accepted:
-                stats.bump(f"skipped: {decision.reason}")
-                continue
-            if not plan.zeros:
-                raise euet001(p, record.loc)
-            if key not in overflows:  # a property of the configuration, checked once
-                overflows[key] = int64_overflow(p)
-            overflow = overflows[key]
-            if overflow is not None:
-                raise ConvcanonError(overflow, record.loc)
-            todo.append((conv, key, plan, record))
-        builder = build.Builder(dialect)
-        programs: dict[ConvKey, build.Program] = {}
-        block_zeros: dict[tuple[ir.Block, ir.Type], ir.Value] = {}
-        created: list[build.AnyOp] = []
-        for conv, key, plan, record in todo:
-            program = programs.get(key)
-            fresh = program is None
-            if program is None:
-                types = (conv.operands[0].type, conv.operands[1].type, conv.results[0].type)
-                program = programs[key] = emit(builder, plan, types)
-            block, loc = conv.operation.block, conv.location
-
-            def zero_of(
-                element: ir.Type, block: ir.Block = block, loc: ir.Location = loc
-            ) -> tuple[ir.Value, bool]:
-                found = block_zeros.get((block, element))
-                if found is not None:
-                    return found, False
-                zero = block_zeros[(block, element)] = builder.block_zero(element, block, loc)
-                return zero, True
-
-            total = build.instantiate(program, conv, zero_of, record.ops_added, created, fresh)
-            for name, n in plan.counters:
-                stats.bump(name, n)
-            conv.results[0].replace_all_uses_with(total)
-            conv.erase()
+    with hlo_file.module.context, ir.Location.unknown():
+        records, todo = _plan_all(hlo_file, opts, dialect, stats)
+        created = _emit_all(todo, dialect, stats)
         if not records:
             check_conv_dialect(hlo_file, dialect)
         _verify(hlo_file, created)
     return stats, records
+
+
+_Todo = tuple[ir.Operation, ConvKey, ConvPlan, ConvRecord]  # a conv to rewrite, and its plan
+
+
+def _plan_all(
+    hlo_file: HloFile, opts: ConvOptions, dialect: Dialect, stats: PassStats
+) -> tuple[list[ConvRecord], list[_Todo]]:
+    """A record of every conv in the module's functions, and the convs to rewrite with their
+    plans (one plan per configuration). Raises EUET001 or an overflow at the first conv that
+    has one, before anything is rewritten."""
+    plans: dict[ConvKey, ConvPlan] = _plan_cache()
+    records: list[ConvRecord] = []
+    todo: list[_Todo] = []
+    overflows: dict[ConvKey, str | None] = {}
+    convs, names = _convs_in_functions(hlo_file.module, dialect)
+    positions = hlo_file.positions_of(names)  # counted as parsed, before any replacement
+    for conv, name, position in zip(convs, names, positions, strict=True):
+        conv, unread = _as_planned(conv, name, dialect, hlo_file, position)
+        operands = conv.operands
+        types = (operands[0].type, operands[1].type, conv.results[0].type)
+        key = conv_key(conv, types, unread)
+        plan = plans.get(key)
+        if plan is None:
+            plan = plans[key] = plan_conv(read_conv_params(conv, unread), opts)
+        p, decision = plan.params, plan.decision
+        stats.bump("convs-seen")
+        record = ConvRecord(
+            conv.location,
+            hlo_file.filename,
+            p,
+            decision,
+            types,
+            plan,
+            opts.max_phases,
+            position,
+            "dynamic_conv" if name == dialect.dynamic_conv else "convolution",
+            "dynamic_conv" if unread else "convolution",
+        )
+        records.append(record)
+        if opts.verbose:
+            _verbose_remarks(conv, decision, dialect, hlo_file, record.loc)
+        if not decision.accepted:
+            stats.bump(f"skipped: {decision.reason}")
+            continue
+        if not plan.zeros:
+            raise euet001(p, record.loc)
+        if key not in overflows:  # a property of the configuration, checked once
+            overflows[key] = int64_overflow(p)
+        overflow = overflows[key]
+        if overflow is not None:
+            raise ConvcanonError(overflow, record.loc)
+        todo.append((conv, key, plan, record))
+    return records, todo
+
+
+def _as_planned(
+    conv: ir.Operation,
+    name: str,
+    dialect: Dialect,
+    hlo_file: HloFile,
+    position: tuple[int, int] | None,
+) -> tuple[ir.Operation, str]:
+    """The op the pass plans for `conv`: a `dynamic_conv` with a constant padding becomes its
+    `convolution`; one whose padding the pass does not read stays, with why not."""
+    if name != dialect.dynamic_conv:
+        return conv, ""
+    try:
+        replaced = as_convolution(conv, dialect)
+    except NotAConvolution as err:
+        where = source_loc(conv.location, hlo_file.filename, position=position)
+        raise ConvcanonError(str(err), where) from None
+    return (conv, replaced) if isinstance(replaced, str) else (replaced, "")
+
+
+def _emit_all(todo: list[_Todo], dialect: Dialect, stats: PassStats) -> list[build.AnyOp]:
+    """Rewrite each conv of `todo` by its plan's program (emitted once per configuration);
+    returns the ops that need verifying."""
+    builder = build.Builder(dialect)
+    programs: dict[ConvKey, build.Program] = {}
+    zeros = _BlockZeros(builder)
+    created: list[build.AnyOp] = []
+    for conv, key, plan, record in todo:
+        program = programs.get(key)
+        fresh = program is None
+        if program is None:
+            types = (conv.operands[0].type, conv.operands[1].type, conv.results[0].type)
+            program = programs[key] = emit(builder, plan, types)
+        zero_of = zeros.of(conv.operation.block, conv.location)
+        total = build.instantiate(program, conv, zero_of, record.ops_added, created, fresh)
+        for counter, n in plan.counters:
+            stats.bump(counter, n)
+        conv.results[0].replace_all_uses_with(total)
+        conv.erase()
+    return created
+
+
+class _BlockZeros:
+    """The scalar zero of each element type, one per block, made when first used."""
+
+    def __init__(self, builder: build.Builder) -> None:
+        self._builder = builder
+        self._zeros: dict[tuple[ir.Block, ir.Type], ir.Value] = {}
+
+    def of(self, block: ir.Block, loc: ir.Location) -> Callable[[ir.Type], tuple[ir.Value, bool]]:
+        """`zero_of(element)` for a conv in `block`: the zero, and whether it was made now."""
+
+        def zero_of(element: ir.Type) -> tuple[ir.Value, bool]:
+            found = self._zeros.get((block, element))
+            if found is not None:
+                return found, False
+            zero = self._builder.block_zero(element, block, loc)
+            self._zeros[(block, element)] = zero
+            return zero, True
+
+        return zero_of
 
 
 def _plan_cache() -> dict[ConvKey, ConvPlan]:
