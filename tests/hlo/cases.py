@@ -272,6 +272,13 @@ def xla(text: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return run_xla(text, inputs, "case.mlir")
 
 
+def iree(text: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """IREE's CPU runtime, in its child process."""
+    from convcanon.verify.engines import iree_engine
+
+    return iree_engine(text, "case.mlir", "main", inputs)
+
+
 def hits_xla_reversal_bug(p: ConvParams) -> bool:
     """XLA CPU ignores window reversal in a dim whose output extent is 1 (pinned in
     test_hlo_property_canonical); a 1-tap window is the same reversed or not."""

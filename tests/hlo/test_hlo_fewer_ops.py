@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jaxlib.mlir import ir
 
+from convcanon.diagnostics import ConvcanonError
 from convcanon.hlo import plan_phases
 from convcanon.hlo.conv_params import ConvParams
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
@@ -33,6 +34,7 @@ from .cases import (
     assert_same_results,
     conv_cases,
     conv_module,
+    iree,
     judge,
     parse,
     run_pass,
@@ -216,7 +218,13 @@ def test_merged_phase_kernels_are_exact_and_never_more_ops_than_slices(
     assert len(_ops(after)) <= len(_ops(sliced))
     inputs = case.inputs()
     run = judge(all_conv_params(before, STABLEHLO) + params)
-    expected = run(case.text, inputs)
+    try:
+        expected = run(case.text, inputs)
+    except ConvcanonError as err:  # XLA CPU aborts on some lhs-dilated convs (2x3 kernel, pad 2)
+        if "XLA was killed" not in err.message:
+            raise
+        run = iree
+        expected = run(case.text, inputs)
     assert_same_results(expected, run(str(after.module), inputs), "f32")
     assert_same_results(expected, run(str(sliced.module), inputs), "f32")
 
