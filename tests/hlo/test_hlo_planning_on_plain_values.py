@@ -10,10 +10,12 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from convcanon.hlo import gate
 from convcanon.hlo.config import resolve
 from convcanon.hlo.conv_params import ConvParams, DimensionNumbers, padded_extent
 from convcanon.hlo.gate import ConvOptions, decide
@@ -22,7 +24,7 @@ from convcanon.hlo.phase_plan import lattice_macs
 from convcanon.hlo.plan import plan_conv
 from convcanon.hlo.plan_phases import PhasePlan, Rearrangement
 from convcanon.hlo.plan_window import Slices, WindowPlan
-from convcanon.hlo.policy import POLICIES
+from convcanon.hlo.policy import POLICIES, EnginePolicy
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = settings(
@@ -238,3 +240,30 @@ def test_a_2x2_stride_2_transposed_conv_plans_its_kernel_as_one_rearrangement() 
     (group,) = body.groups
     assert isinstance(group.kernel, Rearrangement)
     assert group.conv.params.kernel_spatial == (1, 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(p=conv_params(), options=OPTIONS)
+def test_planning_a_conv_resolves_its_policy_and_counts_its_convs_once(
+    p: ConvParams, options: ConvOptions
+) -> None:
+    """The options and policy are resolved into one config that the gate's count and the
+    planner both read: `merge_mode` and `merge_plan` run once per conv configuration."""
+    calls: list[str] = []
+    merge_mode, merge_plan = EnginePolicy.merge_mode, gate.merge_plan
+
+    def counted_mode(*args: object) -> object:
+        calls.append("merge_mode")
+        return merge_mode(*args)  # pyright: ignore[reportArgumentType]
+
+    def counted_plan(*args: object) -> object:
+        calls.append("merge_plan")
+        return merge_plan(*args)  # pyright: ignore[reportArgumentType]
+
+    with (
+        mock.patch.object(EnginePolicy, "merge_mode", counted_mode),
+        mock.patch.object(gate, "merge_plan", counted_plan),
+    ):
+        plan = plan_conv(p, options)
+    counted = 1 if plan.decision.accepted else calls.count("merge_plan")  # 0 if refused early
+    assert calls == ["merge_mode"] + ["merge_plan"] * counted and counted <= 1
