@@ -4,8 +4,8 @@ A field's name, type and default are the option's (`max_phases: int = 64` is `ma
 `Literal` type lists the allowed words, and the `Doc` in its `Annotated` metadata gives the help
 text and, for numbers, the least value. From that one declaration come the pipeline parser
 (`pass{opt=v}`), `--help`, the Python API's keyword checks, the typed options a pass reads and the
-README table, so the command line and the API accept and refuse the same values with the same
-message. This module imports nothing heavy: `--help` and usage errors stay fast.
+options table of docs/cli.md, so the command line and the API accept and refuse the same values
+with the same message. This module imports nothing heavy: `--help` and usage errors stay fast.
 """
 
 from __future__ import annotations

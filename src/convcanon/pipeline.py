@@ -3,7 +3,7 @@
 The registry names each pass, the IR framework it runs on (`hlo`: jaxlib's MLIR; `xdsl`: half B) and
 its options, without importing the pass itself, so `--help` and usage errors stay fast. A pass's
 options are the NamedTuple that declares them (`convcanon.options`); the parser, `--help` and the
-README table here, and the Python API, all read that one declaration.
+options table of docs/cli.md here, and the Python API, all read that one declaration.
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ def describe_passes() -> str:
 
 
 def pass_options_markdown() -> str:
-    """The README's table of every pass option, one row each; passes that share their options
+    """docs/cli.md's table of every pass option, one row each; passes that share their options
     share their rows."""
     rows = ["| pass | option | values | default | what it does |", "|---|---|---|---|---|"]
     groups: dict[tuple[OptionSpec, ...], list[str]] = {}

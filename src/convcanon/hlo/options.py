@@ -1,7 +1,7 @@
 """The conv passes' options (`canonicalize-conv`, `stablehlo-canonicalize-conv`), declared once.
 
 Each field is one option: its name (`_` for `-`), type, default and `Doc` (help, least value) give
-the pipeline parser, `--help`, the Python API's checks and the README table (see
+the pipeline parser, `--help`, the Python API's checks and the options table of docs/cli.md (see
 `convcanon.options`). Adding an option is adding a field here; code reads it as `opts.name`.
 Imported by the pass registry for `--help`, so it imports nothing heavy.
 """

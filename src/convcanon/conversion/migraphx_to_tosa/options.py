@@ -11,7 +11,7 @@ Types = Literal["conformant", "native"]
 
 
 class MigraphxToTosaOptions(NamedTuple):
-    """The pass's options, typed; each field's `Doc` is its `--help` and README text."""
+    """The pass's options, typed; each field's `Doc` is its `--help` and docs/cli.md text."""
 
     types: Annotated[
         Types,
