@@ -57,3 +57,17 @@ def test_the_local_check_from_the_api():
     assert verdict.verdict == "mismatch" and verdict.location == "<before>:2:8"
     assert verdict.relative_error is not None and verdict.relative_error > 0.01
     assert "verify_convs" in dir(convcanon)
+
+
+def test_two_files_without_locations_say_the_local_check_did_not_run(tmp_path: Path, capsys):
+    """An `ok` must not read as if each rewrite had been judged on its own too."""
+    from convcanon.api import canonicalize_conv
+
+    (tmp_path / "b.mlir").write_text(CONV)
+    (tmp_path / "a.mlir").write_text(canonicalize_conv(CONV, gate="general").text)
+    files = [str(tmp_path / "b.mlir"), str(tmp_path / "a.mlir")]
+    assert main(["verify", *files, "--trials", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("ok: ")
+    assert err.startswith("note: local check not run for 1 conv(s): ")
+    assert "--mlir-print-debuginfo" in err

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import sys
 from dataclasses import dataclass, field
 
 from convcanon.diagnostics import ConvcanonError
@@ -180,6 +181,13 @@ def judge_convs_of_file(
         tolerances,
     )
     if all(v.verdict == "not judged" for v in report.verdicts) and pipeline is None:
+        if report.verdicts:
+            # Say so, or an `ok` below reads as if each rewrite had been judged too.
+            print(
+                f"note: local check not run for {len(report.verdicts)} conv(s): "
+                f"{report.verdicts[0].message}",
+                file=sys.stderr,
+            )
         return report
     print(
         f"local check: {len(report.verdicts)} rewritten conv(s), each judged on its own on "
