@@ -32,7 +32,8 @@ def test_mhlo_modules_run_on_iree(tmp_path: Path) -> None:
     after = transform_text(before, "m.mlir", "canonicalize-conv{gate=general}")
     code, out = verify(tmp_path, before, after, "--engine", "iree", "--trials", "1")
     assert code == 0, out
-    assert out.startswith("ok: 1 trial(s) on engine iree"), out
+    # stdout and stderr together: the note that AFTER carries no locations comes first.
+    assert "\nok: 1 trial(s) on engine iree" in out, out
     code, out = verify(tmp_path, before, _mhlo(WRONG_PAD), "--engine", "iree", "--trials", "1")
     assert code == 1 and "output 0 differs at index [0, 0, 0, 0]" in out, out
 
