@@ -96,7 +96,7 @@ def _hlo_nodes(parsed: object, created: Callable[[Any], bool] | None = None) -> 
     return nodes
 
 
-_ORIGIN = "convcanon.graph.origin."  # the name of the location that marks an input op
+_ORIGIN = "convcanon.mark.origin."  # the name that marks an input op (hlo.context.MARK_PREFIX)
 
 
 def _mark_origins(parsed: object) -> list[str]:

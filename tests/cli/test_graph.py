@@ -302,3 +302,25 @@ def test_a_killed_graph_leaves_no_renderer_running(tmp_path: Path):
     argv = [*CLI, "graph", str(HLO), "-o", str(tmp_path / "g.svg"), "--timeout", "600"]
     assert children_outlive_a_stop(argv, "sleep", env) == [], "dot outlived graph"
     assert not (tmp_path / "g.svg").exists()
+
+
+F8_CONV = """func.func @main(%x: tensor<1x8x8x4xf8E8M0FNU>, %w: tensor<3x3x4x4xf8E8M0FNU>) -> tensor<1x8x8x4xf8E8M0FNU> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x8x4xf8E8M0FNU>, tensor<3x3x4x4xf8E8M0FNU>) -> tensor<1x8x8x4xf8E8M0FNU>
+  return %0 : tensor<1x8x8x4xf8E8M0FNU>
+}
+"""  # noqa: E501
+
+
+def test_a_pipeline_error_in_graph_is_placed_as_convcanon_opt_places_it(tmp_path: Path):
+    """graph marks the input ops' locations to find them after the pipeline: the mark must not
+    move an error (it was `m.mlir: error:` with a note at `-:2:8`)."""
+    source = tmp_path / "m.mlir"
+    source.write_text(F8_CONV)
+    argv = [str(source), "-p", "stablehlo-canonicalize-conv", "-o", str(tmp_path / "g.dot")]
+    result = subprocess.run([*CLI, "graph", *argv], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"{source}:2:8: error: EUET001: element type f8E8M0FNU of the convolution's lhs cannot"
+        " be zero-padded\n"
+    )
+    assert not (tmp_path / "g.dot").exists()

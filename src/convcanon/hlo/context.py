@@ -125,6 +125,18 @@ def downcast(location: ir.Location) -> ir.Location:
         return ir.Location.from_attr(location.attr)
 
 
+MARK_PREFIX = "convcanon.mark."  # a name convcanon wraps a location in (`graph` numbers input ops)
+
+
+def _unmarked(location: ir.Location) -> ir.Location:
+    """`location` past the names convcanon wraps it in: they are not the user's."""
+    for _ in range(64):  # a bound keeps a hostile tree cheap
+        if not (isinstance(location, ir.NameLoc) and location.name_str.startswith(MARK_PREFIX)):
+            break
+        location = downcast(location.child_loc)
+    return location
+
+
 def _debug_origin(
     location: ir.Location, input_names: tuple[str, ...]
 ) -> tuple[ir.FileLineColLoc | None, ir.FileLineColLoc | None, str]:
@@ -136,8 +148,9 @@ def _debug_origin(
     current: ir.Location | None = location
     for _ in range(64):  # location trees are shallow; a bound keeps a hostile one cheap
         if isinstance(current, ir.NameLoc):
-            name = name or current.name_str
-            current = current.child_loc
+            if not current.name_str.startswith(MARK_PREFIX):
+                name = name or current.name_str
+            current = _unmarked(downcast(current.child_loc))
         elif isinstance(current, ir.CallSiteLoc):
             current = current.callee
         elif isinstance(current, ir.FusedLoc):
@@ -181,7 +194,7 @@ def source_loc(
         file = filename if match["file"] in ("-", "") else match["file"]
         line = int(match["line"]) + line_offset + (before if buffer else 0)
         return SourceLoc(file, line, int(match["col"]))
-    location = downcast(location)
+    location = _unmarked(downcast(location))
     input_names = ("-", "", filename)
     if isinstance(location, ir.FileLineColLoc) and location.filename in input_names:
         return SourceLoc(filename, *_input_position(location, line_offset, before))
