@@ -106,6 +106,11 @@ def canonicalize_conv(
         parsed = parse_file_text(module_or_text, "<string>")
         stats = run_pass(parsed, resolved)
         return CanonicalizeResult(print_file(parsed), dict(stats.counters))
+    if dialect != "stablehlo":  # it ran the StableHLO pass whatever `dialect` said
+        raise UsageError(
+            f"canonicalize_conv: a jax.export.Exported holds StableHLO, not {dialect!r}"
+            " (dialect='stablehlo')"
+        )
     return canonicalize_exported(module_or_text, **options)
 
 

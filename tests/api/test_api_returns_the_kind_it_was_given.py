@@ -13,7 +13,7 @@ import pytest
 from jax import export
 
 import convcanon
-from convcanon.diagnostics import ConvcanonError
+from convcanon.diagnostics import ConvcanonError, UsageError
 from convcanon.hlo.context import ir, make_context, parse_module, print_module
 from convcanon.hlo.formats import artifact_version, module_bytecode
 
@@ -56,6 +56,12 @@ def test_an_exported_in_gives_an_exported_out() -> None:
     assert isinstance(result, export.Exported)
     assert "stablehlo.pad" in result.mlir_module()
     np.testing.assert_allclose(result.call(X, W), _conv(X, W), rtol=1e-5, atol=1e-5)
+
+
+def test_an_exported_with_the_mhlo_dialect_is_refused_not_run_as_stablehlo() -> None:
+    exported = export.export(jax.jit(_conv))(X, W)
+    with pytest.raises(UsageError, match="holds StableHLO, not 'mhlo'"):
+        convcanon.canonicalize_conv(exported, "mhlo", gate="general")
 
 
 @pytest.mark.parametrize("data", [b"module {}", b"ML\xefR\x05junk"])
