@@ -296,8 +296,9 @@ def run_opt(
         if print_options.debug_info is None:  # its locations are the HLO's, printed if asked
             print_options = print_options._replace(debug_info=False)
     else:
-        # bytecode stays bytecode (checked in a child) unless chunks must be cut from its text
-        filename, text = read_mlir_input(input_path, as_text=split_input_file)
+        # bytecode stays bytecode (checked in a child); it has no `// -----` to split at
+        filename, text = read_mlir_input(input_path, as_text=False)
+        split_input_file = split_input_file and not isinstance(text, ModuleFromBytecode)
     collected = PipelineStats(passes)
 
     def job(chunk: str, line: int | None) -> str | bytes:

@@ -195,6 +195,17 @@ def test_every_command_reads_bytecode_as_it_reads_text(cc: Runner, tmp_path: Pat
     assert ran.code == 0 and ran.out == cc("run", constant).out, ran.err
 
 
+def test_bytecode_with_split_input_file_prints_as_without_it(opt: Runner, tmp_path: Path) -> None:
+    """Bytecode has no `// -----`: one module, printed without its stored locations as ever
+    (it was read as text and cut, and every location came out)."""
+    bytecode = tmp_path / "cnn.mlirbc"
+    assert _opt(CNN, "--emit-bytecode", "-o", bytecode) == 0
+    whole = opt(bytecode, "-p", GENERAL)
+    split = opt(bytecode, "-p", GENERAL, "--split-input-file")
+    assert whole.code == split.code == 0, split.err
+    assert split.out == whole.out and "loc(" not in split.out
+
+
 def test_bytecode_that_aborts_the_reader_is_a_diagnostic(opt: Runner, tmp_path: Path) -> None:
     """A dialect name that is not UTF-8 makes jaxlib's bytecode reader abort the process
     (nanobind cannot convert the diagnostic; 2 of 60 random byte mutations of the CNN's bytecode
