@@ -14,17 +14,25 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, prop_def
 from xdsl.utils.exceptions import VerifyException
 
-from convcanon.tosa import ops as tosa
+from convcanon.tosa.compute_ops import BinaryOp
+from convcanon.tosa.op_base import (
+    TosaOp,
+    check_same_elements,
+    check_zero_point,
+    element_of,
+    int_values,
+    shape_of,
+)
 from convcanon.tosa.shape_rules import ShapeError, check_bias, check_result
 
 
 @irdl_op_definition
-class TransposeConv2DOp(tosa.TosaOp):
+class TransposeConv2DOp(TosaOp):
     name = "tosa.transpose_conv2d"
     ARITY: ClassVar[int | None] = 5
     out_pad = prop_def(DenseArrayBase)
@@ -33,12 +41,12 @@ class TransposeConv2DOp(tosa.TosaOp):
 
     def verify_shapes(self) -> None:
         x, w, bias, x_zp, w_zp = self.args
-        xs = tosa._shape(x, "input")
-        ws = tosa._shape(w, "weight")
+        xs = shape_of(x, "input")
+        ws = shape_of(w, "weight")
         if len(xs) != 4 or len(ws) != 4 or xs[3] != ws[3]:
             raise ShapeError(f"expects NHWC input and OHWI weight with equal C, got {xs}, {ws}")
-        top, bottom, left, right = tosa.int_values(self.out_pad)
-        sy, sx = tosa.int_values(self.stride)
+        top, bottom, left, right = int_values(self.out_pad)
+        sy, sx = int_values(self.stride)
         if min(sy, sx) < 1 or min(top, bottom) <= -ws[1] or min(left, right) <= -ws[2]:
             raise ShapeError("stride must be >= 1 and each out_pad > -kernel")
         expected = (
@@ -47,28 +55,28 @@ class TransposeConv2DOp(tosa.TosaOp):
             (xs[2] - 1) * sx + left + right + ws[2],
             ws[0],
         )
-        check_bias(tosa._shape(bias, "bias"), ws[0])
-        check_result(expected, tosa._shape(self.output, "result"))
-        tosa._check_zero_point(x_zp, x, "input")
-        tosa._check_zero_point(w_zp, w, "weight")
+        check_bias(shape_of(bias, "bias"), ws[0])
+        check_result(expected, shape_of(self.output, "result"))
+        check_zero_point(x_zp, x, "input")
+        check_zero_point(w_zp, w, "weight")
 
 
 def transpose_conv_properties(
     out_pad: list[int], stride: list[int], acc_type: Attribute
 ) -> dict[str, Attribute]:
     return {
-        "out_pad": DenseArrayBase.from_list(tosa.i64, out_pad),
-        "stride": DenseArrayBase.from_list(tosa.i64, stride),
+        "out_pad": DenseArrayBase.from_list(i64, out_pad),
+        "stride": DenseArrayBase.from_list(i64, stride),
         "acc_type": acc_type,
     }
 
 
-class IntBinaryOp(tosa.BinaryOp):
+class IntBinaryOp(BinaryOp):
     """Integer elementwise ops: one element type for operands and result."""
 
     def verify_shapes(self) -> None:
         super().verify_shapes()
-        if not isinstance(tosa._element(self.output), IntegerType):
+        if not isinstance(element_of(self.output), IntegerType):
             raise VerifyException(f"'{self.name}' takes integers, got {self.output.type}")
 
 
@@ -89,21 +97,21 @@ class ArithmeticRightShiftOp(IntBinaryOp):
 
 
 @irdl_op_definition
-class ReverseOp(tosa.TosaOp):
+class ReverseOp(TosaOp):
     """`"tosa.reverse"(%x) <{axis = 1 : i32}>`: x flipped along one axis."""
 
     name = "tosa.reverse"
     axis = prop_def(IntegerAttr)
 
     def verify_shapes(self) -> None:
-        shape = tosa._shape(self.args[0], "input")
+        shape = shape_of(self.args[0], "input")
         if not 0 <= self.axis.value.data < len(shape):
             raise ShapeError(f"axis {self.axis.value.data} is out of range for rank {len(shape)}")
-        check_result(shape, tosa._shape(self.output, "result"))
-        tosa._same_elements(self, [self.args[0], self.output])
+        check_result(shape, shape_of(self.output, "result"))
+        check_same_elements([self.args[0], self.output])
 
 
-TOSA_QUANT_OPS: tuple[type[tosa.TosaOp], ...] = (
+TOSA_QUANT_OPS: tuple[type[TosaOp], ...] = (
     ReverseOp,
     TransposeConv2DOp,
     LogicalLeftShiftOp,

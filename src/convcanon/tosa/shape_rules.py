@@ -1,6 +1,6 @@
 """Result shapes of the TOSA 1.0 ops we emit, as pure functions over operand shapes and attributes.
 
-The op verifiers in convcanon.tosa.ops use these so that a hand-written inconsistent TOSA
+The op verifiers of convcanon.tosa's op families use these so that a hand-written inconsistent TOSA
 module fails at parse time, as upstream MLIR's TOSA verifier (TosaOps.cpp: the per-op verifiers
 and the inferred result shapes they must agree with) and the TOSA 1.0 ERROR_IF rules would reject
 it, instead of reaching numpy under `convcanon run`. Shapes are static (convcanon's TOSA modules
