@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from convcanon.cli import main, opt_main
-from convcanon.verify.compare import random_array
+from convcanon.verify.inputs import random_array
 from convcanon.verify.judge import is_float, is_narrow_int
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from convcanon.verify.compare import Truth, _ReferenceElseXla, _summary
 from convcanon.verify.engines import ENGINES
 from convcanon.verify.judge import Tally
+from convcanon.verify.plan import ReferenceElseXla, Truth
+from convcanon.verify.summary import summary
 
 CHOLESKY = """func.func @main(%x: tensor<3x3xf64>) -> tensor<3x3xf64> {
   %a = stablehlo.dot_general %x, %x, contracting_dims = [1] x [1] : (tensor<3x3xf64>, tensor<3x3xf64>) -> tensor<3x3xf64>
@@ -19,7 +20,7 @@ CHOLESKY = """func.func @main(%x: tensor<3x3xf64>) -> tensor<3x3xf64> {
 
 def test_the_fallback_to_xla_is_said_once_and_remembered(capsys) -> None:
     x = np.arange(9, dtype=np.float64).reshape(3, 3) + 3 * np.eye(3)
-    truth = _ReferenceElseXla()
+    truth = ReferenceElseXla()
     first = truth(CHOLESKY, "m.mlir", "main", [x])
     second = truth(CHOLESKY, "m.mlir", "main", [x])
     assert truth.fallback is not None and "stablehlo.cholesky" in truth.fallback
@@ -33,11 +34,11 @@ def test_the_fallback_to_xla_is_said_once_and_remembered(capsys) -> None:
 
 def test_the_summary_names_the_engine_the_truth_ran_on() -> None:
     x = np.arange(9, dtype=np.float64).reshape(3, 3) + 3 * np.eye(3)
-    truth = _ReferenceElseXla()
+    truth = ReferenceElseXla()
     plan = Truth("before", "after", truth, "reference")
     tally = Tally(float_elements=9)
-    assert "BEFORE evaluated in f64 (reference)" in _summary(
+    assert "BEFORE evaluated in f64 (reference)" in summary(
         "ok", "", 1, "iree", plan, tally, ["normal"]
     )
     truth(CHOLESKY, "m.mlir", "main", [x])
-    assert "BEFORE evaluated in f64 (xla)" in _summary("ok", "", 1, "iree", plan, tally, ["normal"])
+    assert "BEFORE evaluated in f64 (xla)" in summary("ok", "", 1, "iree", plan, tally, ["normal"])

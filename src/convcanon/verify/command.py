@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
 from convcanon.fileio import check_timeout, read_mlir_input
-from convcanon.verify.compare import compare, half_b_plan, hlo_plan
+from convcanon.verify.compare import compare
 from convcanon.verify.engine_process import DEFAULT_TIME_LIMIT, time_limit
+from convcanon.verify.half_b_plan import half_b_plan
+from convcanon.verify.plan import hlo_plan
 
 if TYPE_CHECKING:
     from convcanon.verify.judge import Tolerances

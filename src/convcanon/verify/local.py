@@ -122,7 +122,8 @@ _FIELDS = ("verdict", "error", "relative_error", "before_error", "message")
 def _judge_piece(
     before: str, after: str, engine: str, trials: int, seed: int, tolerances: Tolerances
 ) -> ConvVerdict:
-    from convcanon.verify.compare import Mismatch, compare, hlo_plan
+    from convcanon.verify.compare import Mismatch, compare
+    from convcanon.verify.plan import hlo_plan
 
     name = "<conv>"
     try:

@@ -15,7 +15,8 @@ from convcanon.ir_kind import sniff_framework
 def _hlo_arguments(
     text: str, filename: str, entry: str | None, rng: np.random.Generator
 ) -> tuple[str, list[np.ndarray]]:
-    from convcanon.verify.compare import module_signature, random_inputs
+    from convcanon.verify.inputs import random_inputs
+    from convcanon.verify.signature import module_signature
 
     signature = module_signature(text, filename, entry)
     return signature.entry, random_inputs(signature.args, rng)
@@ -26,14 +27,12 @@ def _xdsl_arguments(
 ) -> tuple[str, list[np.ndarray]]:
     from convcanon.reference.migraphx_interp import flat_args
     from convcanon.verify import half_b
-    from convcanon.verify.compare import random_array
+    from convcanon.verify.inputs import random_buffers
 
     function = half_b.entry_function(half_b.parse(text, filename), filename, entry)
     args = flat_args(function)
     half_b.check_memory(function, args, filename)
-    with np.errstate(all="ignore"):
-        values = [random_array(a.dtype, a.shape, rng).astype(a.dtype) for a in args]
-    return function.sym_name.data, values
+    return function.sym_name.data, random_buffers(args, rng)
 
 
 class RandomFeed:

@@ -1,0 +1,138 @@
+"""The random inputs `verify` draws: families tried in turn (N(0,1) first, then network-like and
+positive ones), each value cast to its argument's type, and the perturbation that asks whether an
+output responds to them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """How random float inputs are drawn. N(0,1) first; the later ones keep finite what N(0,1)
+    makes non-finite (`rsqrt(variance)`, `log`, division: positive values) and keep activations
+    in range where N(0,1) weights make them grow by sqrt(fan-in) per layer until a softmax
+    saturates (weights drawn fan-in-normalised, then scaled down further)."""
+
+    name: str
+    low: float | None  # None: normal
+    high: float = 0.0
+    network: bool = False  # weights N(0,1)/sqrt(fan-in) * weight_scale; vectors uniform[0.5,2)
+    weight_scale: float = 1.0
+
+
+NETWORK_LIKE = (
+    "network-like (weights N(0,1)/sqrt(fan-in){}, other tensors N(0,1), vectors uniform[0.5,2))"
+)
+DISTRIBUTIONS = (
+    Distribution("N(0,1)", None),
+    Distribution(NETWORK_LIKE.format(""), None, 0.0, True),
+    Distribution(NETWORK_LIKE.format(" x 1/4"), None, 0.0, True, 0.25),
+    Distribution("uniform[0.5,2)", 0.5, 2.0),
+    Distribution("uniform[0.1,0.5)", 0.1, 0.5),
+)
+
+
+def random_inputs(
+    args: list,
+    rng: np.random.Generator,
+    dist: Distribution = DISTRIBUTIONS[0],
+    weights: dict[int, int] | None = None,
+) -> list[np.ndarray]:
+    """Inputs for HLO arguments, drawn from `dist` and cast to each argument's type; `weights`
+    (argument -> fan-in) are the conv kernels and dot weights, which a network-like draw
+    normalises (None: unknown, every tensor is normalised by a fan-in guessed from its shape)."""
+    from convcanon.reference.hlo_interp import normalize
+
+    return [
+        normalize(random_array(tt.dtype, tt.shape, rng, dist, _fan_in(i, tt.shape, weights)), tt)
+        for i, tt in enumerate(args)
+    ]
+
+
+def _fan_in(index: int, shape: tuple[int, ...], weights: dict[int, int] | None) -> int | None:
+    """The fan-in a network-like draw divides argument `index` by; None: not a weight."""
+    if weights is None or not weights:  # no weights found: guess HWIO, OIHW, [in, out] alike
+        return max(1, math.prod(shape) // max(1, max(shape, default=1)))
+    return weights.get(index)
+
+
+def perturbed(inputs: list[np.ndarray], rng: np.random.Generator) -> list[np.ndarray]:
+    """Every float input scaled element-wise by a random factor near 1 (`judge.perturbation`;
+    signs kept: a positive family stays positive); integers and bools unchanged."""
+    from convcanon.verify.judge import is_float, perturbation
+
+    moved = []
+    for x in inputs:
+        if is_float(x.dtype) and x.size:
+            wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+            reach = perturbation(x.dtype)
+            factor = 1.0 + rng.uniform(-reach, reach, x.shape)
+            with np.errstate(all="ignore"):
+                x = (wide * factor).astype(x.dtype)
+        moved.append(x)
+    return moved
+
+
+def _draw(
+    shape: tuple[int, ...], rng: np.random.Generator, dist: Distribution, fan_in: int | None
+) -> np.ndarray:
+    if dist.network:
+        if len(shape) <= 1:
+            return rng.uniform(0.5, 2.0, shape)
+        if fan_in is None:
+            return rng.standard_normal(shape)
+        return rng.standard_normal(shape) * (dist.weight_scale / math.sqrt(fan_in))
+    if dist.low is None:
+        return rng.standard_normal(shape)
+    return rng.uniform(dist.low, dist.high, shape)
+
+
+def random_array(
+    dtype: np.dtype,
+    shape: tuple[int, ...],
+    rng: np.random.Generator,
+    dist: Distribution = DISTRIBUTIONS[0],
+    fan_in: int | None = None,
+) -> np.ndarray:
+    """One random value of `shape` (not yet cast): small ints (-4..4, unsigned 0..8; 1..4 for a
+    positive distribution; inside int4/uint4 too), fair bools, floats from `dist` (`fan_in`:
+    a weight's, for a network-like draw)."""
+    from convcanon.verify.judge import is_narrow_int
+
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "ui" or is_narrow_int(dtype):
+        unsigned = dtype.kind == "u" or dtype.name.startswith("uint")
+        positive = dist.low is not None or dist.network
+        low = 1 if positive else (0 if unsigned else -4)
+        high = 5 if positive else (9 if unsigned else 5)
+        return rng.integers(low, high, shape)
+    real = _draw(shape, rng, dist, fan_in)
+    return real + 1j * _draw(shape, rng, dist, fan_in) if dtype.kind == "c" else real
+
+
+def widen_inputs(inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """The same values in f64 (complex in c128) for a widened module; others unchanged."""
+    from convcanon.verify.judge import is_float
+
+    return [
+        x.astype(np.complex128 if x.dtype.kind == "c" else np.float64) if is_float(x.dtype) else x
+        for x in inputs
+    ]
+
+
+def random_buffers(
+    args: list, rng: np.random.Generator, dist: Distribution = DISTRIBUTIONS[0]
+) -> list[np.ndarray]:
+    """Inputs for migraphx/TOSA flat buffers (`args`: `migraphx_interp.FlatArg`), drawn from
+    `dist` and cast to each buffer's type (a value past a narrow type's range is no error)."""
+    with np.errstate(all="ignore"):
+        return [
+            random_array(a.dtype, a.shape, rng, dist, _fan_in(i, a.shape, None)).astype(a.dtype)
+            for i, a in enumerate(args)
+        ]
