@@ -39,6 +39,26 @@ def child_env() -> dict[str, str]:
     return env
 
 
+# XLA's CPU backend drops NaN where StableHLO propagates it: a reduction's max and min ("fast
+# min/max") and YNNPACK's fused reductions (a relu fused into a mean) treat it as missing. IREE and
+# the reference follow the spec. An engine that verifies must too: a NaN the spec carries to the
+# output vanishes in a max-pool, and the truth computed so can pass a wrong rewrite.
+XLA_SPEC_FLAGS = {
+    "xla_cpu_enable_fast_min_max": "false",
+    "xla_cpu_experimental_ynn_fusion_type": "",
+}
+
+
+def engine_env() -> dict[str, str]:
+    """`child_env()` for a child that runs XLA: XLA_FLAGS with the spec's NaN semantics, unless
+    the user's XLA_FLAGS already sets one of those flags (theirs is kept)."""
+    env = child_env()
+    flags = env.get("XLA_FLAGS", "")
+    ours = [f"--{name}={value}" for name, value in XLA_SPEC_FLAGS.items() if name not in flags]
+    env["XLA_FLAGS"] = " ".join([flags, *ours]).strip()
+    return env
+
+
 def parent_death_signal() -> Callable[[], object]:
     """A call that has the calling process killed when its parent ends (Linux's
     PR_SET_PDEATHSIG; elsewhere it does nothing). Resolved before a fork, so a `preexec_fn`

@@ -28,8 +28,8 @@ from typing import IO, Any
 import numpy as np
 
 from convcanon.child_process import (
-    child_env,
     die_with_parent,
+    engine_env,
     how_it_ended,
     native_failure_message,
     python_argv,
@@ -146,7 +146,7 @@ class EngineProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=child_env(),
+                env=engine_env(),
             )
             self._reader = threading.Thread(target=self._keep_stderr, daemon=True)
             self._reader.start()
