@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
             "convcanon.diagnostics",
             "convcanon.diagnostic_verifier",
             "convcanon.fileio",
+            "convcanon.fileio.*",
             "convcanon.ir_kind",
             "convcanon.options",
             "convcanon.pass_instruments",

@@ -126,7 +126,8 @@ def _canonicalize_bytes(
 ) -> CanonicalizeResult:
     """MLIR bytecode or a portable artifact in, the same format out (through the CLI's reader
     and writer)."""
-    from convcanon.fileio import MLIR_BYTECODE_MAGIC, module_text_from_bytecode
+    from convcanon.fileio.module_input import module_text_from_bytecode
+    from convcanon.fileio.reading import MLIR_BYTECODE_MAGIC
     from convcanon.hlo.formats import artifact_version, emit
     from convcanon.hlo.io import parse_file_text, print_file
 

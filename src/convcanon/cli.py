@@ -15,11 +15,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from convcanon.diagnostics import ConvcanonError, UsageError
-from convcanon.fileio import (
-    MAX_INPUT_SIZE_HELP,
+from convcanon.fileio.limits import MAX_INPUT_SIZE_HELP, set_max_input_size
+from convcanon.fileio.stdout import (
     flush_stdout,
     is_stdout_failure,
-    set_max_input_size,
     stdout_error,
     stdout_written_whole,
     write_stdout,

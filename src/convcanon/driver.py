@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, text_starts_at_line
-from convcanon.fileio import ModuleFromBytecode, check_output_path, read_mlir_input, write_output
+from convcanon.fileio.module_input import ModuleFromBytecode, read_mlir_input
+from convcanon.fileio.output_file import check_output_path, write_output
 from convcanon.ir_kind import sniff_framework, with_input_kind_hint
 from convcanon.pass_instruments import PassInstruments, dump_pass_pipeline
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline

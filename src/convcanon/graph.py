@@ -23,13 +23,9 @@ from typing import Any
 
 from convcanon.child_process import parent_death_signal
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
-from convcanon.fileio import (
-    check_output_path,
-    check_timeout,
-    parse_byte_size,
-    read_mlir_input,
-    write_output,
-)
+from convcanon.fileio.limits import check_timeout, parse_byte_size
+from convcanon.fileio.module_input import read_mlir_input
+from convcanon.fileio.output_file import check_output_path, write_output
 
 DEFAULT_MAX_NODES = 1500
 DEFAULT_TIMEOUT = 120.0  # seconds

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from convcanon.examples import small_cnn
-from convcanon.fileio import open_npz
+from convcanon.fileio.npz import open_npz
 from convcanon.reference.run import run_hlo_text
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

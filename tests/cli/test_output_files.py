@@ -18,7 +18,7 @@ import pytest
 
 from convcanon.cli import main, opt_main
 from convcanon.diagnostics import ConvcanonError
-from convcanon.fileio import write_output
+from convcanon.fileio.output_file import write_output
 
 MODULE = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n"
 CONSTANT_MODULE = (
@@ -323,14 +323,14 @@ def test_stdout_to_a_closed_pipe_is_an_error(tmp_path: Path):
 _DIES_MID_WRITE = textwrap.dedent(
     """
     import os, signal, sys, time
-    from convcanon import fileio
+    from convcanon.fileio import output_file
 
     def fsync_then_signal(fd):  # the temporary is written and not yet renamed
         os.kill(os.getpid(), signal.{name})
         time.sleep(30)
 
     os.fsync = fsync_then_signal
-    fileio.write_output(sys.argv[1], "new contents\\n")
+    output_file.write_output(sys.argv[1], "new contents\\n")
     """
 )
 

@@ -16,7 +16,7 @@ from fuzz.test_bad_input_table import _add_chain  # pyright: ignore[reportMissin
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convcanon.fileio import WholeWriter
+from convcanon.fileio.stdout import WholeWriter
 
 ENTRY = "import sys; from convcanon.cli import {0}; sys.exit({0}())"
 LONG_CHAIN = 6000  # ops: well over the 64 KiB a pipe holds, in every command's output

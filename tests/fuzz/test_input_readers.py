@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from convcanon.cli import main
 from convcanon.diagnostics import ConvcanonError
-from convcanon.fileio import open_npz, read_input
+from convcanon.fileio.npz import open_npz
+from convcanon.fileio.reading import read_input
 
 MODULE = "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  return %a : tensor<2xf32>\n}\n"
 PROGRAM = "x = @param:x -> float_type, {2}, {1}\n@1 = @return(x)\n"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from convcanon.diagnostics import ConvcanonError, UsageError
-from convcanon.fileio import encode_text, write_stdout
+from convcanon.fileio.stdout import encode_text, write_stdout
 from convcanon.ir_kind import with_input_kind_hint
 from convcanon.pipeline import CONV_PASS_FOR_DIALECT, PassInvocation, parse_pipeline
 
@@ -331,7 +331,7 @@ def explain_file(
 
         filename, text = input, hlo_file_to_stablehlo_text(input)
     else:
-        from convcanon.fileio import read_mlir_input
+        from convcanon.fileio.module_input import read_mlir_input
 
         filename, text = read_mlir_input(input)
     if not split_input_file:

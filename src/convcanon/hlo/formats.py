@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
-from convcanon.fileio import run_in_child
+from convcanon.fileio.module_input import run_in_child
 from convcanon.hlo.context import ir, print_module, source_loc
 from convcanon.hlo.io import HloFile, reading_context
 

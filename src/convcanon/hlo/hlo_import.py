@@ -20,7 +20,8 @@ from convcanon.child_process import (
     die_with_parent,
 )
 from convcanon.diagnostics import ConvcanonError, SourceLoc
-from convcanon.fileio import CHILD_LOCATED, read_input_bytes, run_in_child
+from convcanon.fileio.module_input import CHILD_LOCATED, run_in_child
+from convcanon.fileio.reading import read_input_bytes
 from convcanon.hlo.context import downcast, error_from_mlir, make_context, print_module
 
 

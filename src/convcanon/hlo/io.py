@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from convcanon.diagnostics import SourceLoc, lines_before
-from convcanon.fileio import ModuleFromBytecode, encode_text
+from convcanon.fileio.module_input import ModuleFromBytecode
+from convcanon.fileio.stdout import encode_text
 from convcanon.hlo.context import (
     error_from_mlir,
     ir,

@@ -50,7 +50,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from convcanon.diagnostics import MAX_SPLAT_ELEMENTS, ConvcanonError, SourceLoc, UsageError
-from convcanon.fileio import check_output_path, read_input, write_output
+from convcanon.fileio.output_file import check_output_path, write_output
+from convcanon.fileio.reading import read_input
 from convcanon.migraphx import layout
 from convcanon.migraphx.boundary_ops import LiteralOp
 from convcanon.migraphx.declared_strides import reconcile_strides, strict_by_default

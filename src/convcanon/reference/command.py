@@ -15,15 +15,10 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
-from convcanon.fileio import (
-    check_output_path,
-    holds_raw_bits,
-    input_header,
-    open_npz,
-    parse_byte_size,
-    read_mlir_input,
-    write_output,
-)
+from convcanon.fileio.limits import parse_byte_size
+from convcanon.fileio.module_input import read_mlir_input
+from convcanon.fileio.npz import holds_raw_bits, input_header, open_npz
+from convcanon.fileio.output_file import check_output_path, write_output
 from convcanon.reference.run import check_input_names, run_hlo_text
 from convcanon.reference.summary import print_results
 

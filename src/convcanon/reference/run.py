@@ -11,10 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
-from convcanon.fileio import (
-    holds_raw_bits,
-    input_header,
-)
+from convcanon.fileio.npz import holds_raw_bits, input_header
 
 
 @dataclass

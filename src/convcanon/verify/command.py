@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
-from convcanon.fileio import check_timeout, read_mlir_input
+from convcanon.fileio.limits import check_timeout
+from convcanon.fileio.module_input import read_mlir_input
 from convcanon.verify.compare import compare
 from convcanon.verify.engine_process import DEFAULT_TIME_LIMIT, time_limit
 from convcanon.verify.half_b_plan import half_b_plan

@@ -1,0 +1,141 @@
+"""Reading a file or stdin whole, bounded.
+
+A file over the input size limit, or a device that never ends (`/dev/zero`), is refused before it
+is read whole; a text stream's NUL byte is refused as soon as it is read.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import sys
+from typing import BinaryIO
+
+from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.fileio.limits import input_limit, over_limit
+
+READ_CHUNK = 1 << 20  # what a stream is read in, so a refusal never waits for the whole input
+
+MLIR_BYTECODE_MAGIC = b"ML\xefR"  # bytecode is binary: its NUL bytes are no reason to refuse it
+
+
+def _read_bounded(
+    handle: BinaryIO, loc: SourceLoc, limit: int, text: bool, first: int = READ_CHUNK
+) -> bytes:
+    """Read chunks until EOF, refusing as soon as more than `limit` bytes came; with `text`, also
+    at the first NUL byte (no MLIR or program text has one), so `cat /dev/zero |` stops at once.
+    `first` sizes the first read (a regular file's size: one read, no join)."""
+    chunks: list[bytes] = []
+    total = lines = line_start = 0
+    size = max(first, 1)
+    while True:
+        chunk = handle.read(min(size, limit + 1 - total))
+        size = READ_CHUNK
+        if not chunk:
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if text and total == 0 and chunk.startswith(MLIR_BYTECODE_MAGIC):
+            text = False  # MLIR bytecode: binary, NUL bytes included
+        if text and (nul := chunk.find(b"\0")) >= 0:
+            lines += chunk.count(b"\n", 0, nul)
+            last = chunk.rfind(b"\n", 0, nul)
+            line_start = total + last + 1 if last >= 0 else line_start
+            where = SourceLoc(loc.file, lines + 1, total + nul - line_start + 1)
+            raise ConvcanonError("not UTF-8 text (a NUL byte)", where)
+        if text:
+            lines += chunk.count(b"\n")
+            last = chunk.rfind(b"\n")
+            line_start = total + last + 1 if last >= 0 else line_start
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise over_limit(loc, limit)
+
+
+def _os_error(err: OSError, loc: SourceLoc) -> ConvcanonError:
+    if isinstance(err, FileNotFoundError):
+        return ConvcanonError("no such file", loc)
+    if isinstance(err, IsADirectoryError):
+        return ConvcanonError("is a directory, expected a file", loc)
+    return ConvcanonError(err.strerror or str(err), loc)
+
+
+def read_input_bytes(
+    path: str, limit: int | None = None, *, text: bool = False
+) -> tuple[str, bytes]:
+    """Read a file (`-` is stdin) whole, bounded; returns (display name, bytes).
+
+    Regular files over the limit are refused from their size alone; pipes, FIFOs and terminals
+    are read in chunks up to the limit; other devices (`/dev/zero`, `/dev/urandom`, disks) are
+    refused unless they are empty, like `/dev/null`. With `text`, a stream's NUL byte is refused
+    as soon as it is read (a regular file's is left to the parser, which locates it).
+    """
+    limit = input_limit(limit)
+    name = "<stdin>" if path == "-" else path
+    loc = SourceLoc(name)
+    try:
+        if path == "-":
+            stdin = sys.stdin
+            if stdin is None:
+                raise ConvcanonError("no stdin to read", loc)
+            if not hasattr(stdin, "buffer"):  # a text stream put in place by a caller (tests)
+                data = stdin.read(limit + 1).encode()
+                if len(data) > limit:
+                    raise over_limit(loc, limit)
+                return name, data
+            return name, _read_from(stdin.buffer, loc, limit, text)
+        with open(path, "rb", buffering=0) as raw:
+            return name, _read_from(raw, loc, limit, text)
+    except OSError as err:
+        raise _os_error(err, loc) from None
+
+
+def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int, text: bool) -> bytes:
+    try:
+        mode = os.fstat(handle.fileno()).st_mode
+    except (OSError, io.UnsupportedOperation):
+        mode = stat.S_IFIFO  # no descriptor: a stream, read it bounded
+    if stat.S_ISDIR(mode):
+        raise ConvcanonError("is a directory, expected a file", loc)
+    if stat.S_ISREG(mode):
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise over_limit(loc, limit, size)
+        return _read_bounded(handle, loc, limit, text=False, first=size + 1)
+    elif (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) and not os.isatty(handle.fileno()):
+        if handle.read(1):
+            kind = "character" if stat.S_ISCHR(mode) else "block"
+            raise ConvcanonError(
+                f"is a {kind} device, not a file (a device like /dev/zero never ends)", loc
+            )
+        return b""
+    return _read_bounded(handle, loc, limit, text)
+
+
+class NotUtf8Error(ConvcanonError):
+    """Input that is not UTF-8 text, at its first bad byte (`offset` in the file)."""
+
+    def __init__(self, offset: int, loc: SourceLoc) -> None:
+        super().__init__(f"not UTF-8 text (byte {offset})", loc)
+        self.offset = offset
+
+
+def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
+    """Read a text input (`-` is stdin), bounded; returns (display name, text).
+
+    Newlines are normalized as Python's text mode does, so locations count lines the usual way.
+    """
+    name, data = read_input_bytes(path, limit, text=True)
+    return name, decoded(name, data)
+
+
+def decoded(name: str, data: bytes) -> str:
+    """UTF-8 `data` as text with Python's newlines, or `NotUtf8Error` at the first bad byte."""
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as err:
+        # at the line and (byte) column of the first bad byte, as MLIR counts columns
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        where = SourceLoc(name, data.count(b"\n", 0, err.start) + 1, err.start - line_start + 1)
+        raise NotUtf8Error(err.start, where) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
