@@ -162,75 +162,137 @@ def judge_output(
     if before.size == 0:
         return Verdict(True)
     if not is_float(before.dtype):
-        tally.exact_elements += before.size
-        bad = before != after
-        if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            return Verdict(
-                False,
-                f"output {index} differs at index {list(where)}: before {before[where]}, "
-                f"after {after[where]} ({int(bad.sum())} of {bad.size} elements; must be equal)",
-            )
-        return Verdict(True)
-
-    own_truth = truth is None
-    t = _wide(before) if truth is None else _wide(np.asarray(truth))
-    largest = float(np.abs(t).max())
-    scale = largest if largest > 0 else float(ml_dtypes.finfo(np.float64).tiny)
-    root = math.sqrt(reduction + 1)
-    err_before, err_after = _errors(before, t), _errors(after, t)
-    # a truth in BEFORE's own type carries BEFORE's rounding: allow AFTER twice the floor
-    floor = tolerances.floor(before.dtype, reduction, scale) * (2.0 if own_truth else 1.0)
-    allowed = FACTOR * float(err_before.max()) + floor
-    typed_bad = err_after > allowed
-    f64_bad = np.zeros(before.shape, dtype=bool)
-    f64_allowed = F64_ULPS * epsilon(np.dtype(np.float64)) * root * scale
-    err_f64 = None
-    if after_f64 is not None and not own_truth:
-        err_f64 = _errors(np.asarray(after_f64), t)
-        f64_bad = err_f64 > f64_allowed
-        tally.worst_f64 = max(tally.worst_f64, float(err_f64.max()))
-        tally.worst_f64_share = max(tally.worst_f64_share, float(err_f64.max()) / f64_allowed)
-        tally.f64_compared += before.size
-    tally.float_elements += before.size
-    worst_after, worst_before = float(err_after.max()), float(err_before.max())
-    tally.worst_after = max(tally.worst_after, worst_after)
-    tally.worst_before = max(tally.worst_before, worst_before)
-    tally.worst_after_relative = max(tally.worst_after_relative, worst_after / scale)
-    tally.worst_before_relative = max(tally.worst_before_relative, worst_before / scale)
-    tally.scale = max(tally.scale, largest)
-    if not own_truth and worst_before / scale > ill_conditioned_bound(before.dtype):
-        seen = tally.ill_conditioned.get(index, (0.0, 0.0, 0.0, 0.0))
-        tally.ill_conditioned[index] = (
-            max(seen[0], worst_before),
-            max(seen[1], worst_before / scale),
-            max(seen[2], worst_after),
-            max(seen[3], worst_after / scale),
-        )
-    share = worst_after / allowed if allowed > 0 else (0.0 if worst_after == 0 else math.inf)
-    tally.worst_share = max(tally.worst_share, share)
-    bad = typed_bad | f64_bad
+        return _judge_exact(index, before, after, tally)
+    errors = _FloatErrors.measure(before, after, truth, after_f64, reduction, tolerances)
+    errors.record(index, before, tally)
+    bad = errors.typed_bad | errors.f64_bad
     if not bad.any():
         return Verdict(True)
-    where = tuple(int(i) for i in np.argwhere(bad)[0])
-    truth_text = "" if own_truth else f", f64 truth {t[where]:.6g}"
-    if typed_bad[where]:
-        why = (
-            f"AFTER's error {err_after[where]:.3g} > allowed {allowed:.3g} "
-            f"({FACTOR:g} x BEFORE's worst error {float(err_before.max()):.3g} + floor {floor:.3g}"
-            f"; {err_after[where] / scale:.3g} of the output's scale {scale:.3g})"
+    return Verdict(False, errors.mismatch(index, before, after, bad))
+
+
+def _judge_exact(index: int, before: np.ndarray, after: np.ndarray, tally: Tally) -> Verdict:
+    """Integers and bools: equal to BEFORE element for element, or the first that is not."""
+    tally.exact_elements += before.size
+    bad = before != after
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        return Verdict(
+            False,
+            f"output {index} differs at index {list(where)}: before {before[where]}, "
+            f"after {after[where]} ({int(bad.sum())} of {bad.size} elements; must be equal)",
         )
-    else:
-        assert err_f64 is not None and after_f64 is not None
-        why = (
-            f"AFTER evaluated in f64 gives {np.asarray(after_f64)[where]:.6g}, "
-            f"{err_f64[where]:.3g} from the truth (allowed {f64_allowed:.3g})"
+    return Verdict(True)
+
+
+@dataclass(frozen=True)
+class _FloatErrors:
+    """One float output's errors against the truth `t` and what each check allows, kept
+    together so the tally and the mismatch message read the same numbers."""
+
+    t: np.ndarray  # the truth, wide
+    own_truth: bool  # BEFORE itself is the truth (no f64 copy)
+    largest: float  # max |truth|
+    scale: float  # `largest`, or the smallest f64 when the truth is all zeros
+    err_before: np.ndarray
+    err_after: np.ndarray
+    floor: float
+    allowed: float  # FACTOR x BEFORE's worst error + floor
+    typed_bad: np.ndarray
+    f64_allowed: float
+    after_f64: np.ndarray | None  # AFTER evaluated in f64; None when it was not run
+    err_f64: np.ndarray | None  # its error against the truth
+    f64_bad: np.ndarray
+
+    @staticmethod
+    def measure(
+        before: np.ndarray,
+        after: np.ndarray,
+        truth: np.ndarray | None,
+        after_f64: np.ndarray | None,
+        reduction: int,
+        tolerances: Tolerances,
+    ) -> _FloatErrors:
+        """Every error and allowance of one output, computed once."""
+        own_truth = truth is None
+        t = _wide(before) if truth is None else _wide(np.asarray(truth))
+        largest = float(np.abs(t).max())
+        scale = largest if largest > 0 else float(ml_dtypes.finfo(np.float64).tiny)
+        err_before, err_after = _errors(before, t), _errors(after, t)
+        # a truth in BEFORE's own type carries BEFORE's rounding: allow AFTER twice the floor
+        floor = tolerances.floor(before.dtype, reduction, scale) * (2.0 if own_truth else 1.0)
+        allowed = FACTOR * float(err_before.max()) + floor
+        f64_allowed = F64_ULPS * epsilon(np.dtype(np.float64)) * math.sqrt(reduction + 1) * scale
+        after_values = err_f64 = None
+        f64_bad = np.zeros(before.shape, dtype=bool)
+        if after_f64 is not None and not own_truth:
+            after_values = np.asarray(after_f64)
+            err_f64 = _errors(after_values, t)
+            f64_bad = err_f64 > f64_allowed
+        return _FloatErrors(
+            t=t,
+            own_truth=own_truth,
+            largest=largest,
+            scale=scale,
+            err_before=err_before,
+            err_after=err_after,
+            floor=floor,
+            allowed=allowed,
+            typed_bad=err_after > allowed,
+            f64_allowed=f64_allowed,
+            after_f64=after_values,
+            err_f64=err_f64,
+            f64_bad=f64_bad,
         )
-    return Verdict(
-        False,
-        f"output {index} differs at index {list(where)}: before {before[where]}, "
-        f"after {after[where]}{truth_text} ({int(bad.sum())} of {bad.size} elements; {why})",
-    )
+
+    def record(self, index: int, before: np.ndarray, tally: Tally) -> None:
+        """Fold this output's worst errors (and closest call) into the tally."""
+        if self.err_f64 is not None:
+            worst_f64 = float(self.err_f64.max())
+            tally.worst_f64 = max(tally.worst_f64, worst_f64)
+            tally.worst_f64_share = max(tally.worst_f64_share, worst_f64 / self.f64_allowed)
+            tally.f64_compared += before.size
+        tally.float_elements += before.size
+        worst_after, worst_before = float(self.err_after.max()), float(self.err_before.max())
+        scale = self.scale
+        tally.worst_after = max(tally.worst_after, worst_after)
+        tally.worst_before = max(tally.worst_before, worst_before)
+        tally.worst_after_relative = max(tally.worst_after_relative, worst_after / scale)
+        tally.worst_before_relative = max(tally.worst_before_relative, worst_before / scale)
+        tally.scale = max(tally.scale, self.largest)
+        if not self.own_truth and worst_before / scale > ill_conditioned_bound(before.dtype):
+            seen = tally.ill_conditioned.get(index, (0.0, 0.0, 0.0, 0.0))
+            tally.ill_conditioned[index] = (
+                max(seen[0], worst_before),
+                max(seen[1], worst_before / scale),
+                max(seen[2], worst_after),
+                max(seen[3], worst_after / scale),
+            )
+        allowed = self.allowed
+        share = worst_after / allowed if allowed > 0 else (0.0 if worst_after == 0 else math.inf)
+        tally.worst_share = max(tally.worst_share, share)
+
+    def mismatch(self, index: int, before: np.ndarray, after: np.ndarray, bad: np.ndarray) -> str:
+        """The first element that fails a check, and which check it fails by how much."""
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        truth_text = "" if self.own_truth else f", f64 truth {self.t[where]:.6g}"
+        if self.typed_bad[where]:
+            err = self.err_after[where]
+            why = (
+                f"AFTER's error {err:.3g} > allowed {self.allowed:.3g} "
+                f"({FACTOR:g} x BEFORE's worst error {float(self.err_before.max()):.3g} + floor "
+                f"{self.floor:.3g}; {err / self.scale:.3g} of the output's scale {self.scale:.3g})"
+            )
+        else:
+            assert self.err_f64 is not None and self.after_f64 is not None
+            why = (
+                f"AFTER evaluated in f64 gives {self.after_f64[where]:.6g}, "
+                f"{self.err_f64[where]:.3g} from the truth (allowed {self.f64_allowed:.3g})"
+            )
+        return (
+            f"output {index} differs at index {list(where)}: before {before[where]}, "
+            f"after {after[where]}{truth_text} ({int(bad.sum())} of {bad.size} elements; {why})"
+        )
 
 
 def ill_conditioned_bound(dtype: np.dtype) -> float:
