@@ -63,7 +63,7 @@ def main() -> int:
 
     from convcanon.hlo.context import parse_module
     from convcanon.reference.hlo_interp import Env, Interpreter
-    from convcanon.reference.kernels import blas_threads
+    from convcanon.reference.kernels.blas import blas_threads
     from convcanon.verify.xla_engine import _cpu_client, compile_stablehlo_text
 
     text = args.model.read_text()

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from hlo.cases import conv_module
 
-from convcanon.reference import kernels
-from convcanon.reference.kernels import ConvAttributes
+from convcanon.reference.kernels import contraction
+from convcanon.reference.kernels.contraction import ConvAttributes
 
 from .xla_compare import assert_matches_xla
 
-REAL_CONV = kernels.conv_general
+REAL_CONV = contraction.conv_general
 
 
 def _case(rev: bool, pads: list[tuple[int, int]], fgc: int, bgc: int) -> tuple[str, list]:
@@ -69,7 +69,7 @@ def test_broken_conv_kernel_fails_against_xla(name: str, monkeypatch: pytest.Mon
     change, params = BREAKS[name]
     text, inputs = _case(*params)
     assert_matches_xla(text, inputs)  # the real kernel passes
-    monkeypatch.setattr(kernels, "conv_general", _broken(change))
+    monkeypatch.setattr(contraction, "conv_general", _broken(change))
     with pytest.raises(AssertionError):
         assert_matches_xla(text, inputs)
 
@@ -90,6 +90,6 @@ def test_interleaved_groups_fail_against_xla(
         order = np.arange(lhs.shape[axis]).reshape(groups, -1).T.ravel()
         return REAL_CONV(np.take(lhs, order, axis=axis), rhs, attrs, *rest, **kw)
 
-    monkeypatch.setattr(kernels, "conv_general", interleaved)
+    monkeypatch.setattr(contraction, "conv_general", interleaved)
     with pytest.raises(AssertionError):
         assert_matches_xla(text, inputs)

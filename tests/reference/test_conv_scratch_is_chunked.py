@@ -1,5 +1,5 @@
 """The reference convolution copies its im2col windows in chunks of at most
-`kernels.IM2COL_CHUNK_BYTES` (whole groups, batch items or output rows), so its scratch is
+`contraction.IM2COL_CHUNK_BYTES` (whole groups, batch items or output rows), so its scratch is
 bounded by its operands and result: the result is the same however many chunks it takes, and a
 conv3d with a small output but a window copy far over the memory limit runs under the default
 limit (it was refused, "im2col buffer needs 4346707968 bytes"), on the migraphx and HLO
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convcanon.cli import main
-from convcanon.reference import kernels
+from convcanon.reference.kernels import contraction
 from convcanon.reference.run import run_hlo_text
 
 _SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -31,7 +31,7 @@ _SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[Hea
 def _chunks_counted(budget: int) -> Iterator[list[int]]:
     """Lower the chunk budget; the list counts the chunks the convs take."""
     count = [0]
-    real = kernels.im2col_chunks
+    real = contraction.im2col_chunks
 
     def counted(rows: Sequence[int], row_bytes: int, limit: int | None = None):
         for index in real(rows, row_bytes, limit):
@@ -39,8 +39,8 @@ def _chunks_counted(budget: int) -> Iterator[list[int]]:
             yield index
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kernels, "IM2COL_CHUNK_BYTES", budget)
-        patch.setattr(kernels, "im2col_chunks", counted)
+        patch.setattr(contraction, "IM2COL_CHUNK_BYTES", budget)
+        patch.setattr(contraction, "im2col_chunks", counted)
         yield count
 
 
@@ -80,7 +80,7 @@ def test_conv_in_many_chunks_equals_one_chunk(case: ConvCase, budget: int, seed:
 
 @st.composite
 def _direct_convs(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """A grouped 1-3-D NCHW conv for kernels.conv_general, with random (non-integer) floats."""
+    """A grouped 1-3-D NCHW conv for contraction.conv_general, with random (non-integer) floats."""
     nsp = draw(st.integers(1, 3))
     groups = draw(st.sampled_from([1, 2, 3]))
     n, cg, og = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 2))
@@ -115,16 +115,18 @@ def test_ordered_conv_in_chunks_is_bit_identical(
     time, so chunking over output positions keeps every bit of real-valued floats."""
     x, w, options = conv
     with _chunks_counted(1 << 40):
-        expected = kernels.conv_general(x, w, kernels.ConvAttributes(**options), ordered=True)
+        expected = contraction.conv_general(
+            x, w, contraction.ConvAttributes(**options), ordered=True
+        )
     with _chunks_counted(budget):
-        got = kernels.conv_general(x, w, kernels.ConvAttributes(**options), ordered=True)
+        got = contraction.conv_general(x, w, contraction.ConvAttributes(**options), ordered=True)
     np.testing.assert_array_equal(got, expected)
 
 
 def test_chunks_stay_within_the_budget_or_one_row() -> None:
     rows, row_bytes = (3, 2, 5, 7), 40
     for budget in (1, 39, 40, 41, 280, 1399, 1400, 4200, 10**6):
-        chunks = list(kernels.im2col_chunks(rows, row_bytes, budget))
+        chunks = list(contraction.im2col_chunks(rows, row_bytes, budget))
         covered = np.zeros(rows, dtype=int)
         for index in chunks:
             covered[index] += 1
@@ -132,7 +134,7 @@ def test_chunks_stay_within_the_budget_or_one_row() -> None:
             assert isinstance(index[0], slice)  # the group dim stays a batch dim
         np.testing.assert_array_equal(covered, 1)  # every row exactly once
         largest = max(covered[index].size for index in chunks) * row_bytes
-        assert kernels.im2col_chunk_bytes(rows, row_bytes, budget) == largest
+        assert contraction.im2col_chunk_bytes(rows, row_bytes, budget) == largest
 
 
 # -- a conv3d whose whole im2col is far over the limit -------------------------------------------
@@ -170,6 +172,7 @@ def test_conv3d_with_a_window_copy_over_the_limit_runs_in_migraphx_and_tosa(
     feed = tmp_path / "in.npz"
     np.savez(feed, arg0=x.reshape(-1), arg1=w.reshape(-1))
     tosa = transform_text(CONV3D_MIGRAPHX, "m.mlir", "migraphx-to-tosa")
+    assert isinstance(tosa, str)  # text out, as text came in
     for name, text in (("m.mlir", CONV3D_MIGRAPHX), ("t.mlir", tosa)):  # same flat buffers
         source, result = tmp_path / name, tmp_path / f"{name}.npz"
         source.write_text(text)

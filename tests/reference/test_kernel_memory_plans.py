@@ -1,4 +1,4 @@
-"""Each kernel's planned peak (what it tells `kernels.plan` before allocating) bounds what it really
+"""Each kernel's planned peak (what it tells `budget.plan` before allocating) bounds what it really
 allocates, measured with tracemalloc; and a limit below the plan refuses before any allocation."""
 
 from __future__ import annotations
@@ -10,7 +10,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from convcanon.reference import kernels
+from convcanon.reference.kernels import (
+    budget,
+    contraction,
+    indexing,
+    movement,
+    precision,
+    reduction,
+    sort,
+)
 
 RNG = np.random.default_rng(0)
 SLACK = 64 << 10  # Python objects around the arrays (index lists, views, small temporaries)
@@ -27,7 +35,7 @@ def _less(a: np.ndarray, b: np.ndarray, *rest: np.ndarray) -> np.ndarray:
 def _conv(lhs_dilation: int, groups: int) -> Callable[[], Any]:
     x = RNG.standard_normal((2, 8, 40, 40)).astype(np.float32)
     w = RNG.standard_normal((16, 8 // groups, 3, 3)).astype(np.float32)
-    conv = kernels.ConvAttributes(
+    conv = contraction.ConvAttributes(
         window_strides=[2, 1],
         padding=[(3, 2), (-1, 4)],
         lhs_dilation=[lhs_dilation, 1],
@@ -38,7 +46,7 @@ def _conv(lhs_dilation: int, groups: int) -> Callable[[], Any]:
         out_spec=(0, 1, (2, 3)),
         feature_group_count=groups,
     )
-    return lambda: kernels.conv_general(x, w, conv)
+    return lambda: contraction.conv_general(x, w, conv)
 
 
 def _big_window_conv() -> Any:
@@ -46,7 +54,7 @@ def _big_window_conv() -> Any:
     x = RNG.standard_normal((1, 16, 48, 48)).astype(np.float32)
     w = RNG.standard_normal((4, 16, 9, 9)).astype(np.float32)
     spatial = (2, 3)
-    conv = kernels.ConvAttributes(
+    conv = contraction.ConvAttributes(
         window_strides=[1, 1],
         padding=[(0, 0), (0, 0)],
         lhs_dilation=[1, 1],
@@ -56,7 +64,7 @@ def _big_window_conv() -> Any:
         rhs_spec=(1, 0, spatial),
         out_spec=(0, 1, spatial),
     )
-    return kernels.conv_general(x, w, conv)
+    return contraction.conv_general(x, w, conv)
 
 
 BIG_WINDOW_IM2COL = 40 * 40 * 16 * 9 * 9 * 4
@@ -65,7 +73,7 @@ BIG_WINDOW_IM2COL = 40 * 40 * 16 * 9 * 9 * 4
 def _in_chunks_of(budget: int, fn: Callable[[], Any]) -> Callable[[], Any]:
     def run() -> Any:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(kernels, "IM2COL_CHUNK_BYTES", budget)
+            patch.setattr(contraction, "IM2COL_CHUNK_BYTES", budget)
             return fn()
 
     return run
@@ -82,8 +90,8 @@ KERNELS: dict[str, Callable[[], Any]] = {
     "conv grouped": _conv(1, 4),
     "conv in 64 KiB chunks": _in_chunks_of(64 << 10, _big_window_conv),
     "conv grouped in 4 KiB chunks": _in_chunks_of(4 << 10, _conv(1, 4)),
-    "pad": lambda: kernels.pad(X, 0.0, [3, -2, 1], [-5, 7, 0], [1, 0, 2]),
-    "reduce_window": lambda: kernels.reduce_window(
+    "pad": lambda: movement.pad(X, 0.0, [3, -2, 1], [-5, 7, 0], [1, 0, 2]),
+    "reduce_window": lambda: reduction.reduce_window(
         [X],
         [ZERO],
         window_dimensions=[3, 5, 2],
@@ -93,13 +101,13 @@ KERNELS: dict[str, Callable[[], Any]] = {
         padding=[(1, 1), (2, 0), (0, 0)],
         body=lambda acc, x: [np.add(acc, x)],
     ),
-    "reduce": lambda: kernels.reduce(X, ZERO, [0, 2], np.add),
-    "dot_general": lambda: kernels.dot_general(
+    "reduce": lambda: reduction.reduce(X, ZERO, [0, 2], np.add),
+    "dot_general": lambda: contraction.dot_general(
         X, X, lhs_batch=[2], rhs_batch=[2], lhs_contracting=[1], rhs_contracting=[1]
     ),
-    "transpose": lambda: kernels.transpose(X, [2, 0, 1]),
-    "broadcast_in_dim": lambda: kernels.broadcast_in_dim(X[:, 0], (4, 64, 8), [1, 2]),
-    "gather": lambda: kernels.gather(
+    "transpose": lambda: movement.transpose(X, [2, 0, 1]),
+    "broadcast_in_dim": lambda: movement.broadcast_in_dim(X[:, 0], (4, 64, 8), [1, 2]),
+    "gather": lambda: indexing.gather(
         X,
         IDX,
         offset_dims=[1, 2],
@@ -110,7 +118,7 @@ KERNELS: dict[str, Callable[[], Any]] = {
         index_vector_dim=1,
         slice_sizes=[1, 96, 8],
     ),
-    "scatter": lambda: kernels.scatter(
+    "scatter": lambda: indexing.scatter(
         [X],
         IDX % 64,
         [np.ones((500, 96, 8), np.float32)],
@@ -122,7 +130,7 @@ KERNELS: dict[str, Callable[[], Any]] = {
         index_vector_dim=1,
         combine=_add,
     ),
-    "select_and_scatter": lambda: kernels.select_and_scatter(
+    "select_and_scatter": lambda: indexing.select_and_scatter(
         X,
         np.ones((32, 48, 8), np.float32),
         ZERO,
@@ -132,23 +140,23 @@ KERNELS: dict[str, Callable[[], Any]] = {
         select=np.greater_equal,
         combine=_add,
     ),
-    "sort": lambda: kernels.sort([X, XI], 1, _less),
-    "dynamic_update_slice": lambda: kernels.dynamic_update_slice(X, X[:5], [70, 0, 0]),
-    "reduce_precision": lambda: kernels.reduce_precision(X, 5, 10),
+    "sort": lambda: sort.sort([X, XI], 1, _less),
+    "dynamic_update_slice": lambda: movement.dynamic_update_slice(X, X[:5], [70, 0, 0]),
+    "reduce_precision": lambda: precision.reduce_precision(X, 5, 10),
 }
 
 
 def _measure(fn: Callable[[], Any], monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
     """(largest plan the kernel made, tracemalloc peak of the call) in bytes."""
     plans: list[int] = []
-    real = kernels.plan
+    real = budget.plan
 
     def spy(what: str, *buffers: int) -> int:
         plans.append(real(what, *buffers))
         return plans[-1]
 
     fn()  # warm caches (ufunc loops, imports) outside the measurement
-    monkeypatch.setattr(kernels, "plan", spy)
+    monkeypatch.setattr(budget, "plan", spy)
     tracemalloc.start()
     try:
         tracemalloc.reset_peak()
@@ -182,7 +190,7 @@ def test_limit_below_the_plan_refuses_before_allocating(name: str) -> None:
     tracemalloc.start()
     try:
         tracemalloc.reset_peak()
-        with kernels.memory_limit(4096), pytest.raises(kernels.OverBudget, match="over the memory"):
+        with budget.memory_limit(4096), pytest.raises(budget.OverBudget, match="over the memory"):
             KERNELS[name]()
         peak = tracemalloc.get_traced_memory()[1]
     finally:

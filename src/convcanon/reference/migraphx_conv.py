@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from convcanon.migraphx.op_base import ConvLikeOp, int_list, int_value
-from convcanon.reference.kernels import ConvAttributes, conv_general
+from convcanon.reference.kernels.contraction import ConvAttributes, conv_general
 
 
 def migraphx_conv(op: ConvLikeOp, x: np.ndarray, w: np.ndarray, dtype: np.dtype) -> np.ndarray:

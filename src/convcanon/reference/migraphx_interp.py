@@ -27,7 +27,8 @@ from convcanon.migraphx.boundary_ops import AsLogicalShapeOp, AsUnderlyingShapeO
 from convcanon.migraphx.declared_strides import reconcile_strides
 from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
-from convcanon.reference.kernels import im2col_chunk_bytes, memory_limit
+from convcanon.reference.kernels.budget import memory_limit
+from convcanon.reference.kernels.contraction import im2col_chunk_bytes
 from convcanon.reference.migraphx_conv import migraphx_conv
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
@@ -458,7 +459,8 @@ def _logical_shape(ty: Attribute) -> tuple[int, ...]:
 
 def _im2col_bytes(name: str, out: Sequence[int], x: np.ndarray, w: np.ndarray) -> int:
     """The largest im2col chunk a conv copies at once: output positions times a window of every
-    input feature (f64 worst case), in chunks of kernels.IM2COL_CHUNK_BYTES (or one position)."""
+    input feature (f64 worst case), in chunks of kernels.contraction.IM2COL_CHUNK_BYTES (or one
+    position)."""
     if len(out) < 3 or w.ndim < 3:
         return 0
     if name.startswith("migraphx."):  # NCHW..., weights OIHW...

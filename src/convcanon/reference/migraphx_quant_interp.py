@@ -26,7 +26,7 @@ from xdsl.ir import Attribute, Operation
 from convcanon.migraphx import quant_ops as qx
 from convcanon.migraphx.op_base import int_list, int_value, operand_element
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
-from convcanon.reference.kernels import ConvAttributes, conv_general
+from convcanon.reference.kernels.contraction import ConvAttributes, conv_general
 from convcanon.reference.migraphx_conv import migraphx_conv
 from convcanon.tosa import quant_ops as tq
 from convcanon.tosa.ops import int_values

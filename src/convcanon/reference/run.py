@@ -38,7 +38,7 @@ def run_hlo_text(
     from convcanon.hlo.context import parse_module
     from convcanon.hlo.resources import inline_dense_resources
     from convcanon.reference import hlo_interp
-    from convcanon.reference.kernels import blas_threads
+    from convcanon.reference.kernels.blas import blas_threads
 
     try:
         text = inline_dense_resources(text, filename)  # the interpreter reads `dense` literals

@@ -22,7 +22,7 @@ from xdsl.ir import Attribute, Operation
 from convcanon.migraphx import layout
 from convcanon.migraphx.dense import dense_to_numpy
 from convcanon.migraphx.shaped_type import numpy_dtype
-from convcanon.reference.kernels import ConvAttributes, conv_general
+from convcanon.reference.kernels.contraction import ConvAttributes, conv_general
 from convcanon.tosa import ops as tosa
 from convcanon.tosa.ops import int_values
 

@@ -7,17 +7,17 @@ import math
 import numpy as np
 from jaxlib.mlir import ir
 
-from convcanon.reference import kernels
 from convcanon.reference.hlo.attributes import conv_dims, dot_dims, int_attr, ints, optional_attr
 from convcanon.reference.hlo.elementwise import compute_dtype
 from convcanon.reference.hlo.machine import Handler, Machine
 from convcanon.reference.hlo.values import TensorType
+from convcanon.reference.kernels import contraction
 
 
 def _dot_general(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
     dims = dot_dims(op.attributes["dot_dimension_numbers"])
     return [
-        kernels.dot_general(
+        contraction.dot_general(
             compute_dtype(args[0]),
             compute_dtype(args[1]),
             lhs_batch=list(dims.lhs_batching_dimensions),
@@ -33,7 +33,7 @@ def _dot_general(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
 def _dot(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
     lhs, rhs = (compute_dtype(a) for a in args)
     return [
-        kernels.dot_general(
+        contraction.dot_general(
             lhs,
             rhs,
             lhs_batch=[],
@@ -57,16 +57,16 @@ def _conv_impl(
     if not math.prod(rt.shape):  # as XLA: no window fits (padding cropping past the input, a
         return np.zeros(rt.shape, rt.dtype)  # dilated window wider than int64), nothing to do
     conv = _conv_attributes(op, padding_rows)
-    return kernels.conv_general(
+    return contraction.conv_general(
         compute_dtype(lhs), compute_dtype(rhs), conv, rt.dtype, ordered=it.env.ordered
     )
 
 
-def _conv_attributes(op: ir.Operation, padding_rows: list[int]) -> kernels.ConvAttributes:
+def _conv_attributes(op: ir.Operation, padding_rows: list[int]) -> contraction.ConvAttributes:
     """A convolution's (or dynamic_conv's, with its padding operand's rows) attributes."""
     dims = conv_dims(op.attributes["dimension_numbers"])
     nsp = len(dims.input_spatial_dimensions)
-    return kernels.ConvAttributes(
+    return contraction.ConvAttributes(
         window_strides=ints(optional_attr(op, "window_strides"), [1] * nsp),
         padding=[(padding_rows[2 * i], padding_rows[2 * i + 1]) for i in range(nsp)],
         lhs_dilation=ints(optional_attr(op, "lhs_dilation"), [1] * nsp),

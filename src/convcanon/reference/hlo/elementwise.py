@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from jaxlib.mlir import ir
 
-from convcanon.reference import kernels
 from convcanon.reference.hlo.attributes import enum_word, int_attr
 from convcanon.reference.hlo.machine import Handler, Machine
 from convcanon.reference.hlo.values import TensorType
+from convcanon.reference.kernels import budget, precision
 
 
 def _int_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -184,7 +184,7 @@ def plan_elementwise(
     size = max((a.size for a in args), default=1)
     widened = sum(a.size * 4 for a in args if a.dtype.kind == "V" or a.dtype.itemsize < 2)
     width = max([width, *(a.dtype.itemsize for a in args)])
-    kernels.plan(name, widened + temporaries * size * width)
+    budget.plan(name, widened + temporaries * size * width)
 
 
 TYPE_PLANS: dict[Handler, tuple[int, int]] = {}
@@ -279,7 +279,7 @@ def _reduce_precision(it: Machine, op: ir.Operation, args: list[np.ndarray], rt)
     wide = compute_dtype(x)
     exponent = int_attr(op, "exponent_bits", 8)
     mantissa = int_attr(op, "mantissa_bits", 23)
-    return [kernels.reduce_precision(wide, exponent, mantissa)]
+    return [precision.reduce_precision(wide, exponent, mantissa)]
 
 
 TYPE_PLANS[_compare] = (3, 4)

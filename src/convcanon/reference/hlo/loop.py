@@ -14,12 +14,12 @@ from jaxlib.mlir import ir
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.hlo.context import source_loc
-from convcanon.reference import kernels
 from convcanon.reference.hlo.attributes import single_op
 from convcanon.reference.hlo.elementwise import BINARY, TYPE_PLANS, plan_elementwise
 from convcanon.reference.hlo.machine import Env, Handler
 from convcanon.reference.hlo.ops import handler_of
 from convcanon.reference.hlo.values import DEFAULT_MEMORY_LIMIT, TensorType, normalize, tensor_type
+from convcanon.reference.kernels import budget
 
 
 class Interpreter:
@@ -51,7 +51,7 @@ class Interpreter:
     def call(self, name: str, args: Sequence[np.ndarray]) -> list[np.ndarray]:
         func = self.functions[name]
         block = func.regions[0].blocks[0]
-        with kernels.memory_limit(self.env.memory_limit):
+        with budget.memory_limit(self.env.memory_limit):
             return self.run_block(block, list(args))
 
     def run_block(
@@ -231,9 +231,9 @@ def check_planned_peaks(
                 for tt in (tensor_type(v.type) for v in op.operands)
             ]
             try:
-                with kernels.memory_limit(limit):
+                with budget.memory_limit(limit):
                     plan_elementwise(op.name, fakes, *params)
-            except kernels.OverBudget as err:
+            except budget.OverBudget as err:
                 found.append((op, f"out of memory: {op.name}: {err}"))
                 return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 from jaxlib.mlir import ir
 
-from convcanon.reference import kernels
 from convcanon.reference.hlo.attributes import dims_attr, int_attr, ints, optional_attr, single_op
 from convcanon.reference.hlo.elementwise import BINARY
 from convcanon.reference.hlo.machine import Handler, Machine
 from convcanon.reference.hlo.values import TensorType, normalize
+from convcanon.reference.kernels import indexing, reduction, sort
 
 
 def _combiner(it: Machine, region: ir.Region, types: Sequence[TensorType]) -> Any:
@@ -41,7 +41,7 @@ def _reduce(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[Tens
         return _reduce_variadic(it, op, args, dims)
     body = it.region_fn(op.regions[0])
     x, init = args
-    return [kernels.reduce(x, init, dims, body, it.env.ordered)]
+    return [reduction.reduce(x, init, dims, body, it.env.ordered)]
 
 
 def _reduce_variadic(it: Machine, op: ir.Operation, args: list[np.ndarray], dims):
@@ -61,7 +61,7 @@ def _reduce_window(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
     half = len(args) // 2
     rank = args[0].ndim
     padding = ints(optional_attr(op, "padding"), [0] * (2 * rank))
-    return kernels.reduce_window(
+    return reduction.reduce_window(
         args[:half],
         args[half:],
         window_dimensions=ints(op.attributes["window_dimensions"]),
@@ -77,7 +77,7 @@ def _scatter(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
     dims = dims_attr(op, "scatter_dimension_numbers", "ScatterDimensionNumbers")
     count = (len(args) - 1) // 2
     region = op.regions[0]
-    return kernels.scatter(
+    return indexing.scatter(
         args[:count],
         args[count],
         args[count + 1 :],
@@ -98,7 +98,7 @@ def _select_and_scatter(it: Machine, op: ir.Operation, args: list[np.ndarray], r
     padding = ints(optional_attr(op, "padding"), [0] * (2 * rank))
     select = it.region_fn_multi(op.regions[0])
     return [
-        kernels.select_and_scatter(
+        indexing.select_and_scatter(
             operand,
             source,
             init,
@@ -117,7 +117,7 @@ def _sort(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
     if dimension < 0:
         dimension += args[0].ndim
     less = it.region_fn_multi(op.regions[0])
-    return kernels.sort(args, dimension, lambda *pairs: less(*pairs)[0])
+    return sort.sort(args, dimension, lambda *pairs: less(*pairs)[0])
 
 
 def _map(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 from jaxlib.mlir import ir
 
-from convcanon.reference import kernels
 from convcanon.reference.hlo.attributes import dims_attr, int_attr, ints, optional_attr
 from convcanon.reference.hlo.machine import Handler, Machine
 from convcanon.reference.hlo.values import NARROW, TensorType, value_attr
+from convcanon.reference.kernels import budget, indexing, movement, precision
 
 
 def _constant(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
@@ -35,12 +35,12 @@ def _iota(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[Tensor
     shape = tt.shape
     length = shape[dim]
     chunk = min(length, _IOTA_CHUNK)
-    kernels.plan(op.name, length * tt.dtype.itemsize, 3 * chunk * 8)
+    budget.plan(op.name, length * tt.dtype.itemsize, 3 * chunk * 8)
     row = np.empty(length, tt.dtype)
     for start in range(0, length, _IOTA_CHUNK):
         indices = np.arange(start, min(length, start + _IOTA_CHUNK))
         if tt.element in NARROW:
-            indices = kernels.wrap_integer(indices, *NARROW[tt.element])
+            indices = precision.wrap_integer(indices, *NARROW[tt.element])
         with np.errstate(all="ignore"):
             row[start : start + len(indices)] = indices.astype(tt.dtype)
     view = [1] * len(shape)
@@ -53,12 +53,12 @@ def _reshape(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[Ten
 
 
 def _transpose(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
-    return [kernels.transpose(args[0], ints(op.attributes["permutation"]))]
+    return [movement.transpose(args[0], ints(op.attributes["permutation"]))]
 
 
 def _broadcast_in_dim(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
     dims = ints(op.attributes["broadcast_dimensions"])
-    return [kernels.broadcast_in_dim(args[0], rt[0].shape, dims)]
+    return [movement.broadcast_in_dim(args[0], rt[0].shape, dims)]
 
 
 def _broadcast(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
@@ -69,14 +69,14 @@ def _pad(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[TensorT
     low = ints(op.attributes["edge_padding_low"])
     high = ints(op.attributes["edge_padding_high"])
     interior = ints(op.attributes["interior_padding"])
-    return [kernels.pad(args[0], args[1], low, high, interior)]
+    return [movement.pad(args[0], args[1], low, high, interior)]
 
 
 def _slice(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
     start = ints(op.attributes["start_indices"])
     limit = ints(op.attributes["limit_indices"])
     strides = ints(optional_attr(op, "strides"), [1] * len(start))
-    return [kernels.slice_(args[0], start, limit, strides)]
+    return [movement.slice_(args[0], start, limit, strides)]
 
 
 def _concatenate(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
@@ -106,11 +106,11 @@ def _identity(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
 
 def _dynamic_slice(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
     starts = _start_indices(args[1:])
-    return [kernels.dynamic_slice(args[0], starts, ints(op.attributes["slice_sizes"]))]
+    return [movement.dynamic_slice(args[0], starts, ints(op.attributes["slice_sizes"]))]
 
 
 def _dynamic_update_slice(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
-    return [kernels.dynamic_update_slice(args[0], args[1], _start_indices(args[2:]))]
+    return [movement.dynamic_update_slice(args[0], args[1], _start_indices(args[2:]))]
 
 
 def _start_indices(args: Sequence[np.ndarray]) -> list[int]:
@@ -121,7 +121,7 @@ def _start_indices(args: Sequence[np.ndarray]) -> list[int]:
 def _gather(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
     dims = dims_attr(op, "dimension_numbers", "GatherDimensionNumbers")
     return [
-        kernels.gather(
+        indexing.gather(
             args[0],
             args[1],
             offset_dims=list(dims.offset_dims),

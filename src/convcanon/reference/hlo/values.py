@@ -12,7 +12,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
-from convcanon.reference import kernels
+from convcanon.reference.kernels import budget, precision
 
 DEFAULT_MEMORY_LIMIT = 4 << 30
 
@@ -102,7 +102,7 @@ def normalize(x: np.ndarray | Any, tt: TensorType, batched: bool = False) -> np.
         with np.errstate(all="ignore"):
             arr = arr.astype(tt.dtype)
     if tt.element in NARROW:
-        arr = kernels.wrap_integer(arr, *NARROW[tt.element])
+        arr = precision.wrap_integer(arr, *NARROW[tt.element])
     if arr.shape != tt.shape and not batched:
         if arr.ndim:
             raise ValueError(f"computed shape {list(arr.shape)}, declared {list(tt.shape)}")
@@ -186,7 +186,7 @@ def _matching_angle(text: str, open_index: int) -> int:
 def check_literal_size(tt: TensorType) -> None:
     """A literal is expanded only within the memory limit (a splat of 4e11 elements is 4 bytes of
     IR): the limit in force, else the default, also for callers outside the interpreter."""
-    limit = kernels.current_limit() or DEFAULT_MEMORY_LIMIT
+    limit = budget.current_limit() or DEFAULT_MEMORY_LIMIT
     if tt.nbytes > limit:
         raise ConvcanonError(
             f"a {tt.element} literal of shape {list(tt.shape)} needs {tt.nbytes} bytes, over the "
