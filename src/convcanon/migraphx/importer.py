@@ -23,27 +23,15 @@ import functools
 import gc
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    BFloat16Type,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
-    Float8E4M3FNType,
-    Float8E4M3FNUZType,
-    Float8E5M2FNUZType,
-    Float8E5M2Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IntAttr,
-    IntegerType,
     ModuleOp,
-    Signedness,
-    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -58,35 +46,24 @@ from convcanon.migraphx.declared_strides import reconcile_strides, strict_by_def
 from convcanon.migraphx.dialect import Migraphx
 from convcanon.migraphx.op_base import MigraphxOp, i64, i64_array
 from convcanon.migraphx.ops import IMPORTER_TRUSTED, ComparisonOp, ConvertOp
+from convcanon.migraphx.program_text import (
+    IDENT,
+    INT64_LIMIT,
+    MAX_NUMBER_CHARS,
+    MODULE_HEADER,
+    NAME,
+    TYPE_NAMES,
+    Cursor,
+    Fields,
+    Shape,
+    read_args,
+    read_fields,
+    read_literal_values,
+    read_shape,
+    read_target_id,
+    well_formed_shape,
+)
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
-
-
-def _int(width: int, signed: bool = True) -> Callable[[], Attribute]:
-    signedness = Signedness.SIGNED if signed else Signedness.UNSIGNED
-    return lambda: IntegerType(width, signedness)
-
-
-# MIGraphX type names, with integers sign-explicit as MIGraphX's MLIR emitter writes them
-# (`si8`, `ui8`); bool_type is si8, as MIGraphX hands booleans to MLIR.
-TYPE_NAMES: dict[str, Callable[[], Attribute]] = {
-    "float_type": Float32Type,
-    "half_type": Float16Type,
-    "bf16_type": BFloat16Type,
-    "double_type": Float64Type,
-    "bool_type": _int(8),
-    "int8_type": _int(8),
-    "uint8_type": _int(8, False),
-    "int16_type": _int(16),
-    "uint16_type": _int(16, False),
-    "int32_type": _int(32),
-    "uint32_type": _int(32, False),
-    "int64_type": _int(64),
-    "uint64_type": _int(64, False),
-    "fp8e4m3fnuz_type": Float8E4M3FNUZType,
-    "fp8e4m3fn_type": Float8E4M3FNType,
-    "fp8e5m2_type": Float8E5M2Type,
-    "fp8e5m2fnuz_type": Float8E5M2FNUZType,
-}
 
 
 def _program_ops() -> dict[str, tuple[type[MigraphxOp], tuple[str, ...]]]:
@@ -104,189 +81,6 @@ OP_FIELDS = _program_ops()
 IGNORED_FIELDS = frozenset({"target_type", "use_dynamic_same_auto_pad", "out_dyn_dims"})
 
 
-class _Cursor:
-    """A scanner over one line that reports `file:line:col: error: expected ...`."""
-
-    def __init__(self, text: str, filename: str, line: int):
-        self.text, self.filename, self.line, self.pos = text, filename, line, 0
-
-    def error(self, message: str, pos: int | None = None) -> ConvcanonError:
-        col = (self.pos if pos is None else pos) + 1
-        return ConvcanonError(message, SourceLoc(self.filename, self.line, col))
-
-    def location(self, pos: int) -> FileLineColLoc:
-        """Where an op came from, so later errors (verifier, migraphx-to-tosa) point into the
-        program; locations are never printed."""
-        return FileLineColLoc.new((_file_attr(self.filename), IntAttr(self.line), _column(pos + 1)))
-
-    def skip_ws(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos] in " \t":
-            self.pos += 1
-
-    def at_end(self) -> bool:
-        self.skip_ws()
-        return self.pos >= len(self.text)
-
-    def peek(self, token: str) -> bool:
-        self.skip_ws()
-        return self.text.startswith(token, self.pos)
-
-    def optional(self, token: str) -> bool:
-        if self.peek(token):
-            self.pos += len(token)
-            return True
-        return False
-
-    def expect(self, token: str, what: str) -> None:
-        if not self.optional(token):
-            found = self.text[self.pos : self.pos + 12] or "end of line"
-            raise self.error(f"expected `{token}` {what}, found `{found}`")
-
-    def match(self, pattern: re.Pattern[str], what: str) -> str:
-        self.skip_ws()
-        found = pattern.match(self.text, self.pos)
-        if found is None:
-            rest = self.text[self.pos : self.pos + 12] or "end of line"
-            raise self.error(f"expected {what}, found `{rest}`")
-        self.pos = found.end()
-        return found.group(0)
-
-
-@functools.lru_cache(maxsize=16)
-def _file_attr(filename: str) -> StringAttr:
-    return StringAttr(filename)
-
-
-@functools.lru_cache(maxsize=256)
-def _column(column: int) -> IntAttr:
-    return IntAttr(column)
-
-
-_NAME = re.compile(r"[^\s=(),\[\]{}]+")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_INT = re.compile(r"-?\d+")
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|inf|nan)", re.I)
-_HEADER = re.compile(r'^module:\s*"?([^"]*)"?\s*$')
-
-
-INT64_LIMIT = 1 << 63
-MAX_NUMBER_CHARS = 400  # longer numbers are hostile (Python's int() stops at 4300 digits)
-
-
-def _bounded_int(cur: _Cursor, what: str) -> int:
-    cur.skip_ws()
-    pos = cur.pos
-    text = cur.match(_INT, f"an integer in {what}")
-    if len(text) > MAX_NUMBER_CHARS:
-        raise cur.error(f"integer of {len(text)} digits in {what}", pos)
-    value = int(text)
-    if not -INT64_LIMIT <= value < INT64_LIMIT:
-        raise cur.error(f"{text} in {what} does not fit in int64", pos)
-    return value
-
-
-def _int_list(cur: _Cursor, what: str) -> list[int]:
-    cur.expect("{", f"to start {what}")
-    values: list[int] = []
-    if not cur.optional("}"):
-        values.append(_bounded_int(cur, what))
-        while cur.optional(","):
-            values.append(_bounded_int(cur, what))
-        cur.expect("}", f"to end {what}")
-    return values
-
-
-@dataclass
-class _Shape:
-    type_name: str
-    lens: list[int]
-    strides: list[int]
-
-
-_SHAPE_TEXT = re.compile(
-    r"\s*->\s*([A-Za-z_]\w*),\s*\{((?:\s*\d{1,18}\s*,)*\s*\d{1,18}\s*)?\},\s*"
-    r"\{((?:\s*\d{1,18}\s*,)*\s*\d{1,18}\s*)?\}(?:,\s*target_id=\d+)?\s*$"
-)
-
-
-def _shape(cur: _Cursor) -> _Shape:
-    """`-> TYPE, {LENS}, {STRIDES}[, target_id=N]` to the end of the line."""
-    fast = _SHAPE_TEXT.match(cur.text, cur.pos)  # the common, well-formed line: one regex
-    if fast is not None and fast.group(1) in TYPE_NAMES:
-        cur.pos = len(cur.text)
-        lens = [int(v) for v in fast.group(2).split(",")] if fast.group(2) else []
-        strides = [int(v) for v in fast.group(3).split(",")] if fast.group(3) else []
-        return _Shape(fast.group(1), lens, strides)
-    cur.expect("->", "before the result shape")
-    cur.skip_ws()
-    pos = cur.pos
-    type_name = cur.match(_IDENT, "a MIGraphX type name (e.g. float_type)")
-    if type_name not in TYPE_NAMES:
-        close = difflib.get_close_matches(type_name, TYPE_NAMES, n=1)
-        hint = f"; did you mean `{close[0]}`?" if close else ""
-        raise cur.error(f"unknown MIGraphX type `{type_name}`{hint}", pos)
-    cur.expect(",", "after the type name")
-    lens = _int_list(cur, "the lens")
-    cur.expect(",", "between lens and strides")
-    strides = _int_list(cur, "the strides")
-    _target_id(cur)
-    return _Shape(type_name, lens, strides)
-
-
-def _target_id(cur: _Cursor) -> None:
-    if cur.optional(","):
-        cur.expect("target_id", "(the only field after the shape)")
-        cur.expect("=", "after target_id")
-        cur.match(_INT, "an integer target id")
-    if not cur.at_end():
-        raise cur.error(f"unexpected text at end of line: `{cur.text[cur.pos :]}`")
-
-
-def _args(cur: _Cursor) -> list[tuple[str, int]]:
-    cur.expect("(", "to start the argument list")
-    names: list[tuple[str, int]] = []
-    if not cur.optional(")"):
-        while True:
-            cur.skip_ws()
-            start = cur.pos
-            names.append((cur.match(_NAME, "an instruction name"), start))
-            if cur.optional(")"):
-                break
-            cur.expect(",", "or `)` in the argument list")
-    return names
-
-
-def _field_value(cur: _Cursor) -> list[int] | int | float | str:
-    cur.skip_ws()
-    if cur.peek("{"):
-        return _int_list(cur, "a field value")
-    text = cur.match(re.compile(r"[^,\]]+"), "a field value").strip()
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            return text
-
-
-def _fields(cur: _Cursor) -> dict[str, tuple[list[int] | int | float | str, int]]:
-    fields: dict[str, tuple[list[int] | int | float | str, int]] = {}
-    if not cur.optional("["):
-        return fields
-    if cur.optional("]"):
-        return fields
-    while True:
-        cur.skip_ws()
-        pos = cur.pos
-        key = cur.match(_IDENT, "a field name")
-        cur.expect("=", f"after field `{key}`")
-        fields[key] = (_field_value(cur), pos)
-        if cur.optional("]"):
-            return fields
-        cur.expect(",", "or `]` in the field list")
-
-
 @dataclass
 class _Program:
     filename: str
@@ -296,7 +90,7 @@ class _Program:
     returned: list[SSAValue] | None = None
     return_loc: FileLineColLoc | None = None
 
-    def lookup(self, cur: _Cursor, name: str, pos: int) -> SSAValue:
+    def lookup(self, cur: Cursor, name: str, pos: int) -> SSAValue:
         value = self.values.get(name)
         if value is None:
             close = difflib.get_close_matches(name, list(self.values), n=1, cutoff=0.5)
@@ -308,7 +102,7 @@ class _Program:
 _SHAPED_CACHE: dict[tuple[str, tuple[int, ...], tuple[int, ...]], ShapedType] = {}
 
 
-def _shaped(cur: _Cursor, shape: _Shape) -> ShapedType:
+def _shaped(cur: Cursor, shape: Shape) -> ShapedType:
     key = (shape.type_name, tuple(shape.lens), tuple(shape.strides))
     if strict_by_default() and len(shape.lens) == len(shape.strides):
         reason = layout.check_layout(shape.lens, shape.strides)
@@ -340,7 +134,7 @@ def _dense(tensor: TensorType, values: list[int] | list[float]) -> DenseIntOrFPE
 
 
 def _literal_attr(
-    cur: _Cursor, values: list[tuple[str, int]], ty: ShapedType, type_name: str
+    cur: Cursor, values: list[tuple[str, int]], ty: ShapedType, type_name: str
 ) -> DenseIntOrFPElementsAttr:
     """Literal values (memory order when they fill the buffer, or one splat value) -> dense
     attribute of the logical value in standard order; every value checked against the type."""
@@ -363,7 +157,7 @@ def _literal_attr(
 
 
 def _literal_value(
-    cur: _Cursor, text: str, pos: int, dtype: np.dtype, type_name: str
+    cur: Cursor, text: str, pos: int, dtype: np.dtype, type_name: str
 ) -> int | float:
     """One literal value of `dtype`, or a diagnostic when the type cannot hold it."""
     if len(text) > MAX_NUMBER_CHARS:
@@ -389,29 +183,13 @@ def _literal_value(
     return number
 
 
-def _literal_values(cur: _Cursor) -> list[tuple[str, int]]:
-    cur.expect("{", "to start the literal values")
-    values: list[tuple[str, int]] = []
-    if not cur.optional("}"):
-        while True:
-            cur.skip_ws()
-            pos = cur.pos
-            values.append((cur.match(_NUMBER, "a number in the literal"), pos))
-            if cur.optional("}"):
-                break
-            cur.expect(",", "or `}` in the literal values")
-    return values
-
-
 @functools.lru_cache(maxsize=1024)
 def _int_attribute(value: tuple[int, ...] | int) -> Attribute:
     """Attributes are immutable: one per distinct field value (a program repeats a few)."""
     return i64_array(value) if isinstance(value, tuple) else i64(value)
 
 
-def _attributes(
-    cur: _Cursor, op_name: str, fields: dict[str, tuple[list[int] | int | float | str, int]]
-) -> dict[str, Attribute]:
+def _attributes(cur: Cursor, op_name: str, fields: Fields) -> dict[str, Attribute]:
     _, wanted = OP_FIELDS[op_name]
     attributes: dict[str, Attribute] = {}
     for key, (value, pos) in fields.items():
@@ -434,15 +212,15 @@ def _attributes(
 _PLAIN_OP = re.compile(r"\s*([^\s=(),\[\]{}]+)\s*=\s*([A-Za-z_]\w*)\(([^()\[\]{}]*)\)")
 
 
-def _plain_instruction(program: _Program, cur: _Cursor) -> bool:
+def _plain_instruction(program: _Program, cur: Cursor) -> bool:
     """Import a field-free op line in one regex match; False leaves it to `_instruction`."""
     found = _PLAIN_OP.match(cur.text)
     if found is None:
         return False
     name, op_name, arg_text = found.groups()
     entry = OP_FIELDS.get(op_name)
-    shape = _SHAPE_TEXT.match(cur.text, found.end())
-    if entry is None or shape is None or shape.group(1) not in TYPE_NAMES:
+    shape = well_formed_shape(cur.text, found.end())
+    if entry is None or shape is None:
         return False
     operands: list[SSAValue] = []
     if arg_text.strip():
@@ -454,27 +232,25 @@ def _plain_instruction(program: _Program, cur: _Cursor) -> bool:
     cls = entry[0]
     if issubclass(cls, ComparisonOp):
         return False  # may need the bool convert
-    lens = [int(v) for v in shape.group(2).split(",")] if shape.group(2) else []
-    strides = [int(v) for v in shape.group(3).split(",")] if shape.group(3) else []
     cur.pos = len(cur.text)  # where the general path reports a bad shape
-    ty = _shaped(cur, _Shape(shape.group(1), lens, strides))
+    ty = _shaped(cur, shape)
     op = cls.create(operands=operands, result_types=[ty])
     _add(program, cur, op, found.start(2))
     program.values[name] = op.results[0]
     return True
 
 
-def _instruction(program: _Program, cur: _Cursor) -> None:
+def _instruction(program: _Program, cur: Cursor) -> None:
     if _plain_instruction(program, cur):
         return
     cur.skip_ws()
-    name = cur.match(_NAME, "an instruction name")
+    name = cur.match(NAME, "an instruction name")
     cur.expect("=", "after the instruction name")
     cur.skip_ws()
     op_pos = cur.pos
     if cur.optional("@param:"):
-        cur.match(_NAME, "a parameter name")
-        ty = _shaped(cur, _shape(cur))
+        cur.match(NAME, "a parameter name")
+        ty = _shaped(cur, read_shape(cur))
         program.params.append((name, ty))
         arg = program.block.insert_arg(ty, len(program.block.args))
         arg.name_hint = f"arg{len(program.params) - 1}"
@@ -483,26 +259,26 @@ def _instruction(program: _Program, cur: _Cursor) -> None:
     if cur.optional("@return"):
         if program.returned is not None:
             raise cur.error("a second @return (one function per program)", op_pos)
-        args = _args(cur)
-        _target_id(cur)
+        args = read_args(cur)
+        read_target_id(cur)
         program.returned = [program.lookup(cur, a, p) for a, p in args]
         program.return_loc = cur.location(op_pos)
         return
     if cur.optional("@literal"):
-        values = _literal_values(cur)
-        shape = _shape(cur)
+        values = read_literal_values(cur)
+        shape = read_shape(cur)
         ty = _shaped(cur, shape)
         op = LiteralOp(_literal_attr(cur, values, ty, shape.type_name), ty)
     else:
-        op_name = cur.match(_IDENT, "an op name or @param/@literal/@return")
+        op_name = cur.match(IDENT, "an op name or @param/@literal/@return")
         if op_name not in OP_FIELDS:
             close = difflib.get_close_matches(op_name, OP_FIELDS, n=1)
             hint = f"; did you mean `{close[0]}`?" if close else ""
             raise cur.error(f"unknown MIGraphX op `{op_name}`{hint}", op_pos)
-        fields = _fields(cur)
-        args = _args(cur)
+        fields = read_fields(cur)
+        args = read_args(cur)
         operands = [program.lookup(cur, a, p) for a, p in args]
-        ty = _shaped(cur, _shape(cur))
+        ty = _shaped(cur, read_shape(cur))
         cls, _ = OP_FIELDS[op_name]
         attributes = _attributes(cur, op_name, fields)
         if issubclass(cls, ComparisonOp) and operands and _is_bool_result(operands[0], ty):
@@ -526,7 +302,7 @@ def _is_bool_result(operand: SSAValue, result: ShapedType) -> bool:
     return result.element_type == TYPE_NAMES["bool_type"]() != _element(operand)
 
 
-def _add(program: _Program, cur: _Cursor, op: Operation, op_pos: int) -> None:
+def _add(program: _Program, cur: Cursor, op: Operation, op_pos: int) -> None:
     op.location = cur.location(op_pos)
     try:
         if type(op) in IMPORTER_TRUSTED and isinstance(op, MigraphxOp):
@@ -571,9 +347,9 @@ def import_program(text: str, filename: str, name: str = "main") -> ModuleOp:
     with _collector_paused():
         for number, raw in enumerate(text.splitlines(), 1):
             line = raw.rstrip()
-            if not line.strip() or _HEADER.match(line.strip()):
+            if not line.strip() or MODULE_HEADER.match(line.strip()):
                 continue
-            _instruction(program, _Cursor(line, filename, number))
+            _instruction(program, Cursor(line, filename, number))
     if program.returned is None:
         raise ConvcanonError("the program has no @return", SourceLoc(filename))
     results = program.returned
