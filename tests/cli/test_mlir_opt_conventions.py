@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from cli_support import CNN, MIGRAPHX_EXP, Runner  # pyright: ignore[reportMissingImports]
 
-from convcanon.cli import _main_parser, _opt_parser
+from convcanon.command_arguments import main_parser
+from convcanon.opt_arguments import opt_parser
 
 GENERAL = "stablehlo-canonicalize-conv{gate=general}"
 BIN = Path(sys.executable).parent
@@ -134,9 +135,9 @@ def test_version_is_the_package_version(tool: str) -> None:
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:
-    parser = _main_parser()
+    parser = main_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return {"convcanon-opt": _opt_parser(), **sub.choices}
+    return {"convcanon-opt": opt_parser(), **sub.choices}
 
 
 @pytest.mark.parametrize("name", ["convcanon-opt", "explain", "run", "verify", "graph",

@@ -1,0 +1,165 @@
+"""The argparse pieces both commands share: help that names defaults, a usage error instead of
+argparse's exit, `--version`, and the options and value types spelled the same everywhere."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from convcanon.diagnostics import UsageError
+from convcanon.fileio.limits import MAX_INPUT_SIZE_HELP
+from convcanon.options import decimal_float, decimal_int
+
+
+def _terminal_columns() -> int:
+    """What `shutil.get_terminal_size().columns` answers ($COLUMNS, else stdout's terminal, else
+    80), without importing `shutil`: it loads the bz2 and lzma modules, ~2-3 ms of every run."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # pyright: ignore[reportOptionalMemberAccess]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option's help ends with its default, unless the help already names it."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        # argparse's own default width, computed as `shutil` does it (argparse builds a formatter
+        # per `add_argument`, so its import is paid on every run, not only for --help)
+        width = _terminal_columns() - 2 if width is None else width
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            not action.option_strings
+            or "default" in text
+            or action.default is argparse.SUPPRESS
+            or isinstance(action, argparse._HelpAction)
+        ):
+            return text
+        if isinstance(action, argparse._StoreTrueAction):
+            default = "off"
+        elif action.default is None or action.default == "":
+            default = "none"
+        else:
+            default = str(action.default).replace("%", "%%")
+        return f"{text} (default: {default})" if text else f"(default: {default})"
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse that raises `UsageError` (exit 2, one line) instead of printing usage, exiting."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def package_version() -> str:
+    """The installed distribution's version (pyproject's), read only when asked."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("convcanon")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+class VersionAction(argparse.Action):
+    """`--version`: `PROG VERSION` on stdout, exit 0."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version"
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"{parser.prog} {package_version()}")
+        parser.exit()
+
+
+def add_max_input_size(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-input-size", default="1GiB", help=MAX_INPUT_SIZE_HELP)
+
+
+class _StoreOnce(argparse.Action):
+    """An option given at most once: `-o a -o b` would write only `b`, silently."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *args: Any
+    ) -> None:
+        value = args[0]
+        if getattr(namespace, f"_{self.dest}_given", False):
+            given, spelled = getattr(namespace, self.dest), "/".join(self.option_strings)
+            raise UsageError(f"{parser.prog}: {spelled} given twice ({given}, {value}): give one")
+        setattr(namespace, self.dest, value)
+        setattr(namespace, f"_{self.dest}_given", True)
+
+
+def add_output(
+    parser: argparse.ArgumentParser, help: str, default: str | None = None, required: bool = False
+) -> None:
+    """`-o/--output`, the same spelling and the same refusal of a second one everywhere."""
+    parser.add_argument(
+        "-o", "--output", action=_StoreOnce, default=default, required=required, help=help
+    )
+
+
+def add_input_hlo(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--input-hlo",
+        action="store_true",
+        help="the input is a serialized XLA HloModuleProto (.pb) or HLO text",
+    )
+
+
+def integer_at_least(minimum: int | None) -> Callable[[str], int]:
+    """An argparse type: an integer in ASCII decimal digits, at least `minimum` if given
+    (argparse reports anything else as a usage error; without a minimum the command checks the
+    range)."""
+    what = "an integer" if minimum is None else f"an integer >= {minimum}"
+
+    def parse(text: str) -> int:
+        value = decimal_int(text)
+        if value is None or (minimum is not None and value < minimum):
+            raise argparse.ArgumentTypeError(f"must be {what}, not {text!r}")
+        return value
+
+    return parse
+
+
+def number(text: str) -> float:
+    """A number in ASCII decimal notation, or inf or nan (the command checks its range)."""
+    value = decimal_float(text)
+    if value is None and text.lower().lstrip("+-") in ("inf", "infinity", "nan"):
+        value = float(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}")
+    return value
+
+
+def batch_sizes(text: str) -> tuple[int, ...]:
+    """`1,2,5`: batch sizes >= 1 (argparse reports anything else as a usage error)."""
+    parts = [decimal_int(part) for part in text.split(",")]
+    sizes = tuple(size for size in parts if size is not None)
+    if not sizes or len(sizes) < len(parts) or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"must be integers >= 1 separated by commas, not {text!r}")
+    return sizes

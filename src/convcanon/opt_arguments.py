@@ -1,0 +1,230 @@
+"""`convcanon-opt`'s arguments: its parser, mlir-opt's spellings of them, and the pass
+instruments they ask for."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from convcanon.cli_arguments import (
+    CommandParser,
+    VersionAction,
+    add_input_hlo,
+    add_max_input_size,
+    add_output,
+    integer_at_least,
+)
+from convcanon.pipeline import PASSES, PassInfo
+
+if TYPE_CHECKING:
+    from convcanon.pass_instruments import PassInstruments
+
+
+class _OptParser(CommandParser):
+    """convcanon-opt's parser. Its help describes every pass's options, which are declared in
+    the passes' own modules: they are imported when help is printed, not on every run."""
+
+    def format_help(self) -> str:
+        from convcanon.pipeline import describe_passes
+
+        for action in self._actions:
+            info = PASSES.get(action.dest.replace("_", "-"))
+            if info is not None:
+                example = f"; e.g. --{info.name}='{_example_options(info)}'"
+                action.help = info.summary + (example if info.options else "")
+        self.epilog = (
+            describe_passes()
+            + "\n  and the MLIR passes jaxlib registers (canonicalize, cse, symbol-dce, inline,"
+            + " ...): convcanon-opt --list-passes"
+            + "\n\nexamples:\n  convcanon-opt model.mlir -p "
+            + "'stablehlo-canonicalize-conv{gate=general negative-padding=slice}'\n"
+            + "  convcanon-opt model.mlir --stablehlo-canonicalize-conv='gate=general' -o out.mlir"
+            + "\n  convcanon-opt model.mlir -p 'stablehlo-canonicalize-conv,canonicalize,cse'"
+            + " --mlir-timing"
+        )
+        return super().format_help()
+
+
+def opt_parser() -> argparse.ArgumentParser:
+    """convcanon-opt's parser; the order options are added in is the order --help lists them."""
+    parser = _OptParser(
+        prog="convcanon-opt",
+        description="Run convcanon passes over an MLIR file, like mlir-opt.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("input", nargs="?", default="-", help="input file, or - for stdin")
+    parser.add_argument(
+        "-p",
+        "--pass-pipeline",
+        default="",
+        help="comma-separated passes with options in braces, optionally wrapped in"
+        " builtin.module(...) (default: none, the module is printed back)",
+    )
+    add_output(parser, "output file (default: -, stdout)", default="-")
+    parser.add_argument(
+        "--stats",
+        "--mlir-pass-statistics",
+        action="store_true",
+        help="print each pass instance's statistics to stderr, summed over split chunks",
+    )
+    parser.add_argument(
+        "--split-input-file",
+        action="store_true",
+        help="process each `// -----` chunk on its own; every bad chunk's error is reported",
+    )
+    parser.add_argument(
+        "--mlir-print-debuginfo",
+        action="store_true",
+        help="print locations (default: off, unless the input carries them)",
+    )
+    parser.add_argument(
+        "--mlir-print-op-generic",
+        action="store_true",
+        help="print in generic op form (default: off, unless the input is generic)",
+    )
+    parser.add_argument("--version", action=VersionAction)
+    _add_mlir_opt_habits(parser)
+    _add_pass_flags(parser)
+    add_input_hlo(parser)
+    _add_output_formats(parser)
+    add_max_input_size(parser)
+    return parser
+
+
+def _add_pass_flags(parser: argparse.ArgumentParser) -> None:
+    """Each pass as a flag, shown in the help; `mlir_opt_argv` takes them out before parsing."""
+    flags = parser.add_argument_group(
+        "passes as flags (mlir-opt style; several flags form a pipeline in the order given)"
+    )
+    for info in PASSES.values():
+        if info.declaration:  # its options (and the help's example) are read only for --help
+            flags.add_argument(
+                f"--{info.name}", metavar="'OPTIONS'", nargs="?", default=argparse.SUPPRESS
+            )
+        else:
+            flags.add_argument(f"--{info.name}", action="store_true", default=argparse.SUPPRESS)
+
+
+def _add_output_formats(parser: argparse.ArgumentParser) -> None:
+    """The formats other than MLIR text, one at most."""
+    emit = parser.add_mutually_exclusive_group()
+    emit.add_argument(
+        "--emit-bytecode", action="store_true", help="write MLIR bytecode, as mlir-opt does"
+    )
+    emit.add_argument(
+        "--target-version",
+        metavar="X.Y.Z",
+        help="write a StableHLO portable artifact for this StableHLO version, as jax.export and"
+        " stablehlo-translate --serialize do; a version too old to express the module is an error",
+    )
+    emit.add_argument(
+        "--emit-hlo",
+        choices=("text", "proto"),
+        help="write XLA HLO: text, or a serialized HloModuleProto",
+    )
+
+
+def _pass_names(text: str) -> frozenset[str]:
+    """`--mlir-print-ir-before=cse,stablehlo-canonicalize-conv`: each a pass name we can run."""
+    from convcanon.pipeline import parse_pipeline
+
+    names = frozenset(name.strip() for name in text.split(",") if name.strip())
+    for name in names:
+        parse_pipeline(name)  # an unknown name is the usage error an unknown pass is
+    return names
+
+
+def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
+    """mlir-opt's flags for listing, watching and timing the passes, and the parser's leniency."""
+    habits = parser.add_argument_group("mlir-opt's instrumentation (all on stderr)")
+    habits.add_argument(
+        "--list-passes", action="store_true", help="print every pass -p can run, and exit"
+    )
+    habits.add_argument(
+        "--dump-pass-pipeline",
+        action="store_true",
+        help="print the pipeline that will run, every option with its value",
+    )
+    for when in ("before", "after"):
+        habits.add_argument(
+            f"--mlir-print-ir-{when}",
+            metavar="PASS[,PASS]",
+            action="append",
+            default=[],
+            help=f"print the module {when} these passes (repeatable)",
+        )
+        habits.add_argument(
+            f"--mlir-print-ir-{when}-all",
+            action="store_true",
+            help=f"print the module {when} every pass",
+        )
+    habits.add_argument(
+        "--mlir-timing", action="store_true", help="report each pass's wall time, as mlir-opt"
+    )
+    parser.add_argument(
+        "--mlir-elide-elementsattrs-if-larger",
+        type=integer_at_least(0),
+        metavar="N",
+        default=None,
+        help="print elements attributes of more than N elements elided (HLO modules)",
+    )
+    parser.add_argument(
+        "--verify-diagnostics",
+        action="store_true",
+        help="check the diagnostics against the input's expected-error/-warning/-remark/-note"
+        " comments (as mlir-opt); exit 0 when they all match",
+    )
+    parser.add_argument(
+        "--allow-unregistered-dialect",
+        action="store_true",
+        help="let ops of dialects we do not know through, untouched",
+    )
+
+
+def requested_instruments(args: argparse.Namespace) -> PassInstruments | None:
+    """The instruments the flags ask for; None when none is asked (no hooks around passes)."""
+    from convcanon.pass_instruments import IrPrinting, PassInstruments
+
+    printing = IrPrinting(
+        frozenset().union(*map(_pass_names, args.mlir_print_ir_before)),
+        frozenset().union(*map(_pass_names, args.mlir_print_ir_after)),
+        args.mlir_print_ir_before_all,
+        args.mlir_print_ir_after_all,
+    )
+    if not (printing.enabled or args.mlir_timing or args.dump_pass_pipeline):
+        return None
+    return PassInstruments(printing, args.mlir_timing, args.dump_pass_pipeline)
+
+
+def _example_options(info: PassInfo) -> str:
+    return " ".join(
+        f"{o.name}={o.choices[-1] if o.choices else o.default}" for o in info.options[:1]
+    )
+
+
+def mlir_opt_argv(
+    argv: Sequence[str], parser: argparse.ArgumentParser
+) -> tuple[list[str], list[str]]:
+    """mlir-opt spellings argparse does not know: `-long-option` as `--long-option` (so
+    `-pass-pipeline=X` is not `-p ass-pipeline=X`), and passes as flags (`--pass`,
+    `--pass='opt=v opt2=w'`), returned in order as pipeline items."""
+    long_options = {o for o in parser._option_string_actions if o.startswith("--")}
+    rest: list[str] = []
+    passes: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--":
+            rest += [arg, *args]
+            break
+        name, eq, value = arg.partition("=")
+        if name.startswith("-") and not name.startswith("--") and "-" + name in long_options:
+            name = "-" + name
+        if name.startswith("--") and name[2:] in PASSES:
+            value = value.strip()
+            if value.startswith("{") and value.endswith("}"):
+                value = value[1:-1]
+            passes.append(f"{name[2:]}{{{value}}}" if value else name[2:])
+            continue
+        rest.append(name + eq + value)
+    return rest, passes
