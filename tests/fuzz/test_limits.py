@@ -7,13 +7,19 @@ allocating without a limit, RecursionError from xDSL's parser, `-o` overwriting 
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from _counting import Reached, record_calls  # pyright: ignore[reportMissingImports]
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 from convcanon.cli import main, opt_main
+from convcanon.migraphx import importer
+from convcanon.migraphx import io as migraphx_io
+from convcanon.reference.hlo import ops as hlo_ops
+from convcanon.verify.plan import Plan
 
 from . import sources
 from .conftest import digest, run_cli
@@ -58,27 +64,48 @@ def _write(tmp_path: Path, name: str, text: str | bytes) -> Path:
     return path
 
 
+# What each limit refuses before: xDSL's parser (it expands a splat into a Python list), the
+# interpreter's op that would make the value, verify's plan (its inputs, then the engines).
+XDSL_PARSER = (migraphx_io, "Parser")
+CONSTANT_OP = (hlo_ops.OPS, "constant")
+VERIFY_PLAN = (Plan, "__init__")  # wherever a Plan is built
+SPLAT_OVER = "dense splat of 399999999996 elements is over the limit"
+GRAPH = ["graph", "-o", "g.dot", "--format", "dot"]
+VERIFY = ["verify", "SELF"]
+
+
 @pytest.mark.parametrize(
-    ("text", "argv", "fragment"),
+    ("text", "argv", "fragment", "guarded"),
     [
-        (SPLAT_MIGRAPHX, ["run"], "dense splat of 399999999996 elements is over the limit"),
-        (SPLAT_TOSA, ["run"], "dense splat of 399999999996 elements is over the limit"),
-        (SPLAT_MIGRAPHX, ["graph", "-o", "g.dot", "--format", "dot"], "dense splat of"),
-        (SPLAT_HLO, ["run"], "over the memory limit"),
-        (SPLAT_HLO, ["verify", "SELF"], "over the memory limit"),
-        (ARG_HLO, ["verify", "SELF"], "over the memory limit"),
-        (ARG_MIGRAPHX, ["verify", "SELF"], "argument 0 (flat buffer float32[399999999996])"),
-        (ARG_TOSA, ["verify", "SELF"], "needs 1599999999984 bytes, over the memory limit"),
+        (SPLAT_MIGRAPHX, ["run"], SPLAT_OVER, XDSL_PARSER),
+        (SPLAT_TOSA, ["run"], SPLAT_OVER, XDSL_PARSER),
+        (SPLAT_MIGRAPHX, GRAPH, "dense splat of", XDSL_PARSER),
+        (SPLAT_HLO, ["run"], "over the memory limit", CONSTANT_OP),
+        (SPLAT_HLO, VERIFY, "over the memory limit", VERIFY_PLAN),
+        (ARG_HLO, VERIFY, "over the memory limit", VERIFY_PLAN),
+        (ARG_MIGRAPHX, VERIFY, "argument 0 (flat buffer float32[399999999996])", VERIFY_PLAN),
+        (ARG_TOSA, VERIFY, "needs 1599999999984 bytes, over the memory limit", VERIFY_PLAN),
     ],
 )
-def test_huge_declared_shape_fails_fast(tmp_path, capsys, text, argv, fragment):
-    path = _write(tmp_path, "huge.mlir", text)
-    args = [a if a != "SELF" else str(path) for a in argv]
-    args = [args[0], str(path), *args[1:]]
-    args = [str(tmp_path / a) if a == "g.dot" else a for a in args]
-    start = time.monotonic()
-    outcome = run_cli(main, args, capsys)
-    assert time.monotonic() - start < 20
+def test_huge_declared_shape_is_refused_before_the_step_that_would_make_it(
+    tmp_path, capsys, monkeypatch, text, argv, fragment, guarded
+):
+    """The step the limit guards is never reached (a call raises `Reached` instead of running),
+    while the same module with a 2x4 shape reaches it: the count is of a step on the path."""
+
+    def command(module: str) -> list[str]:
+        path = _write(tmp_path, "huge.mlir", module)
+        args = [a if a != "SELF" else str(path) for a in argv]
+        args = [args[0], str(path), *args[1:]]
+        return [str(tmp_path / a) if a == "g.dot" else a for a in args]
+
+    calls = record_calls(monkeypatch, *guarded, refuse=True)
+    with pytest.raises(Reached):
+        main(command(text.replace(HUGE, "2x4")))
+    calls.clear()
+    (tmp_path / "g.dot").unlink(missing_ok=True)
+    outcome = run_cli(main, command(text), capsys)
+    assert calls == [], outcome
     assert outcome.code == 1 and fragment in outcome.stderr, outcome
     assert "huge.mlir:2:" in outcome.stderr or "huge.mlir:1:" in outcome.stderr, outcome
     assert not (tmp_path / "g.dot").exists()
@@ -91,16 +118,20 @@ def test_opt_refuses_huge_migraphx_splat(tmp_path, capsys):
     assert f"{path}:2:25: error: dense splat of 399999999996 elements" in outcome.stderr
 
 
-def test_importer_refuses_huge_literal(tmp_path, capsys):
+def test_importer_refuses_huge_literal_before_building_its_attribute(tmp_path, capsys, monkeypatch):
     program = (
         "x = @param:x -> float_type, {4}, {1}\n"
         "@1 = @literal{1} -> float_type, {99999999, 4}, {0, 0}\n@2 = @return(@1)\n"
     )
     path = _write(tmp_path, "p.txt", program)
     out = tmp_path / "out.mlir"
-    start = time.monotonic()
+    built = record_calls(monkeypatch, importer, "_dense", refuse=True)
+    small = _write(tmp_path, "small.txt", program.replace("{99999999, 4}", "{2, 4}"))
+    with pytest.raises(Reached):  # a literal's dense attribute is built here, holding every element
+        main(["import-migraphx", str(small), "-o", str(out)])
+    built.clear()
     outcome = run_cli(main, ["import-migraphx", str(path), "-o", str(out)], capsys)
-    assert time.monotonic() - start < 20
+    assert built == [], outcome
     assert outcome.code == 1 and f"{path}:2:" in outcome.stderr
     assert "literal of 399999996 elements is over the limit" in outcome.stderr
     assert not out.exists()
@@ -177,17 +208,26 @@ def test_output_equal_to_an_input_is_refused(tmp_path, capsys, argv):
     assert {k: digest(p) for k, p in files.items()} == digests
 
 
-def test_large_file_fails_fast(tmp_path, capsys):
-    """200 MB of junk after a valid module: one pass over the text, then a located error."""
+def test_large_file_is_parsed_once_up_to_its_first_bad_line(tmp_path, capsys, monkeypatch):
+    """200 MB of junk after a valid module: xDSL's parser is handed the text once and lexes as
+    many of its tokens as with one junk line (it stops at the first)."""
+    lexed = record_calls(monkeypatch, MLIRLexer, "lex")
+
+    def tokens_of(path: Path) -> int:
+        return sum(1 for (lexer,) in lexed if lexer.input.name == str(path))
+
+    one_line = _write(tmp_path, "one.mlir", sources.migraphx_text() + "%x = junk\n")
+    assert run_cli(opt_main, [str(one_line)], capsys).code == 1
     path = tmp_path / "big.mlir"
     with open(path, "wb") as handle:
         handle.write(sources.migraphx_text().encode())
         chunk = b"%x = junk\n" * (1 << 20)
         for _ in range(20):
             handle.write(chunk)
-    start = time.monotonic()
+    handed = record_calls(monkeypatch, *XDSL_PARSER)
     outcome = run_cli(opt_main, [str(path)], capsys)
-    assert time.monotonic() - start < 60
+    assert [len(args[1]) for args in handed] == [path.stat().st_size]
+    assert tokens_of(path) == tokens_of(one_line) > 0
     assert outcome.code == 1 and f"{path}:" in outcome.stderr, outcome
     np.testing.assert_equal(path.stat().st_size, len(sources.migraphx_text()) + 20 * 10 * (1 << 20))
 
@@ -200,13 +240,43 @@ def test_bad_first_character_is_a_located_error(tmp_path, capsys):
     assert f"{path}:1:1: error: Unexpected character" in outcome.stderr, outcome
 
 
-def test_unterminated_string_fails_fast(tmp_path, capsys):
-    """xDSL's string regex backtracked exponentially on an unterminated string (minutes)."""
+def _nested_variable_repeats(items: object, inside: bool = False) -> int:
+    """Repeats of variable length inside another repeat of a parsed regex (`(?:[^"]+|x)*`):
+    the shape whose near-misses a backtracking matcher tries in exponentially many ways."""
+    from re import _constants as sre  # pyright: ignore[reportAttributeAccessIssue]
+
+    count = 0
+    for op, arg in items:  # pyright: ignore[reportGeneralTypeIssues]
+        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+            low, high, body = arg
+            count += int(inside and low != high)
+            count += _nested_variable_repeats(body, inside or low != high)
+        elif op is sre.SUBPATTERN:
+            count += _nested_variable_repeats(arg[-1], inside)
+        elif op is sre.BRANCH:
+            count += sum(_nested_variable_repeats(branch, inside) for branch in arg[1])
+    return count
+
+
+def test_unterminated_string_is_lexed_by_a_regex_without_nested_repeats(
+    tmp_path, capsys, monkeypatch
+):
+    """xDSL's string regex `"(?:[^"...]+|...)*"` backtracked exponentially on an unterminated
+    string (minutes for one line). The regex the lexer uses nests no repeat of variable length,
+    so its match is linear in the line."""
+    from re import _parser as sre_parse  # pyright: ignore[reportAttributeAccessIssue]
+
+    regex = MLIRLexer._unescaped_characters_regex  # pyright: ignore[reportAttributeAccessIssue]
+    assert _nested_variable_repeats(sre_parse.parse(regex.pattern)) == 0, regex.pattern
+    xdsl_0_75 = r'"(?:[^"\\\n\v\f]+|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'  # the exponential one
+    assert _nested_variable_repeats(sre_parse.parse(xdsl_0_75)) == 1
+    in_use = SimpleNamespace(match=regex.match)  # the same regex, its matches counted
+    monkeypatch.setattr(MLIRLexer, "_unescaped_characters_regex", in_use)
+    matched = record_calls(monkeypatch, in_use, "match")
     text = sources.tosa_text().replace('"tosa.reshape"', '"tosa.reshape', 1)
     path = _write(tmp_path, "t.mlir", text)
-    start = time.monotonic()
     outcome = run_cli(opt_main, [str(path)], capsys)
-    assert time.monotonic() - start < 10
+    assert matched, "the lexer did not use the regex checked above"
     assert outcome.code == 1 and "before closing string literal" in outcome.stderr, outcome
 
 
