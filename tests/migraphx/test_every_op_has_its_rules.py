@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterable
 from typing import ClassVar
 
 from xdsl.ir import Attribute, Operation
-from xdsl.irdl import irdl_op_definition
+from xdsl.irdl import OptAttributeDef, irdl_op_definition
 
 from convcanon.conversion.migraphx_to_tosa.function_lowering import BOUNDARY_OPS, LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS
@@ -109,3 +109,21 @@ def test_the_importer_reads_each_instruction_from_its_op_class() -> None:
         ("padding", "stride", "dilation", "group", "padding_mode"),
     )
     assert OP_FIELDS["unpack_int4"][0].name == "migraphx.unpack"
+
+
+def test_each_program_field_is_an_attribute_its_op_declares() -> None:
+    """A field the importer writes must be one the op reads (unsqueeze listed `steps` and
+    declared only `axes`: `steps={2}` imported as an unread attribute and a shape error), and a
+    field left out at its MIGraphX default must be one the op may lack."""
+    found = []
+    for op in Migraphx.operations:
+        if not issubclass(op, MigraphxOp):
+            continue
+        declared = op.get_irdl_definition().attributes
+        found += [f"{op.name}: {f}" for f in op.PROGRAM_FIELDS if f not in declared]
+        found += [
+            f"{op.name}: default of {f}"
+            for f in op.PROGRAM_DEFAULTS
+            if f not in op.PROGRAM_FIELDS or not isinstance(declared.get(f), OptAttributeDef)
+        ]
+    assert found == []

@@ -190,10 +190,10 @@ def _int_attribute(value: tuple[int, ...] | int) -> Attribute:
 
 
 def _attributes(cur: Cursor, op_name: str, fields: Fields) -> dict[str, Attribute]:
-    _, wanted = OP_FIELDS[op_name]
+    cls, wanted = OP_FIELDS[op_name]
     attributes: dict[str, Attribute] = {}
     for key, (value, pos) in fields.items():
-        if key in IGNORED_FIELDS or (key == "steps" and value == []):
+        if key in IGNORED_FIELDS or cls.PROGRAM_DEFAULTS.get(key) == value:
             continue
         if key not in wanted:
             expected = ", ".join(wanted) or "none"

@@ -89,6 +89,9 @@ class MigraphxOp(IRDLOperation):
     OPERAND_NAMES: ClassVar[tuple[str, ...]] = ()
     # The fields of its instruction in MIGraphX's printed program that become attributes
     PROGRAM_FIELDS: ClassVar[tuple[str, ...]] = ()
+    # Fields at MIGraphX's default, which the op means by leaving the attribute out (the
+    # importer writes no attribute for them)
+    PROGRAM_DEFAULTS: ClassVar[dict[str, list[int] | int]] = {}
 
     args = var_operand_def()
     output = result_def()

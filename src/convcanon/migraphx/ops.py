@@ -332,12 +332,23 @@ class SqueezeOp(MigraphxOp):
 
 @irdl_op_definition
 class UnsqueezeOp(MigraphxOp):
-    """Insert size-1 dims at `axes` (positions in the result)."""
+    """New dims at `axes` (positions in the result): size 1, or `steps[k]` split off the input
+    dim that follows axis k (MIGraphX's `steps`; absent or empty: all 1)."""
 
     name = "migraphx.unsqueeze"
     OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("input",)
     PROGRAM_FIELDS: ClassVar[tuple[str, ...]] = ("axes", "steps")
+    PROGRAM_DEFAULTS: ClassVar[dict[str, list[int] | int]] = {"steps": []}
     axes = attr_def(ArrayAttr)
+    steps = opt_attr_def(ArrayAttr)
+
+    def step_values(self) -> list[int]:
+        return int_list(self, "steps") if "steps" in self.attributes else []
+
+    def splits_dims(self) -> bool:
+        """A step other than 1 splits an input dim: the op is then a reshape, not a view that
+        only adds size-1 dims."""
+        return any(step != 1 for step in self.step_values())
 
     def inserted_axes(self) -> list[int]:
         (a,) = self.in_types()
@@ -345,7 +356,8 @@ class UnsqueezeOp(MigraphxOp):
 
     def infer(self) -> tuple[Lens, Attribute]:
         (a,) = self.in_types()
-        return rules.insert_unit_dims(a.lens, self.inserted_axes()), a.element_type
+        lens = rules.unsqueeze_lens(a.lens, int_list(self, "axes"), self.step_values())
+        return lens, a.element_type
 
 
 @irdl_op_definition

@@ -282,6 +282,35 @@ def insert_unit_dims(lens: Sequence[int], positions: Sequence[int]) -> Lens:
     return tuple(1 if d in wanted else next(rest) for d in range(len(lens) + len(positions)))
 
 
+def unsqueeze_lens(lens: Sequence[int], axes: Sequence[int], steps: Sequence[int]) -> Lens:
+    """MIGraphX's unsqueeze: a dim of `steps[k]` (1 when steps run out) at result position
+    `axes[k]`, taken out of the input dim it precedes (which it must divide); the result is the
+    input reshaped row-major, and only size-1 dims are new when every step is 1."""
+    positions = unsqueeze_axes(len(lens), axes)
+    if len(steps) > len(axes):
+        raise ShapeError(f"unsqueeze has {len(steps)} steps for {len(axes)} axes")
+    rank = len(lens) + len(axes)
+    step_at = dict.fromkeys(positions, 1)
+    for k, step in enumerate(steps):
+        step_at[_axis_in(axes[k], rank, "output")] = step
+    rest, out, d = list(lens), [], 0
+    for position in range(rank):
+        step = step_at.get(position)
+        if step is None:
+            out.append(rest[d])
+            d += 1
+            continue
+        if step < 1:
+            raise ShapeError(f"unsqueeze step {step} at axis {position} must be >= 1")
+        if d < len(rest) and rest[d] % step == 0:
+            rest[d] //= step
+        elif step != 1:
+            of = f"input dim {d} of {rest[d]}" if d < len(rest) else "no input dim (it is last)"
+            raise ShapeError(f"unsqueeze step {step} at axis {position} does not divide {of}")
+        out.append(step)
+    return tuple(out)
+
+
 def flatten_lens(lens: Sequence[int], axis: int) -> Lens:
     rank = len(lens)
     if not -rank <= axis <= rank:

@@ -132,6 +132,8 @@ def _squeeze(lw: LoweringContext, op: Operation, args: list[View]) -> View:
 @lowers(SHAPE_LOWERINGS, mx.UnsqueezeOp)
 def _unsqueeze(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     assert isinstance(op, mx.UnsqueezeOp)
+    if op.splits_dims():
+        return _reshape(lw, op, args)
     return insert_unit_dims(lw.em, args[0], op.inserted_axes())
 
 
