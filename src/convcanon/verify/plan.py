@@ -65,6 +65,8 @@ def hlo_plan(
     entry: str | None,
     engine: str,
 ) -> Plan:
+    """StableHLO/MHLO modules: arguments and weights read from BEFORE's entry, AFTER's checked
+    alike, both run on `engine`; every module to run checked against the memory limit first."""
     from convcanon.verify.engines import ENGINES
 
     sig_before = module_signature(before_text, before_name, entry)
