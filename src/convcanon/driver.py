@@ -269,6 +269,10 @@ def render_with_notes(err: ConvcanonError) -> str:
     return "\n".join([err.render(), *(notes() if notes is not None else [])])
 
 
+# One chunk's job: (text, where it starts in the file, or None for the whole file) -> output.
+ChunkJob = Callable[[str, int | None], str | bytes]
+
+
 def run_opt(
     input_path: str,
     pipeline: str,
@@ -290,16 +294,9 @@ def run_opt(
     if instruments is not None and instruments.dump_pipeline:
         sys.stderr.write(dump_pass_pipeline(passes) + "\n\n")
     check_output_path(input_path, output_path)
-    if input_hlo:
-        from convcanon.hlo.hlo_import import hlo_file_to_stablehlo_text
-
-        filename, text = input_path, hlo_file_to_stablehlo_text(input_path)
-        if print_options.debug_info is None:  # its locations are the HLO's, printed if asked
-            print_options = print_options._replace(debug_info=False)
-    else:
-        # bytecode stays bytecode (checked in a child); it has no `// -----` to split at
-        filename, text = read_mlir_input(input_path, as_text=False)
-        split_input_file = split_input_file and not isinstance(text, ModuleFromBytecode)
+    filename, text, print_options = _read_opt_input(input_path, input_hlo, print_options)
+    # bytecode stays bytecode (checked in a child); it has no `// -----` to split at
+    split_input_file = split_input_file and not isinstance(text, ModuleFromBytecode)
     collected = PipelineStats(passes)
 
     def job(chunk: str, line: int | None) -> str | bytes:
@@ -309,31 +306,12 @@ def run_opt(
             chunk, filename, pipeline, collected, print_options, line, instruments, output_format
         )
 
-    chunks = [(1, text)]
-    if split_input_file:
-        from convcanon.hlo.context import split_input_file as split_chunks
-
-        chunks = [(offset + 1, chunk) for offset, chunk in split_chunks(text)]
+    chunks = _chunks(text, split_input_file)
     result: str | bytes
     if verify_diagnostics:
-        from convcanon.diagnostic_verifier import verify_chunks
-
-        outputs = verify_chunks(
-            chunks, filename, lambda chunk, line: job(chunk, line if split_input_file else None)
-        )
-        result = outputs[0] if len(outputs) == 1 else "// -----\n".join(map(str, outputs))
+        result = _verified(chunks, filename, job, split_input_file)
     elif split_input_file:
-        texts: list[str] = []
-        errors: list[ConvcanonError] = []
-        for line, chunk in chunks:
-            try:
-                printed = job(chunk, line)
-                texts.append(printed if isinstance(printed, str) else printed.decode())
-            except ConvcanonError as err:
-                errors.append(err)
-        if errors:
-            raise ChunkErrors(errors)
-        result = "// -----\n".join(texts)
+        result = _each_chunk(chunks, job)
     else:
         result = job(text, None)
     if stats:
@@ -342,3 +320,57 @@ def run_opt(
         sys.stderr.write(instruments.report())
     write_output(output_path, result)
     return 0
+
+
+def _read_opt_input(
+    path: str, input_hlo: bool, print_options: PrintOptions
+) -> tuple[str, str, PrintOptions]:
+    """(filename, module, print options): MLIR text, MLIR bytecode left as bytecode, or XLA HLO
+    as StableHLO text, whose locations are the HLO's, printed only if asked."""
+    if not input_hlo:
+        filename, text = read_mlir_input(path, as_text=False)
+        return filename, text, print_options
+    from convcanon.hlo.hlo_import import hlo_file_to_stablehlo_text
+
+    text = hlo_file_to_stablehlo_text(path)
+    if print_options.debug_info is None:
+        print_options = print_options._replace(debug_info=False)
+    return path, text, print_options
+
+
+def _chunks(text: str, split: bool) -> list[tuple[int, str]]:
+    """(first line, text) of each `// -----` chunk, or of the whole file when not split."""
+    if not split:
+        return [(1, text)]
+    from convcanon.hlo.context import split_input_file
+
+    return [(offset + 1, chunk) for offset, chunk in split_input_file(text)]
+
+
+def _each_chunk(chunks: list[tuple[int, str]], job: ChunkJob) -> str:
+    """Every chunk's output, joined as mlir-opt joins them; every bad chunk's error is raised
+    together, as mlir-opt reports them all."""
+    texts: list[str] = []
+    errors: list[ConvcanonError] = []
+    for line, chunk in chunks:
+        try:
+            printed = job(chunk, line)
+            texts.append(printed if isinstance(printed, str) else printed.decode())
+        except ConvcanonError as err:
+            errors.append(err)
+    if errors:
+        raise ChunkErrors(errors)
+    return "// -----\n".join(texts)
+
+
+def _verified(
+    chunks: list[tuple[int, str]], filename: str, job: ChunkJob, split: bool
+) -> str | bytes:
+    """The output under `--verify-diagnostics`: each chunk's diagnostics checked against its
+    `expected-*` comments, every mismatch raised."""
+    from convcanon.diagnostic_verifier import verify_chunks
+
+    outputs = verify_chunks(
+        chunks, filename, lambda chunk, line: job(chunk, line if split else None)
+    )
+    return outputs[0] if len(outputs) == 1 else "// -----\n".join(map(str, outputs))
