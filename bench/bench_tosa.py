@@ -29,7 +29,8 @@ from xdsl.dialects.builtin import ModuleOp
 from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 from convcanon.migraphx import layout
 from convcanon.migraphx.shaped_type import ShapedType
-from convcanon.reference.migraphx_interp import Interpreter, type_dtype
+from convcanon.reference.migraphx_interp import Interpreter
+from convcanon.reference.migraphx_kernels import type_dtype
 from convcanon.xdsl_io import parse_file_text, print_file
 
 BENCH = Path(__file__).resolve().parent

@@ -291,8 +291,12 @@ REGISTRIES = {
         ),
     ),
     "interpreter kernels": (
-        "convcanon.reference.migraphx_interp",  # its own migraphx kernels are the first family
-        ("convcanon.reference.tosa_interp", "convcanon.reference.migraphx_quant_interp"),
+        "convcanon.reference.migraphx_interp",
+        (
+            "convcanon.reference.migraphx_kernels",
+            "convcanon.reference.tosa_interp",
+            "convcanon.reference.migraphx_quant_interp",
+        ),
     ),
 }
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convcanon.diagnostics import ConvcanonError
-from convcanon.reference.migraphx_interp import type_dtype
+from convcanon.reference.migraphx_kernels import type_dtype
 from convcanon.xdsl_io import parse_file_text
 
 from .harness import as_signless, assert_close, entry, iree_opt_verify, lower, reference
