@@ -26,7 +26,7 @@ from convcanon.migraphx.declared_strides import reconcile_strides
 from convcanon.migraphx.shaped_type import ShapedType
 from convcanon.reference.kernels.budget import memory_limit
 from convcanon.reference.kernels.contraction import im2col_chunk_bytes
-from convcanon.reference.migraphx_kernels import OP_TABLE, KernelTable, type_dtype
+from convcanon.reference.migraphx_kernels import NIBBLE_BOUNDS, OP_TABLE, KernelTable, type_dtype
 
 _loaded_table: KernelTable | None = None
 
@@ -252,12 +252,9 @@ def _op_lines(module: ModuleOp, text: str) -> dict[Operation, int]:
     return op_lines(module, text)
 
 
-# npz has no 4-bit dtype: an si4/ui4 argument may come as any integer array of its values
-_NIBBLES = {"int4": (-8, 7), "uint4": (0, 15)}
-
-
 def _as_nibbles(value: np.ndarray, dtype: np.dtype, what: str, where: SourceLoc) -> np.ndarray:
-    low, high = _NIBBLES[dtype.name]
+    """npz has no 4-bit dtype: an si4/ui4 argument may come as any integer array of its values."""
+    low, high = NIBBLE_BOUNDS[dtype.name]
     if value.size and (int(value.min()) < low or int(value.max()) > high):
         raise ConvcanonError(
             f"{what} holds {int(value.min())}..{int(value.max())}, outside {dtype}'s {low}..{high}",
@@ -289,7 +286,7 @@ def bind_inputs(
         shape, dtype = flat_input_shape(ty), type_dtype(ty)
         if value.dtype.kind == "V" and value.dtype.itemsize == dtype.itemsize:
             value = value.view(dtype)
-        if dtype.name in _NIBBLES and value.dtype.kind in "iu" and tuple(value.shape) == shape:
+        if dtype.name in NIBBLE_BOUNDS and value.dtype.kind in "iu" and tuple(value.shape) == shape:
             value = _as_nibbles(value, dtype, f"input {key}", where)
         if tuple(value.shape) != shape or value.dtype != dtype:
             raise ConvcanonError(

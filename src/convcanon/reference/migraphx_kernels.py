@@ -150,24 +150,25 @@ def _convert_to_float(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.where(np.isfinite(wide), np.clip(wide, -top, top), np.nan).astype(dtype)
 
 
-_NIBBLE_BOUNDS = {"int4": (-8, 7), "uint4": (0, 15)}
+NIBBLE_BOUNDS = {"int4": (-8, 7), "uint4": (0, 15)}
+"""The 4-bit integer types (ml_dtypes' names) and their value ranges."""
 
 
 def is_integer_dtype(dtype: np.dtype) -> bool:
     """Integers of any width (ml_dtypes' 4-bit ones included); bool is not one."""
-    return dtype.kind in "iu" or dtype.name in _NIBBLE_BOUNDS
+    return dtype.kind in "iu" or dtype.name in NIBBLE_BOUNDS
 
 
 def integer_bounds(dtype: np.dtype) -> tuple[int, int]:
-    if dtype.name in _NIBBLE_BOUNDS:
-        return _NIBBLE_BOUNDS[dtype.name]
+    if dtype.name in NIBBLE_BOUNDS:
+        return NIBBLE_BOUNDS[dtype.name]
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)
 
 
 def integer_values(x: np.ndarray) -> np.ndarray:
     """Integers (4-bit ones included) as int64 or uint64 arrays of the same values."""
-    if x.dtype.name in _NIBBLE_BOUNDS:
+    if x.dtype.name in NIBBLE_BOUNDS:
         return x.astype(np.int8).astype(np.int64)
     return x.astype(np.uint64 if x.dtype == np.uint64 else np.int64)
 
@@ -181,7 +182,7 @@ def convert_to_integer(x: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.n
     kernels convert with a C++ cast there; its reference target clamps, NaN to 0). The values
     returned there are that clamp, the lowering's too."""
     low, high = integer_bounds(dtype)
-    bits = 4 if dtype.name in _NIBBLE_BOUNDS else dtype.itemsize * 8
+    bits = 4 if dtype.name in NIBBLE_BOUNDS else dtype.itemsize * 8
     if x.dtype == np.bool_ or is_integer_dtype(x.dtype):
         wide = integer_values(x.astype(np.int8) if x.dtype == np.bool_ else x)
         low_bits = wide.astype(np.uint64) & np.uint64((1 << bits) - 1)
@@ -203,7 +204,7 @@ def convert_to_integer(x: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.n
 
 def _as_integer(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """In-range integer values as `dtype` (4-bit types through int8, which holds them)."""
-    if dtype.name in _NIBBLE_BOUNDS:
+    if dtype.name in NIBBLE_BOUNDS:
         return values.astype(np.int8).astype(dtype)
     return values.astype(dtype)
 
