@@ -302,6 +302,7 @@ def verify_convs(
     from convcanon.verify.command import check_options
     from convcanon.verify.judge import Tolerances
     from convcanon.verify.local import judge_convs
+    from convcanon.verify.placement import one_report
 
     check_argument("verify_convs", "before", before, str)
     check_argument("verify_convs", "after", after, (str, type(None)))
@@ -309,7 +310,8 @@ def verify_convs(
         raise UsageError("verify_convs takes `after` or `pipeline`, one of them")
     tolerances = Tolerances(rtol, atol)
     check_options(engine, trials, seed, [1], tolerances)
-    report = judge_convs(
-        before, "<before>", after, "<after>", pipeline, engine, trials, seed, tolerances
-    )
+    with one_report():
+        report = judge_convs(
+            before, "<before>", after, "<after>", pipeline, engine, trials, seed, tolerances
+        )
     return report.verdicts

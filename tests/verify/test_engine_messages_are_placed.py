@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from convcanon.cli import main
 from convcanon.diagnostics import ConvcanonError
-from convcanon.verify.placement import place_error, place_line, say_engine_output
+from convcanon.verify.placement import one_report, place_error, place_line, say_engine_output
 
 PLACED = re.compile(r"f\.mlir(:\d+:\d+)?: (error|warning|remark): ")
 
@@ -29,6 +29,19 @@ def test_an_iree_warning_is_said_once_at_the_file(capsys):
     )
     say_engine_output(output, "f.mlir", is_the_file=True)
     assert capsys.readouterr().err == "f.mlir:3:8: warning: op was not bufferized in place\n"
+
+
+def test_each_run_says_an_engine_warning_again(capsys):
+    """The once-only memory was the process's: a second verify run in one process (the API, a
+    notebook) printed none of the warnings the first had."""
+    output = "<stdin>:3:8: warning: op was not bufferized in place\n"
+    for _ in range(2):
+        with one_report():
+            say_engine_output(output, "f.mlir", is_the_file=True)
+            say_engine_output(output, "f.mlir", is_the_file=True)
+        say_engine_output(output, "f.mlir", is_the_file=True)
+    said = "f.mlir:3:8: warning: op was not bufferized in place\n"
+    assert capsys.readouterr().err == said * 4
 
 
 def test_an_xla_refusal_is_at_the_position_it_names():

@@ -17,6 +17,7 @@ from convcanon.fileio.module_input import read_mlir_input
 from convcanon.verify.compare import compare
 from convcanon.verify.engine_process import DEFAULT_TIME_LIMIT, time_limit
 from convcanon.verify.half_b_plan import half_b_plan
+from convcanon.verify.placement import one_report
 from convcanon.verify.plan import hlo_plan
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def verify_command(
         raise UsageError("verify takes AFTER or -p PIPELINE, not both")
     if before == "-" and after == "-":
         raise UsageError("BEFORE and AFTER cannot both be stdin (-): stdin is read once")
-    with time_limit(check_timeout(timeout)):
+    with time_limit(check_timeout(timeout)), one_report():
         return _verify(
             before, after, engine, trials, seed, entry, batch_sizes, pipeline, tolerances
         )

@@ -16,6 +16,7 @@ import io
 import re
 import sys
 from collections.abc import Iterator
+from contextvars import ContextVar
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 
@@ -25,7 +26,7 @@ _POSITIONED = re.compile(
 )
 _UNPOSITIONED = re.compile(r"(?P<severity>error|warning|remark): (?P<message>.*)")
 _OP_DUMP = ": %"  # MLIR appends the failing op's text, in the engine's own locations
-_SAID: set[str] = set()  # messages already printed by this process
+_SAID: ContextVar[set[str] | None] = ContextVar("engine_messages_said", default=None)
 
 
 def placed(file: str, line: int, col: int, filename: str, is_the_file: bool) -> SourceLoc:
@@ -51,12 +52,27 @@ def place_line(line: str, filename: str, is_the_file: bool) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def one_report() -> Iterator[None]:
+    """Inside, each engine message is said once: a verify run compiles BEFORE and AFTER (and
+    each conv), which repeat the engine's warnings. The next run says them again."""
+    token = _SAID.set(set())
+    try:
+        yield
+    finally:
+        _SAID.reset(token)
+
+
 def say_engine_output(output: str, filename: str, is_the_file: bool) -> None:
-    """Print what an engine printed beside a success (warnings), placed, each message once."""
+    """Print what an engine printed beside a success (warnings), placed, each message once in
+    this run (`one_report`), or in this output outside one."""
+    said = _SAID.get()
+    if said is None:
+        said = set()
     for line in output.splitlines():
         message = place_line(line, filename, is_the_file)
-        if message is not None and message not in _SAID:
-            _SAID.add(message)
+        if message is not None and message not in said:
+            said.add(message)
             print(message, file=sys.stderr)
 
 
