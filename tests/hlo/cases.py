@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from convcanon.hlo import legalize
 from convcanon.hlo.config import resolve
 from convcanon.hlo.context import ir, make_context, parse_module
+from convcanon.hlo.conv_params import DYNAMIC as DYN
 from convcanon.hlo.conv_params import ConvParams
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.gate import ConvOptions
@@ -91,12 +92,19 @@ def conv_cases(
     lhs_dilations: tuple[int, int] = (1, 3),
     max_pad: int = 3,
     stride_range: tuple[int, int] = (1, 3),
+    dynamic: tuple[str, ...] = (),
 ) -> ConvCase:
+    """A random conv; `dynamic` lists the extents that may be drawn `?`: "batch" (the lhs's and
+    the result's) or "feature" (the lhs's and the kernel's input features, a kernel gradient's
+    contracted batch)."""
     n = draw(st.integers(1, 3))
     rank = n + 2
     perms = [draw(st.permutations(list(range(rank)))) for _ in range(3)]
     lhs_pos, rhs_pos, out_pos = (_positions(p) for p in perms)
     groups = draw(st.sampled_from([(1, 1), (2, 1), (3, 1), (1, 2), (1, 3)]))
+    unknown = draw(st.sampled_from(("", *dynamic))) if dynamic else ""
+    if unknown:
+        groups = (1, 1)
     fgc, bgc = groups
     batch = bgc * draw(st.integers(1, 2))
     in_per_group = draw(st.integers(1, 2))
@@ -123,9 +131,11 @@ def conv_cases(
             dims[pos[role]] = size
         return tuple(dims)
 
-    lhs = shape(lhs_pos, batch, fgc * in_per_group, extents)
-    rhs = shape(rhs_pos, in_per_group, out_features, kernels)
-    out = shape(out_pos, batch // bgc, out_features, outs)
+    lhs_batch, out_batch = (DYN, DYN) if unknown == "batch" else (batch, batch // bgc)
+    lhs_in, rhs_in = (DYN, DYN) if unknown == "feature" else (fgc * in_per_group, in_per_group)
+    lhs = shape(lhs_pos, lhs_batch, lhs_in, extents)
+    rhs = shape(rhs_pos, rhs_in, out_features, kernels)
+    out = shape(out_pos, out_batch, out_features, outs)
     dims = (
         f"{_layout(rank, 'b', 'f', perms[0])}x{_layout(rank, 'i', 'o', perms[1])}"
         f"->{_layout(rank, 'b', 'f', perms[2])}"
@@ -135,7 +145,7 @@ def conv_cases(
 
 
 def _tensor(shape: tuple[int, ...], element: str) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
+    return "tensor<" + "".join("?x" if d == DYN else f"{d}x" for d in shape) + element + ">"
 
 
 def _ints(values: list[int]) -> str:

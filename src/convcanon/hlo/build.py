@@ -78,17 +78,6 @@ class Step:
         self.attributes = attributes  # CREATE: all of them; CLONE: those it writes
         self.element = element  # ZERO
 
-    def with_operands(self, operands: tuple[Ref, ...]) -> Step:
-        return Step(
-            self.kind,
-            self.short,
-            self.name,
-            self.result,
-            operands,
-            self.attributes,
-            self.element,
-        )
-
 
 class Program:
     """The ops of one conv configuration's rewrite, and the value that replaces the conv."""
@@ -122,12 +111,10 @@ class Builder:
         self._types: dict[tuple[tuple[int, ...], ir.Type], ir.Type] = {}
         self._info: dict[ir.Type, tuple[tuple[int, ...], ir.Type]] = {}  # shape, element
         self._short = {name: name.partition(".")[2] for name in self._names()}
-        self._reshape_names = (self._reshape_name, self._dynamic_reshape_name)
         self._steps: list[Step] = []
         self._values: list[tuple[tuple[int, ...], ir.Type]] = []  # each ref's shape, element
         self._zero_refs: dict[ir.Type, Ref] = {}
         self._index_vectors: dict[tuple[int, ...], Ref] = {}
-        self._transpositions: dict[Ref, tuple[int, ...]] = {}  # each transpose's permutation
         self._dynamic: tuple[Ref, int] | None = None  # the conv's lhs and its dynamic dim
         self._dynamic_value: Ref | None = None  # its size, once built
 
@@ -158,35 +145,14 @@ class Builder:
         self._values = [self.type_info(lhs), self.type_info(rhs)]
         self._zero_refs = {}
         self._index_vectors = {}
-        self._transpositions = {}
         self._dynamic_value = None
         self.dynamic_from(0)
         return 0, 1
 
     def finish(self, total: Ref) -> Program:
-        """The program of the steps `total` reads, in order: a step the builder's own folds
-        left unread (a reshape that a later reshape reads through, a transpose another
-        transpose absorbed) is left out."""
-        steps = self._steps
-        live = [False] * len(steps)
-        live_ref = [False] * (len(steps) + 2)
-        live_ref[total] = True
-        for i in reversed(range(len(steps))):
-            if live_ref[i + 2]:
-                live[i] = True
-                for ref in steps[i].operands:
-                    live_ref[ref] = True
-        if all(live):
-            return Program(tuple(steps), total)
-        renumbered = [0, 1] + [0] * len(steps)
-        kept: list[Step] = []
-        for i, step in enumerate(steps):
-            if live[i]:
-                renumbered[i + 2] = len(kept) + 2
-                if any(renumbered[r] != r for r in step.operands):
-                    step = step.with_operands(tuple(renumbered[r] for r in step.operands))
-                kept.append(step)
-        return Program(tuple(kept), renumbered[total])
+        """The program of every step asked for since `start`: the emitter asks only for steps
+        a later one reads, so each is used."""
+        return Program(tuple(self._steps), total)
 
     def dynamic_from(self, lhs: Ref) -> None:
         """Read the dynamic extent (batch or feature) from `lhs` (the conv's lhs, or its
@@ -303,12 +269,12 @@ class Builder:
                 run.append(int(v))
                 continue
             flush()
-            parts.append(self._dynamic_size())
+            parts.append(self.dynamic_size())
         flush()
         vector = self._index_vectors[key] = self.concatenate(parts, 0)
         return vector
 
-    def _dynamic_size(self) -> Ref:
+    def dynamic_size(self) -> Ref:
         """The size of the conv's dynamic extent (batch or feature) as a `tensor<1xi64>`."""
         assert self._dynamic is not None, "a dynamic extent outside a conv with a dynamic lhs"
         if self._dynamic_value is not None:
@@ -391,13 +357,9 @@ class Builder:
         return value if bounds is None else self.slice(value, *bounds)
 
     def reshape(self, value: Ref, shape: Sequence[int]) -> Ref:
-        """`value` reshaped to `shape`; a dynamic extent keeps the size of `value`'s (the dynamic
-        dim is never split or merged), through `dynamic_reshape`. A reshape reads through a
-        reshape that made `value` (row-major order is all either keeps), and a reshape to the
-        shape the value already has is the value itself."""
-        source = self._reshaped_from(value)
-        if source is not None:
-            value = source
+        """`value` reshaped to `shape`, or `value` itself if it has that shape; a dynamic extent
+        keeps the size of `value`'s (the dynamic dim is never split or merged), through
+        `dynamic_reshape`."""
         if tuple(shape) == self.shape(value):
             return value
         ty = self.tensor(shape, self.info(value)[1])
@@ -406,42 +368,28 @@ class Builder:
             return self._create(self._dynamic_reshape_name, ty, [value, dims], {})
         return self._create(self._reshape_name, ty, [value], {})
 
-    def _reshaped_from(self, value: Ref) -> Ref | None:
-        """The operand of the reshape that made `value`, if a reshape did."""
-        if value < 2:
-            return None
-        step = self._steps[value - 2]
-        if step.kind == CREATE and step.name in self._reshape_names:
-            return step.operands[0]
-        return None
-
     def transpose(self, value: Ref, permutation: Sequence[int]) -> Ref:
-        """`value` with its dims permuted, or `value` if the permutation is none. A transpose
-        of a transpose is one transpose (of the first one's operand)."""
-        if value >= 2:
-            step = self._steps[value - 2]
-            if step.kind == CREATE and step.name == self._transpose_name:
-                inner = self._transpositions[value]
-                permutation = [inner[d] for d in permutation]
-                value = step.operands[0]
+        """`value` with its dims permuted, or `value` if the permutation is none."""
         if list(permutation) == list(range(len(permutation))):
             return value
         shape, element = self.info(value)
         out = tuple(shape[d] for d in permutation)
         attrs = {"permutation": self.i64_list(permutation)}
-        ty = self.tensor(out, element)
-        ref = self._create(self._transpose_name, ty, [value], attrs)
-        self._transpositions[ref] = tuple(permutation)
-        return ref
+        return self._create(self._transpose_name, self.tensor(out, element), [value], attrs)
 
     def permute_reshape(
-        self, value: Ref, permutation: Sequence[int], result_shape: Sequence[int]
+        self,
+        value: Ref,
+        permutation: Sequence[int],
+        result_shape: Sequence[int],
+        split: Sequence[int] | None = None,
     ) -> Ref:
-        """`value` transposed, then reshaped to `result_shape`: one reshape when the
-        permutation only moves unit dims."""
-        shape = self.shape(value)
-        moved = [d for d in permutation if shape[d] != 1]
-        if moved != sorted(moved):
+        """`value` (reshaped to `split` first, if given) transposed, then reshaped to
+        `result_shape`: one reshape of `value` when the permutation only moves unit dims, since
+        a reshape of a reshape is one reshape."""
+        if moves_data(tuple(split) if split is not None else self.shape(value), permutation):
+            if split is not None:
+                value = self.reshape(value, split)
             value = self.transpose(value, permutation)
         return self.reshape(value, result_shape)
 
@@ -602,6 +550,13 @@ def instantiate(
             emitted.append(step.short)
             values.append(op.result)
     return values[program.total]
+
+
+def moves_data(shape: Sequence[int], permutation: Sequence[int]) -> bool:
+    """Whether permuting the dims of `shape` reorders its elements (moves a non-unit dim past
+    another), so that it is a transpose and not a reshape."""
+    moved = [d for d in permutation if shape[d] != 1]
+    return moved != sorted(moved)
 
 
 @lru_cache(maxsize=4096)

@@ -13,8 +13,8 @@ from functools import lru_cache
 
 from jaxlib.mlir import ir
 
-from convcanon.hlo.build import Builder, Program, Ref
-from convcanon.hlo.conv_params import ConvParams
+from convcanon.hlo.build import Builder, Program, Ref, moves_data
+from convcanon.hlo.conv_params import DYNAMIC, ConvParams
 from convcanon.hlo.plan import ConvPlan
 from convcanon.hlo.plan_phases import PhaseGroup, PhasePlan, Rearrangement
 from convcanon.hlo.plan_window import Fold, Operand, Pad, Slices, Unfold, WindowPlan
@@ -22,11 +22,14 @@ from convcanon.records import NamedTuple
 
 
 class _Folded(NamedTuple):
-    """An operand with each folded axis split into (outer, s); `axes[a]` lists the axes of
-    original axis `a`."""
+    """An operand cropped or padded to whole folds (`source`, of `shape`), and split into
+    (outer, s) per folded axis (`value`, built only if an unfold reads it as split); `axes[a]`
+    lists the axes of original axis `a` in the split."""
 
-    value: Ref
-    axes: dict[int, list[int]]
+    value: Ref | None
+    source: Ref
+    shape: tuple[int, ...]
+    axes: tuple[tuple[int, ...], ...]
 
 
 def emit(b: Builder, plan: ConvPlan, types: tuple[ir.Type, ir.Type, ir.Type]) -> Program:
@@ -35,22 +38,55 @@ def emit(b: Builder, plan: ConvPlan, types: tuple[ir.Type, ir.Type, ir.Type]) ->
     lhs, rhs = b.start(types[0], types[1])
     result_element = b.type_info(types[2])[1]
     acc = ir.F32Type.get() if plan.wide else result_element
-    layout = plan.channels_last
-    if layout is not None:
-        lhs = b.transpose(lhs, layout.lhs)
-        rhs = b.transpose(rhs, layout.rhs)
-        b.dynamic_from(lhs)
     body = plan.body
+    assert body is not None, "a rejected conv has nothing to emit"
+    layout = plan.channels_last
+    kernel = _Kernel(rhs, rhs, None, ())
+    if layout is not None:  # an all-zero result reads no operand, only a dynamic size
+        if not plan.all_zero or DYNAMIC in layout.params.result_shape:
+            lhs = b.transpose(lhs, layout.lhs)
+            b.dynamic_from(lhs)
+        moved = b.transpose(rhs, layout.rhs) if _reads_kernel(body, layout.params) else None
+        kernel = _Kernel(moved, rhs, layout.rhs, layout.params.rhs_shape)
     if isinstance(body, PhasePlan):
-        total = _phases(b, lhs, rhs, body, acc)
+        total = _phases(b, lhs, kernel, body, acc)
     else:
-        assert body is not None, "a rejected conv has nothing to emit"
-        total = _window(b, lhs, rhs, body, acc)
+        assert kernel.value is not None
+        total = _window(b, lhs, kernel.value, body, acc)
     if plan.wide:
         total = b.convert(total, result_element)
     if layout is not None:
         total = b.transpose(total, layout.back)
     return b.finish(total)
+
+
+class _Kernel(NamedTuple):
+    """The kernel as the rewrite reads it (`value`: None where nothing reads it as it is), and
+    under a channels-last move the conv's own kernel and the move, which a rearrangement that
+    starts by transposing the kernel folds into its own transpose."""
+
+    value: Ref | None
+    source: Ref
+    move: tuple[int, ...] | None
+    shape: tuple[int, ...]  # the moved kernel's
+
+
+def _reads_kernel(body: WindowPlan | PhasePlan, p: ConvParams) -> bool:
+    """Whether the rewrite reads the kernel moved channels-last (of conv `p`) as it is: not an
+    all-zero result, nor phase groups whose rearrangements each start by transposing it."""
+    if isinstance(body, WindowPlan):
+        return True
+    return any(
+        not isinstance(g.kernel, Rearrangement) or not _transposes_first(g.kernel, p.rhs_shape)
+        for g in body.groups
+    )
+
+
+def _transposes_first(r: Rearrangement, shape: tuple[int, ...]) -> bool:
+    """Whether `_rearranged` starts by transposing the kernel (of `shape`): nothing to crop,
+    extend, split, cut or flip first."""
+    plain = r.crop is None and r.high is None and r.cut is None and not r.flips
+    return plain and r.split == shape and moves_data(shape, r.order)
 
 
 def _pad(b: Builder, value: Ref, pad: Pad) -> Ref:
@@ -74,8 +110,11 @@ def _window(b: Builder, lhs: Ref, rhs: Ref, plan: WindowPlan, acc: ir.Type) -> R
         lhs = b.transpose(lhs, plan.lhs_back)
     if plan.kernel_flips:  # tap k reads element K-1-k: flip those dims, and read them forward
         rhs = b.reverse(rhs, plan.kernel_flips)
-    folded_lhs = _fold(b, lhs, plan.lhs_fold) if plan.lhs_fold is not None else None
-    folded_rhs = _fold(b, rhs, plan.kernel_fold) if plan.kernel_fold is not None else None
+    folded_lhs = folded_rhs = None
+    if plan.lhs_fold is not None:
+        folded_lhs = _fold(b, lhs, plan.lhs_fold, [c.lhs for c in plan.partials])
+    if plan.kernel_fold is not None:
+        folded_rhs = _fold(b, rhs, plan.kernel_fold, [c.rhs for c in plan.partials])
     total: Ref | None = None
     for partial in plan.partials:
         x = _operand(b, lhs, folded_lhs, partial.lhs)
@@ -95,9 +134,10 @@ def _operand(b: Builder, value: Ref, folded: _Folded | None, spec: Operand) -> R
     return _unfold(b, folded, spec)
 
 
-def _fold(b: Builder, value: Ref, fold: Fold) -> _Folded:
+def _fold(b: Builder, value: Ref, fold: Fold, readers: list[Operand]) -> _Folded:
     """`value` cropped or zero-padded at the end of each folded axis to outer*s, then each such
-    axis split into (outer, s)."""
+    axis split into (outer, s) if one of the `readers` reads the split (the others reshape the
+    cropped or padded value themselves)."""
     shape = b.shape(value)
     rank = len(shape)
     folds = {axis: (outer, s) for axis, outer, s in fold.folds}
@@ -113,26 +153,48 @@ def _fold(b: Builder, value: Ref, fold: Fold) -> _Folded:
         value = b.pad(value, [0] * rank, high)
         shape = b.shape(value)
     split: list[int] = []
-    axes: dict[int, list[int]] = {}
+    axes: list[tuple[int, ...]] = []
     for axis, extent in enumerate(shape):
         parts = list(folds[axis]) if axis in folds else [extent]
-        axes[axis] = list(range(len(split), len(split) + len(parts)))
+        axes.append(tuple(range(len(split), len(split) + len(parts))))
         split += parts
-    return _Folded(b.reshape(value, split), axes)
+    folded = tuple(split)
+    read = any(
+        _reads_split(folded, _unfold_geometry(folded, tuple(axes), spec))
+        for spec in readers
+        if isinstance(spec, Unfold)
+    )
+    if read:
+        return _Folded(b.reshape(value, split), value, folded, tuple(axes))
+    if DYNAMIC in shape:  # the size every unfold's reshape reads is built with the fold
+        b.dynamic_size()
+    return _Folded(None, value, folded, tuple(axes))
+
+
+_Geometry = tuple[
+    tuple[list[int], list[int]] | None, list[int] | None, tuple[int, ...], tuple[int, ...]
+]
+
+
+def _reads_split(folded: tuple[int, ...], geometry: _Geometry) -> bool:
+    """Whether an unfold of this geometry reads the split operand itself (slices or transposes
+    it) rather than reshaping the operand anew."""
+    crop, split, order, _ = geometry
+    return crop is not None or split is None and moves_data(folded, order)
 
 
 def _unfold(b: Builder, folded: _Folded, spec: Unfold) -> Ref:
     """The phases `spec.windows` of a folded operand, with the phase axes moved into the
     feature axis (after its groups' blocks, in dim order): the same tensor as the phase slices
     concatenated on the features."""
-    axes = tuple(tuple(folded.axes[a]) for a in sorted(folded.axes))
-    crop, split, order, merged = _unfold_geometry(b.shape(folded.value), axes, spec)
-    value = folded.value
-    if crop is not None:
-        value = b.slice(value, *crop)
-    if split is not None:
-        value = b.reshape(value, split)
-    value = b.permute_reshape(value, order, merged)
+    geometry = _unfold_geometry(folded.shape, folded.axes, spec)
+    crop, split, order, merged = geometry
+    if _reads_split(folded.shape, geometry):
+        assert folded.value is not None
+        value = b.slice(folded.value, *crop) if crop is not None else folded.value
+        value = b.permute_reshape(value, order, merged, split)
+    else:  # a reshape of the split is a reshape of what was split
+        value = b.permute_reshape(folded.source, order, merged, split or folded.shape)
     if spec.layout is not None:
         value = b.transpose(value, spec.layout)
     return value
@@ -141,7 +203,7 @@ def _unfold(b: Builder, folded: _Folded, spec: Unfold) -> Ref:
 @lru_cache(maxsize=4096)
 def _unfold_geometry(
     shape: tuple[int, ...], axes: tuple[tuple[int, ...], ...], spec: Unfold
-) -> tuple[tuple[list[int], list[int]] | None, list[int] | None, tuple[int, ...], tuple[int, ...]]:
+) -> _Geometry:
     """The crop of the phase windows, the split of the feature axis into its groups, and the
     permutation and shape that move the phase axes behind them (`axes[a]`: the axes of the
     folded operand's original axis `a`)."""
@@ -191,7 +253,7 @@ def _unfold_geometry(
 # -- output phases ------------------------------------------------------------------------------
 
 
-def _phases(b: Builder, lhs: Ref, rhs: Ref, plan: PhasePlan, acc: ir.Type) -> Ref:
+def _phases(b: Builder, lhs: Ref, rhs: _Kernel, plan: PhasePlan, acc: ir.Type) -> Ref:
     """The output phase convs of a lhs-dilated conv, put in place: placed by interior pads and
     summed (merge-phases=none), by one depth-to-space, or by interleaving."""
     p = plan.params
@@ -203,32 +265,44 @@ def _phases(b: Builder, lhs: Ref, rhs: Ref, plan: PhasePlan, acc: ir.Type) -> Re
                 value = _pad(b, value, group.placement)
             total = value if total is None else b.add(total, value)
         return total if total is not None else b.zeros(p.result_shape, acc)
-    grid: dict[tuple[int, ...], Ref] = {}
+    grid: dict[tuple[int, ...], _View] = {}
+    stages = _stages(plan)
     for group in plan.groups:
         value = _group(b, lhs, rhs, group, acc)
         if plan.assembly == "depth-to-space":
             return _depth_to_space(b, value, plan)
         for index, phase in enumerate(group.phases):
-            grid[phase] = _phase_of(b, value, p, index, len(group.phases))
+            view = _phase_of(b, value, p, index, len(group.phases))
+            grid[phase] = _settle(b, view, plan, stages)
     if not grid:
         return b.zeros(p.result_shape, acc)
     return _interleave(b, grid, plan, acc)
 
 
-def _group(b: Builder, lhs: Ref, rhs: Ref, group: PhaseGroup, acc: ir.Type) -> Ref:
+def _group(b: Builder, lhs: Ref, rhs: _Kernel, group: PhaseGroup, acc: ir.Type) -> Ref:
     k = group.kernel
-    if isinstance(k, Rearrangement):
-        kernel = _rearranged(b, rhs, k)
+    if isinstance(k, Rearrangement) and rhs.move is not None and _transposes_first(k, rhs.shape):
+        kernel = _rearranged(b, rhs.source, k, rhs.move)
     else:
-        kernel = b.join_slices(rhs, k.axes, k.windows, k.axis, k.blocks, k.pads)
+        assert rhs.value is not None
+        if isinstance(k, Rearrangement):
+            kernel = _rearranged(b, rhs.value, k, None)
+        else:
+            kernel = b.join_slices(rhs.value, k.axes, k.windows, k.axis, k.blocks, k.pads)
     return _window(b, lhs, kernel, group.conv, acc)
 
 
-def _rearranged(b: Builder, rhs: Ref, r: Rearrangement) -> Ref:
-    """The kernel rearranged as `r` says (see `plan.Rearrangement`)."""
+def _rearranged(b: Builder, rhs: Ref, r: Rearrangement, move: tuple[int, ...] | None) -> Ref:
+    """The kernel rearranged as `r` says (see `plan.Rearrangement`); `rhs` the conv's kernel
+    before its channels-last `move` when `r` starts by transposing (one transpose does both)."""
+    if move is not None:
+        value = b.transpose(rhs, [move[d] for d in r.order])
+        return b.reshape(value, r.merged)
     value = b.slice(rhs, *r.crop) if r.crop is not None else rhs
     if r.high is not None:
         value = b.pad(value, [0] * len(r.high), r.high)
+    if r.cut is None and not r.flips:  # split and merged by one reshape where that suffices
+        return b.permute_reshape(value, r.order, r.merged, r.split)
     value = b.reshape(value, r.split)
     if r.cut is not None:
         value = b.slice(value, [0] * len(r.cut), r.cut)
@@ -241,25 +315,49 @@ def _split(shape: tuple[int, ...], axis: int, parts: list[int]) -> list[int]:
     return [*shape[:axis], *parts, *shape[axis + 1 :]]
 
 
-def _phase_of(b: Builder, value: Ref, p: ConvParams, index: int, merged: int) -> Ref:
+# A value and the shape it is read as: a reshape not built yet, since the next reshape of it
+# may reshape the value behind it instead.
+_View = tuple[Ref, tuple[int, ...]]
+
+
+def _phase_of(b: Builder, value: Ref, p: ConvParams, index: int, merged: int) -> _View:
     """Phase `index` of a conv result whose feature axis holds (groups, merged, features)."""
     axis, groups = p.dims.out_feature, p.feature_group_count
-    if merged == 1:
-        return value
     shape = b.shape(value)
+    if merged == 1:
+        return value, shape
     out = list(shape)
     out[axis] //= merged
     if groups == 1:
         start, limit = [0] * len(shape), list(shape)
         start[axis], limit[axis] = index * out[axis], (index + 1) * out[axis]
-        return b.slice(value, start, limit)
+        part = b.slice(value, start, limit)
+        return part, b.shape(part)
     per = out[axis] // groups
     split = _split(shape, axis, [groups, merged, per])
     start, limit = [0] * len(split), list(split)
     start[axis + 1], limit[axis + 1] = index, index + 1
     part = b.reshape(value, split)
-    part = b.slice(part, start, limit)
-    return b.reshape(part, out)
+    return b.slice(part, start, limit), tuple(out)
+
+
+def _stages(plan: PhasePlan) -> list[int]:
+    """The spatial dims the interleave puts in place, in its order (from the last): those with
+    a period."""
+    return [i for i in reversed(range(plan.params.num_spatial)) if plan.dims[i].period != 1]
+
+
+def _settle(b: Builder, view: _View, plan: PhasePlan, later: list[int]) -> _View:
+    """`view` built where it is read as it is: by the pad of the interleave stage of dim
+    `later[0]` (a phase shorter than the others there), or as the result (no stage later). The
+    stage's reshape of it otherwise reshapes the value behind it."""
+    value, shape = view
+    if later:
+        i = later[0]
+        period, extent = plan.dims[i].period, plan.params.out_spatial[i]
+        if shape[plan.params.dims.out_spatial[i]] >= -(-extent // period):
+            return view
+    return b.reshape(value, shape), shape
 
 
 def _depth_to_space(b: Builder, value: Ref, plan: PhasePlan) -> Ref:
@@ -288,12 +386,11 @@ def _depth_to_space(b: Builder, value: Ref, plan: PhasePlan) -> Ref:
             order += ([first] if groups > 1 else []) + [first + len(feature_parts) - 1]
         else:
             order.append(index(axis))
-    value = b.reshape(value, split)
-    return b.permute_reshape(value, order, p.result_shape)
+    return b.permute_reshape(value, order, p.result_shape, split)
 
 
 def _interleave(
-    b: Builder, grid: dict[tuple[int, ...], Ref], plan: PhasePlan, element: ir.Type
+    b: Builder, grid: dict[tuple[int, ...], _View], plan: PhasePlan, element: ir.Type
 ) -> Ref:
     """Put the output phases (keyed by their q per dim) in place, one dim at a time from the
     last: phase q's outputs m go to q + P*m. Shorter phases are padded with zeros at the end
@@ -303,45 +400,45 @@ def _interleave(
     output)."""
     p = plan.params
     dims = p.dims
-    for i in reversed(range(p.num_spatial)):
+    stages = _stages(plan)
+    for n, i in enumerate(stages):
         period, extent, axis = plan.dims[i].period, p.out_spatial[i], dims.out_spatial[i]
-        if period == 1:
-            continue
-        rows: dict[tuple[int, ...], dict[int, Ref]] = {}
+        rows: dict[tuple[int, ...], dict[int, _View]] = {}
         for key, placed in grid.items():
             rows.setdefault(key[:i] + (0,) + key[i + 1 :], {})[key[i]] = placed
         each = -(-extent // period)
         grid = {}
         for key, row in rows.items():
-            ref = list(b.shape(next(iter(row.values()))))
+            ref = list(next(iter(row.values()))[1])
             ref[axis] = each
             column = (*ref[: axis + 1], 1, *ref[axis + 1 :])
             slots = min(period, extent)  # each is 1 where period > extent
-            parts = []
-            for start, stop in _gaps(sorted(q for q in row if q < slots), slots):
+            runs = _gaps(sorted(q for q in row if q < slots), slots)
+            single = sum((stop > start) + (stop < slots) for start, stop in runs) == 1
+            parts: list[Ref] = []
+            for start, stop in runs:
                 if stop > start:  # phases without taps: one zero block for the whole run
                     gap = list(column)
                     gap[axis + 1] = stop - start
                     parts.append(b.zeros(gap, element))
                 if stop < slots:
-                    found = row[stop]
-                    shape = b.shape(found)
-                    if shape[axis] < each:
+                    found, shape = row[stop]
+                    if shape[axis] < each:  # settled: built
                         high = [0] * len(shape)
                         high[axis] = each - shape[axis]
                         found = b.pad(found, [0] * len(shape), high)
-                    parts.append(b.reshape(found, column))
-            joined = b.concatenate(parts, axis + 1) if len(parts) > 1 else parts[0]
+                    parts.append(found if single else b.reshape(found, column))
             out = list(ref)
             out[axis] = each * slots
-            value = b.reshape(joined, out)
+            view = (b.concatenate(parts, axis + 1), tuple(out))
             if out[axis] > extent:
                 limit = list(out)
                 limit[axis] = extent
-                value = b.slice(value, [0] * len(out), limit)
-            grid[key] = value
+                value = b.slice(b.reshape(*view), [0] * len(out), limit)
+                view = (value, b.shape(value))
+            grid[key] = _settle(b, view, plan, stages[n + 1 :])
     assert len(grid) == 1
-    return next(iter(grid.values()))
+    return next(iter(grid.values()))[0]
 
 
 def _gaps(present: list[int], slots: int) -> list[tuple[int, int]]:

@@ -51,6 +51,12 @@ class ConvPlan(NamedTuple):
         return ()
 
     @property
+    def all_zero(self) -> bool:
+        """Whether the result is zeros whatever the operands: a lhs-dilated conv whose every
+        output reads only inserted or padded zeros (no output phase has a tap)."""
+        return isinstance(self.body, PhasePlan) and not self.body.groups
+
+    @property
     def macs_after(self) -> int:
         return sum(c.params.macs for c in self.partials)
 
