@@ -167,6 +167,27 @@ def test_the_plan_emits_the_convs_the_gate_counted_at_the_multiply_add_floor(
 
 
 @SETTINGS
+@given(p=conv_params(), options=OPTIONS, max_phases=st.integers(1, 12))
+def test_an_accepted_conv_never_emits_more_partial_convs_than_max_phases(
+    p: ConvParams, options: ConvOptions, max_phases: int
+) -> None:
+    """`max-phases` bounds the partial convs a rewrite emits. The gate counts merged phases
+    before anything is enumerated; a policy that writes a partial as one conv per tap (a
+    depthwise conv, a line phase) emitted more than it counted (a 3x3/2 depthwise conv under
+    `generic`: 9 against 4), so the plan's own count is checked too."""
+    options = options._replace(max_phases=max_phases)
+    plan = plan_conv(p, options)
+    if plan.decision.accepted:
+        assert len(plan.partials) <= max_phases
+        return
+    assert plan.body is None and not plan.partials
+    unlimited = plan_conv(p, options._replace(max_phases=10_000))
+    if unlimited.decision.accepted:  # refused for its count alone, and it says so
+        assert len(unlimited.partials) > max_phases
+        assert plan.decision.reason.endswith(f"over max-phases {max_phases}")
+
+
+@SETTINGS
 @given(p=conv_params(), options=OPTIONS)
 def test_the_config_resolves_auto_once_and_keeps_what_was_asked(
     p: ConvParams, options: ConvOptions

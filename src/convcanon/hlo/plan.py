@@ -102,6 +102,18 @@ def plan_conv(p: ConvParams, options: ConvOptions) -> ConvPlan:
             counters["rewritten-pad"] = 1
         if conv.needs_stride:
             counters["rewritten-stride"] = 1
+    emitted = _partial_count(body)
+    if emitted > options.max_phases:  # the gate counted phases; a policy split them per tap
+        reason = (
+            f"needs {emitted} partial convs (one per tap), over max-phases {options.max_phases}"
+        )
+        return ConvPlan(
+            params=p,
+            decision=Decision(False, reason),
+            policy=config.policy.name,
+            merge=config.merge,
+            lattice_macs=lattice,
+        )
     summed = max(merged.summed, _most_summed(body))
     wide = options.wide_partials and summed > 1 and p.narrow_result
     if wide:
@@ -123,6 +135,15 @@ def plan_conv(p: ConvParams, options: ConvOptions) -> ConvPlan:
         summed=summed,
         counters=tuple(counters.items()),
     )
+
+
+def _partial_count(body: WindowPlan | PhasePlan) -> int:
+    """The partial convs `body` emits: the gate's count of merged phases, or more where the
+    policy writes a partial as one conv per tap (at most `max_split_taps` each, so planning them
+    before this check is bounded)."""
+    if isinstance(body, WindowPlan):
+        return len(body.partials)
+    return sum(len(g.conv.partials) for g in body.groups)
 
 
 def _most_summed(body: WindowPlan | PhasePlan) -> int:
