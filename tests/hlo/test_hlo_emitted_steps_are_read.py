@@ -10,7 +10,7 @@ from typing import get_args
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from convcanon.hlo.build import Builder, Program, Ref, Step
+from convcanon.hlo.build import Builder
 from convcanon.hlo.context import ir
 from convcanon.hlo.conv_params import DYNAMIC
 from convcanon.hlo.dialects import STABLEHLO
@@ -20,6 +20,7 @@ from convcanon.hlo.options import ConvLayout, Engine, LhsDilation, MergePhases, 
 from convcanon.hlo.params import read_conv_params
 from convcanon.hlo.plan import ConvPlan, plan_conv
 from convcanon.hlo.plan_phases import PhasePlan
+from convcanon.hlo.program import Program, Ref, Step
 
 from .cases import ConvCase, conv_cases, conv_module, convs_of, functions, parse
 

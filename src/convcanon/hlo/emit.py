@@ -1,7 +1,7 @@
 """Turn a conv's rewrite plan into ops: one call per conv configuration, no decisions.
 
 `emit(b, plan, types)` gives the `Program` of the ops `plan` describes for a conv of the given
-operand and result types; `build.instantiate` builds it in front of each such conv. What each op
+operand and result types; `program.instantiate` builds it in front of each such conv. What each op
 reads and how it is shaped comes from the plan and from its operands' types; the choices (which
 partial convs, which layout, which pads) were all made by the planner.
 """
@@ -13,11 +13,12 @@ from functools import lru_cache
 
 from jaxlib.mlir import ir
 
-from convcanon.hlo.build import Builder, Program, Ref, moves_data
+from convcanon.hlo.build import Builder, moves_data
 from convcanon.hlo.conv_params import DYNAMIC, ConvParams
 from convcanon.hlo.plan import ConvPlan
 from convcanon.hlo.plan_phases import PhaseGroup, PhasePlan, Rearrangement
 from convcanon.hlo.plan_window import Fold, Operand, Pad, Slices, Unfold, WindowPlan
+from convcanon.hlo.program import Program, Ref
 from convcanon.records import NamedTuple
 
 
@@ -265,12 +266,13 @@ def _phases(b: Builder, lhs: Ref, rhs: _Kernel, plan: PhasePlan, acc: ir.Type) -
                 value = _pad(b, value, group.placement)
             total = value if total is None else b.add(total, value)
         return total if total is not None else b.zeros(p.result_shape, acc)
+    if plan.assembly == "depth-to-space":  # one group holds every output phase
+        (group,) = plan.groups
+        return _depth_to_space(b, _group(b, lhs, rhs, group, acc), plan)
     grid: dict[tuple[int, ...], _View] = {}
     stages = _stages(plan)
     for group in plan.groups:
         value = _group(b, lhs, rhs, group, acc)
-        if plan.assembly == "depth-to-space":
-            return _depth_to_space(b, value, plan)
         for index, phase in enumerate(group.phases):
             view = _phase_of(b, value, p, index, len(group.phases))
             grid[phase] = _settle(b, view, plan, stages)

@@ -25,6 +25,7 @@ from convcanon.hlo.gate import ConvOptions, Decision
 from convcanon.hlo.io import HloFile
 from convcanon.hlo.params import ConvKey, NotAConvolution, conv_key, read_conv_params
 from convcanon.hlo.plan import ConvPlan, plan_conv
+from convcanon.hlo.program import AnyOp, Program, instantiate
 from convcanon.pipeline import OptionValue, PassStats
 
 
@@ -275,13 +276,13 @@ def _as_planned(
     return (conv, replaced) if isinstance(replaced, str) else (replaced, "")
 
 
-def _emit_all(todo: list[_Todo], dialect: Dialect, stats: PassStats) -> list[build.AnyOp]:
+def _emit_all(todo: list[_Todo], dialect: Dialect, stats: PassStats) -> list[AnyOp]:
     """Rewrite each conv of `todo` by its plan's program (emitted once per configuration);
     returns the ops that need verifying."""
     builder = build.Builder(dialect)
-    programs: dict[ConvKey, build.Program] = {}
+    programs: dict[ConvKey, Program] = {}
     zeros = _BlockZeros(builder)
-    created: list[build.AnyOp] = []
+    created: list[AnyOp] = []
     for conv, key, plan, record in todo:
         program = programs.get(key)
         fresh = program is None
@@ -289,7 +290,7 @@ def _emit_all(todo: list[_Todo], dialect: Dialect, stats: PassStats) -> list[bui
             types = (conv.operands[0].type, conv.operands[1].type, conv.results[0].type)
             program = programs[key] = emit(builder, plan, types)
         zero_of = zeros.of(conv.operation.block, conv.location)
-        total = build.instantiate(program, conv, zero_of, record.ops_added, created, fresh)
+        total = instantiate(program, conv, zero_of, record.ops_added, created, fresh)
         for counter, n in plan.counters:
             stats.bump(counter, n)
         conv.results[0].replace_all_uses_with(total)
@@ -331,7 +332,7 @@ def euet001(p: ConvParams, loc: SourceLoc) -> ConvcanonError:
     )
 
 
-def _verify(hlo_file: HloFile, created: list[build.AnyOp]) -> None:
+def _verify(hlo_file: HloFile, created: list[AnyOp]) -> None:
     """Verify the rewritten module. An invalid op is a bug of the rewrite, never of the input:
     it is reported at the conv it was built for as an internal error (exit 1, nothing written),
     not a traceback.

@@ -174,9 +174,26 @@ def rearranged_kernel(shape: tuple[int, ...], k: Slices) -> Rearrangement | None
     phases = [(a, f) for a, f in zip(k.axes, found, strict=True) if isinstance(f, _PhaseAxis)]
     if not phases:
         return None
+    start, limit, strides, high = _whole_periods(shape, k.axes, found)
+    crop = start != [0] * len(shape) or limit != list(shape) or strides != [1] * len(shape)
+    if not _fewer_ops(shape, k, phases, crop, any(high)):
+        return None
+    bounds = zip(start, limit, strides, high, strict=True)
+    extents = [-(-(hi - lo) // step) + h for lo, hi, step, h in bounds]
+    return _phase_axes_to_features(extents, k, phases)._replace(
+        crop=(tuple(start), tuple(limit), tuple(strides)) if crop else None,
+        high=tuple(high) if any(high) else None,
+    )
+
+
+def _whole_periods(
+    shape: tuple[int, ...], axes: tuple[int, ...], found: list[Window | _PhaseAxis]
+) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The kernel's crop (start, limit, strides) to the taps `found` reads, and the zeros to
+    append (`high`) so that each phase axis holds whole periods."""
     rank = len(shape)
     start, limit, strides, high = [0] * rank, list(shape), [1] * rank, [0] * rank
-    for axis, f in zip(k.axes, found, strict=True):
+    for axis, f in zip(axes, found, strict=True):
         if isinstance(f, _PhaseAxis):
             end = f.first + f.length * f.period
             start[axis], limit[axis] = f.first, min(end, shape[axis])
@@ -184,53 +201,77 @@ def rearranged_kernel(shape: tuple[int, ...], k: Slices) -> Rearrangement | None
         else:
             lo, step, n = f
             start[axis], limit[axis], strides[axis] = lo, lo + (n - 1) * step + 1, step
-    crop = start != [0] * rank or limit != list(shape) or strides != [1] * rank
-    split = [a for a, f in phases if f.length > 1]
-    cut = [a for a, f in phases if f.n < f.period]
-    flips = [a for a, f in phases if f.order < 0]
-    ops = crop + any(high) + bool(split or k.blocks > 1) + bool(cut) + bool(flips) + 2
+    return start, limit, strides, high
+
+
+def _fewer_ops(
+    shape: tuple[int, ...],
+    k: Slices,
+    phases: list[tuple[int, _PhaseAxis]],
+    crop: bool,
+    extend: bool,
+) -> bool:
+    """Whether the rearrangement (crop, zero extension, split, cut, reverse, transpose and
+    reshape) is fewer ops than the slices of `k` and their concatenate."""
+    split = any(f.length > 1 for _, f in phases) or k.blocks > 1
+    cut = any(f.n < f.period for _, f in phases)
+    flips = any(f.order < 0 for _, f in phases)
+    ops = crop + extend + split + cut + flips + 2
     slices = sum(not _whole(shape, k.axes, w) for w in k.windows) + 1
     if k.blocks > 1:
         slices += len(k.windows) + 1
-    if ops >= slices:
-        return None
-    extents = [-(-(hi - lo) // s) for lo, hi, s in zip(start, limit, strides, strict=True)]
-    extents = [e + h for e, h in zip(extents, high, strict=True)]
-    # the axes after the split: a phase axis of several runs becomes (runs, period)
+    return ops < slices
+
+
+def _split_axes(
+    extents: list[int], k: Slices, phases: list[tuple[int, _PhaseAxis]]
+) -> tuple[list[int], dict[int, list[int]]]:
+    """The kernel's shape once each phase axis of several runs is split into (runs, period)
+    and the output features into (blocks, features per block), and where each axis went."""
     parts = {a: [f.length, f.period] for a, f in phases if f.length > 1}
-    out_feature = extents[k.axis]
     if k.blocks > 1:
-        parts[k.axis] = [k.blocks, out_feature // k.blocks]
-    split_shape: list[int] = []
+        parts[k.axis] = [k.blocks, extents[k.axis] // k.blocks]
+    split: list[int] = []
     index: dict[int, list[int]] = {}
     for axis, extent in enumerate(extents):
         sizes = parts.get(axis, [extent])
-        index[axis] = list(range(len(split_shape), len(split_shape) + len(sizes)))
-        split_shape += sizes
+        index[axis] = list(range(len(split), len(split) + len(sizes)))
+        split += sizes
+    return split, index
+
+
+def _phase_axes_to_features(
+    extents: list[int], k: Slices, phases: list[tuple[int, _PhaseAxis]]
+) -> Rearrangement:
+    """The rearrangement of a whole-period kernel (of `extents`, nothing to crop or extend):
+    its split, the cut of each period to its phases, the phases read backwards reversed, and
+    the permutation and shape that move each period axis into the output features (behind
+    their blocks)."""
+    split, index = _split_axes(extents, k, phases)
     period_axis = {a: index[a][-1] for a, _ in phases}
-    limits = list(split_shape)
+    limits = list(split)
     for a, f in phases:
         limits[period_axis[a]] = f.n
     order: list[int] = []
     merged: list[int] = []
-    for axis in range(rank):
+    for axis in range(len(extents)):
         if axis == k.axis:
             feature = index[axis]
             order += [*feature[:-1], *(period_axis[a] for a, _ in phases), feature[-1]]
-            merged.append(out_feature * math.prod(f.n for _, f in phases))
+            merged.append(extents[axis] * math.prod(f.n for _, f in phases))
         elif axis in period_axis:
             runs = index[axis][:-1]  # none when the axis is its own period axis (one run)
             order += runs
-            merged.append(split_shape[runs[0]] if runs else 1)
+            merged.append(split[runs[0]] if runs else 1)
         else:
             order.append(index[axis][0])
-            merged.append(split_shape[index[axis][0]])
+            merged.append(split[index[axis][0]])
     return Rearrangement(
-        crop=(tuple(start), tuple(limit), tuple(strides)) if crop else None,
-        high=tuple(high) if any(high) else None,
-        split=tuple(split_shape),
-        cut=tuple(limits) if cut else None,
-        flips=tuple(period_axis[a] for a in flips),
+        crop=None,
+        high=None,
+        split=tuple(split),
+        cut=tuple(limits) if any(f.n < f.period for _, f in phases) else None,
+        flips=tuple(period_axis[a] for a, f in phases if f.order < 0),
         order=tuple(order),
         merged=tuple(merged),
     )
