@@ -74,52 +74,65 @@ def plan_conv(p: ConvParams, options: ConvOptions) -> ConvPlan:
     decision = decide(p, config)
     counted = p.dynamic_reason is None and p.num_spatial > 0 and within_tap_limit(p)
     lattice = lattice_macs(p) if counted else 0
-    merged = decision.merged  # counted by the gate for an accepted conv
-    if merged is None:
-        return ConvPlan(
-            params=p,
-            decision=decision,
-            policy=config.policy.name,
-            merge=config.merge,
-            lattice_macs=lattice,
-        )
+    if decision.merged is not None:  # counted by the gate for an accepted conv
+        channels_last, body, counters = _rewrite(p, config)
+        emitted = _partial_count(body)
+        if emitted <= options.max_phases:
+            return _accepted(p, config, decision, lattice, channels_last, body, counters)
+        # the gate counted phases; the policy wrote some as one conv per tap
+        over = f"over max-phases {options.max_phases}"
+        decision = Decision(False, f"needs {emitted} partial convs (one per tap), {over}")
+    return ConvPlan(
+        params=p,
+        decision=decision,
+        policy=config.policy.name,
+        merge=config.merge,
+        lattice_macs=lattice,
+    )
+
+
+def _rewrite(
+    p: ConvParams, config: ConvConfig
+) -> tuple[ChannelsLast | None, WindowPlan | PhasePlan, dict[str, int]]:
+    """The channels-last move and the rewrite of accepted `p`, and the statistics they add."""
     counters: dict[str, int] = {}
-    polyphase = config.polyphase
-    lhs_phases = math.prod(len(d.phases) for d in lhs_dilation_plans(p)) if polyphase else 0
     channels_last = None
     conv = p
     if config.channels_last and not is_channels_last(p):
         channels_last = to_channels_last(p)
         conv = channels_last.params
         counters["channels-last"] = 1
-    body: WindowPlan | PhasePlan
-    if polyphase:
-        body = plan_phases(conv, config, p)
+    if config.polyphase:
         counters["rewritten-lhs-dilation"] = 1
-    else:
-        body = plan_window(conv, config, p, False)
-        if body.pads:
-            counters["rewritten-pad"] = 1
-        if conv.needs_stride:
-            counters["rewritten-stride"] = 1
-    emitted = _partial_count(body)
-    if emitted > options.max_phases:  # the gate counted phases; a policy split them per tap
-        reason = (
-            f"needs {emitted} partial convs (one per tap), over max-phases {options.max_phases}"
-        )
-        return ConvPlan(
-            params=p,
-            decision=Decision(False, reason),
-            policy=config.policy.name,
-            merge=config.merge,
-            lattice_macs=lattice,
-        )
+        return channels_last, plan_phases(conv, config, p), counters
+    body = plan_window(conv, config, p, False)
+    if body.pads:
+        counters["rewritten-pad"] = 1
+    if conv.needs_stride:
+        counters["rewritten-stride"] = 1
+    return channels_last, body, counters
+
+
+def _accepted(
+    p: ConvParams,
+    config: ConvConfig,
+    decision: Decision,
+    lattice: int,
+    channels_last: ChannelsLast | None,
+    body: WindowPlan | PhasePlan,
+    counters: dict[str, int],
+) -> ConvPlan:
+    """The plan of accepted `p` rewritten as `body`: how its partials are summed, and what the
+    rewrite adds up to."""
+    merged = decision.merged
+    assert merged is not None
     summed = max(merged.summed, _most_summed(body))
-    wide = options.wide_partials and summed > 1 and p.narrow_result
+    wide = config.options.wide_partials and summed > 1 and p.narrow_result
     if wide:
         counters["wide-partials"] = 1
     if merged.convs < merged.unmerged:
         counters["merged-phases"] = merged.unmerged - merged.convs
+    polyphase = config.polyphase
     return ConvPlan(
         params=p,
         decision=decision,
@@ -130,7 +143,7 @@ def plan_conv(p: ConvParams, options: ConvOptions) -> ConvPlan:
         wide=wide,
         lattice_macs=lattice,
         zeros=zeros_available(p, config, body),
-        lhs_phases=lhs_phases,
+        lhs_phases=math.prod(len(d.phases) for d in lhs_dilation_plans(p)) if polyphase else 0,
         unmerged=merged.unmerged,
         summed=summed,
         counters=tuple(counters.items()),
