@@ -227,14 +227,27 @@ def test_a_conv_reading_only_inserted_zeros_becomes_a_zero_constant(dialect: Dia
 
 
 def test_max_phases_counts_the_lhs_dilation_phases() -> None:
-    # 4 output phases (2 per dim), no stride: 4 partial convs
+    # 4 output phases (2 per dim), no stride: 4 partial convs where no phase is split
     _, stats, printed = run_pass(TRANSPOSED, STABLEHLO, gate="general", max_phases=3)
     assert stats.counters == {
         "convs-seen": 1,
         "skipped: needs 4 partial convs, over max-phases 3": 1,
     }
-    _, stats, _ = run_pass(TRANSPOSED, STABLEHLO, gate="general", max_phases=4)
+    _, stats, _ = run_pass(TRANSPOSED, STABLEHLO, gate="general", max_phases=4, engine="xla-cpu")
     assert stats.counters["rewritten-lhs-dilation"] == 1
+
+
+def test_max_phases_counts_the_convs_a_policy_splits_per_tap() -> None:
+    """The default policy writes the 2x1 and 1x2 output phases as one conv per tap: 6 convs,
+    which max-phases=4 refuses (it let them through, counting the 4 phases)."""
+    _, stats, _ = run_pass(TRANSPOSED, STABLEHLO, gate="general", max_phases=4)
+    assert stats.counters == {
+        "convs-seen": 1,
+        "skipped: needs 6 partial convs (one per tap), over max-phases 4": 1,
+    }
+    _, stats, printed = run_pass(TRANSPOSED, STABLEHLO, gate="general", max_phases=6)
+    assert stats.counters["rewritten-lhs-dilation"] == 1
+    assert printed.count("stablehlo.convolution") == 6
 
 
 def test_explain_shows_phases_dense_and_lattice_macs_and_max_phases() -> None:
