@@ -73,22 +73,23 @@ def plan_conv(p: ConvParams, options: ConvOptions) -> ConvPlan:
     config = resolve(p, options)
     decision = decide(p, config)
     counted = p.dynamic_reason is None and p.num_spatial > 0 and within_tap_limit(p)
-    lattice = lattice_macs(p) if counted else 0
-    if decision.merged is not None:  # counted by the gate for an accepted conv
-        channels_last, body, counters = _rewrite(p, config)
-        emitted = _partial_count(body)
-        if emitted <= options.max_phases:
-            return _accepted(p, config, decision, lattice, channels_last, body, counters)
-        # the gate counted phases; the policy wrote some as one conv per tap
-        over = f"over max-phases {options.max_phases}"
-        decision = Decision(False, f"needs {emitted} partial convs (one per tap), {over}")
-    return ConvPlan(
+    left_alone = ConvPlan(
         params=p,
         decision=decision,
         policy=config.policy.name,
         merge=config.merge,
-        lattice_macs=lattice,
+        lattice_macs=lattice_macs(p) if counted else 0,
     )
+    if decision.merged is None:  # rejected: an accepted conv carries the gate's count
+        return left_alone
+    channels_last, body, counters = _rewrite(p, config)
+    emitted = _partial_count(body)
+    if emitted > options.max_phases:  # the policy wrote some phases as one conv per tap
+        over = f"over max-phases {options.max_phases}"
+        return left_alone._replace(
+            decision=Decision(False, f"needs {emitted} partial convs (one per tap), {over}")
+        )
+    return _accepted(left_alone, config, channels_last, body, counters)
 
 
 def _rewrite(
@@ -114,17 +115,15 @@ def _rewrite(
 
 
 def _accepted(
-    p: ConvParams,
+    plan: ConvPlan,
     config: ConvConfig,
-    decision: Decision,
-    lattice: int,
     channels_last: ChannelsLast | None,
     body: WindowPlan | PhasePlan,
     counters: dict[str, int],
 ) -> ConvPlan:
-    """The plan of accepted `p` rewritten as `body`: how its partials are summed, and what the
-    rewrite adds up to."""
-    merged = decision.merged
+    """`plan` (accepted, not yet rewritten) rewritten as `body`: how its partials are summed,
+    and what the rewrite adds up to."""
+    p, merged = plan.params, plan.decision.merged
     assert merged is not None
     summed = max(merged.summed, _most_summed(body))
     wide = config.options.wide_partials and summed > 1 and p.narrow_result
@@ -133,15 +132,10 @@ def _accepted(
     if merged.convs < merged.unmerged:
         counters["merged-phases"] = merged.unmerged - merged.convs
     polyphase = config.polyphase
-    return ConvPlan(
-        params=p,
-        decision=decision,
-        policy=config.policy.name,
-        merge=config.merge,
+    return plan._replace(
         channels_last=channels_last,
         body=body,
         wide=wide,
-        lattice_macs=lattice,
         zeros=zeros_available(p, config, body),
         lhs_phases=math.prod(len(d.phases) for d in lhs_dilation_plans(p)) if polyphase else 0,
         unmerged=merged.unmerged,
