@@ -151,8 +151,9 @@ def from_jax(
     """Lower `fn` with JAX, canonicalize its convolutions, optionally check the result on XLA.
 
     `example_args` are what `jax.jit(fn)` takes (pytrees of arrays). With `compare=True` both
-    modules run on XLA's CPU backend with `example_args`; a mismatch beyond float tolerance raises
-    `AssertionError` with the largest difference. JAX's configuration is left as it was found.
+    modules run on XLA's CPU backend with `example_args`; a mismatch beyond float tolerance, or a
+    NaN or infinity not where the original has it, raises `AssertionError` with the largest
+    difference. JAX's configuration is left as it was found.
     Needs JAX: `pip install 'convcanon[xla]'`.
     """
     if not callable(fn):
@@ -264,21 +265,39 @@ def _jax_config_restored() -> Iterator[None]:
 
 def _max_error_on_xla(original: str, rewritten: str, inputs: list[Any]) -> float:
     """Run both modules on XLA CPU; raise `AssertionError` past float tolerance."""
-    import numpy as np
-
     from convcanon.verify.xla_engine import run_stablehlo_text
 
     expected = run_stablehlo_text(original, inputs)
     actual = run_stablehlo_text(rewritten, inputs)
     worst = 0.0
-    for want, got in zip(expected, actual, strict=True):
-        want64, got64 = np.asarray(want, np.float64), np.asarray(got, np.float64)
-        if want64.size:
-            worst = max(worst, float(np.max(np.abs(want64 - got64))))
-        scale = float(np.max(np.abs(want64))) if want64.size else 0.0
-        if not np.allclose(got64, want64, rtol=1e-4, atol=1e-4 * max(scale, 1.0)):
-            raise AssertionError(f"canonicalized module differs on XLA (max abs error {worst})")
+    for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
+        error, why = _output_difference(want, got)
+        worst = max(worst, error)
+        if why:
+            raise AssertionError(
+                f"canonicalized module differs on XLA: output {index} {why} (max abs error {worst})"
+            )
     return worst
+
+
+def _output_difference(want: Any, got: Any) -> tuple[float, str]:
+    """The largest difference between two results where both are finite, and why `got` is not
+    `want` within float tolerance ("" if it is). A NaN or an infinity must be where `want` has
+    it: it is what the program computes (a NaN is no mismatch of itself), and it takes no part
+    in the tolerance, which an infinite scale would make infinite."""
+    import numpy as np
+
+    want64, got64 = np.asarray(want, np.float64), np.asarray(got, np.float64)
+    finite = np.isfinite(want64) & np.isfinite(got64)
+    special = ~finite
+    differences = np.abs(want64[finite] - got64[finite])
+    error = float(np.max(differences, initial=0.0))
+    if not np.array_equal(want64[special], got64[special], equal_nan=True):
+        return error, "has a NaN or an infinity where the original's has not, or another one"
+    scale = float(np.max(np.abs(want64[finite]), initial=0.0))
+    if np.any(differences > 1e-4 * max(scale, 1.0) + 1e-4 * np.abs(want64[finite])):
+        return error, "is past float tolerance"
+    return error, ""
 
 
 def verify_convs(
