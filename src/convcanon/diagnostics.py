@@ -222,15 +222,30 @@ _WIDE_INTEGER = r"(?:(?<=[\d?]x)|(?<![\w$.%@#!-]))[su]?i(\d{8,})(?![\w.$-])"
 def check_integer_widths(text: str, filename: str) -> None:
     """Refuse an integer type wider than MLIR's limit before xDSL parses it: its parser computes
     the type's value range, `1 << width`, so a 14-byte `: i99999999999` would take the
-    machine's memory. MLIR's own parser refuses it with the same message."""
-    for match in re.finditer(_WIDE_INTEGER, text):
+    machine's memory. MLIR's own parser refuses it with the same message.
+
+    The text is scanned for the literal `i` and 8 digits, and the whole pattern tried only where
+    that occurs: its lookbehinds, tried at every character, cost ~50 ns a character."""
+    wide = re.compile(_WIDE_INTEGER)
+    counted, quotes = 0, 0  # quotes on the line from its start to `counted`
+    for hint in re.finditer(r"i\d{8}", text):
+        at = hint.start()
+        sign = at - 1 if at and text[at - 1] in "su" else at
+        match = wide.match(text, sign) or wide.match(text, at)
+        if match is None:
+            continue
         digits = match[1]
         if len(digits) <= len(str(MAX_INTEGER_WIDTH)) and int(digits) <= MAX_INTEGER_WIDTH:
             continue
-        line_start = text.rfind("\n", 0, match.start()) + 1
-        if text.count('"', line_start, match.start()) % 2:  # inside a string: not a type
+        start = match.start()
+        line_start = text.rfind("\n", counted, start) + 1
+        if line_start:  # a new line: count from its start (else on from the last count)
+            counted, quotes = line_start, 0
+        quotes += text.count('"', counted, start)
+        counted = start
+        if quotes % 2:  # inside a string: not a type
             continue
-        raise ConvcanonError("invalid integer width", offset_loc(text, match.start(), filename))
+        raise ConvcanonError("invalid integer width", offset_loc(text, start, filename))
 
 
 def check_splats(text: str, filename: str, limit: int = MAX_SPLAT_ELEMENTS) -> None:
