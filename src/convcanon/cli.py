@@ -20,6 +20,7 @@ from convcanon.fileio.limits import set_max_input_size
 from convcanon.fileio.stdout import (
     flush_stdout,
     is_stdout_failure,
+    standard_streams_held,
     stdout_error,
     stdout_written_whole,
     write_stdout,
@@ -33,10 +34,19 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 def _guarded(body: Callable[[], int]) -> int:
     """Run a command; every failure that is not a bug is one line on stderr and an exit code."""
+    with standard_streams_held():
+        return _reported(body)
+
+
+def _reported(body: Callable[[], int]) -> int:
     try:
         with stdout_written_whole():
-            # A context of its own: settings such as --max-input-size end with the command.
-            code = contextvars.copy_context().run(body)
+            try:
+                # A context of its own: settings such as --max-input-size end with the command.
+                code = contextvars.copy_context().run(body)
+            except SystemExit:  # argparse printed --help or --version: it reached stdout, or fails
+                flush_stdout()
+                raise
             flush_stdout()
         return code
     except ConvcanonError as err:
@@ -127,7 +137,8 @@ def _exit_now(code: int) -> None:
     and stdout flushed by now; nothing convcanon registers runs at exit."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:  # None: the process started with it closed
+                stream.flush()
         except (OSError, ValueError):  # a closed or failing stream: reported already, if ours
             pass
     os._exit(code)

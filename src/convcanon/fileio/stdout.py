@@ -55,7 +55,7 @@ class WholeWriter(io.RawIOBase):
     def __init__(self, fd: int) -> None:
         super().__init__()
         self._fd = fd
-        self._failed = False
+        self.failure: OSError | None = None  # the first failed write, reported or not
 
     def writable(self) -> bool:
         return True
@@ -67,13 +67,71 @@ class WholeWriter(io.RawIOBase):
         """Everything, or the failure raised once; after it, writes are dropped: the command
         reports the failure, and the text layer's flush at exit must not raise it again."""
         view = memoryview(data).cast("B")
-        if not self._failed:
+        if self.failure is None:
             try:
                 write_all(self._fd, view)
-            except OSError:
-                self._failed = True
+            except OSError as err:
+                self.failure = err
                 raise
         return view.nbytes
+
+
+def _hold_if_closed(fd: int, flags: int) -> bool:
+    """Whether the process started with standard descriptor `fd` closed; if so, /dev/null opened
+    with `flags` now holds its number, so no file we open is given it (where a library's write to
+    stdout or stderr would land in our output) and a use of it fails or goes nowhere."""
+    try:
+        os.fstat(fd)
+        return False
+    except OSError:
+        pass
+    null = os.open(os.devnull, flags)
+    if null != fd:
+        os.dup2(null, fd)
+        os.close(null)
+    else:
+        os.set_inheritable(fd, True)
+    return True
+
+
+@contextlib.contextmanager
+def standard_streams_held() -> Iterator[None]:
+    """While it lasts, a command started with stdin, stdout or stderr closed (`>&-`) runs as if
+    each were open on a descriptor that fails as a closed one does: its output to stdout is
+    `<stdout>: error: ... Bad file descriptor` (never a traceback, never a success), its
+    diagnostics go nowhere (never into stdout, where `print(file=None)` sends them), and a `-`
+    input is `no stdin to read`. The descriptors stay held when it ends."""
+    _hold_if_closed(0, os.O_WRONLY)  # reading it fails, as reading a closed stdin does
+    _hold_if_closed(1, os.O_RDONLY)  # writing it fails with EBADF, as writing a closed one does
+    stderr_closed = _hold_if_closed(2, os.O_WRONLY) and sys.stderr is None
+    if stderr_closed:
+        sys.stderr = io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False), errors="backslashreplace", line_buffering=True
+        )
+    try:
+        yield
+    finally:
+        if stderr_closed:
+            sys.stderr = None  # pyright: ignore[reportAttributeAccessIssue]  # as Python had it
+
+
+def _process_stdout() -> tuple[int, str, str, bool, bool] | None:
+    """(descriptor, encoding, errors, line buffering, unbuffered) of the process's own stdout; of
+    descriptor 1 when the process started without one (`>&-`, held by `standard_streams_held`);
+    None when a caller put a stream of its own in place (a test's StringIO, pytest's capture)."""
+    original = sys.stdout
+    if original is None:
+        return (1, "utf-8", "strict", False, False) if sys.__stdout__ is None else None
+    try:
+        if original is not sys.__stdout__:
+            return None
+        fd = original.fileno()
+        original.flush()
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return None
+    unbuffered = not isinstance(getattr(original, "buffer", None), io.BufferedWriter)
+    errors = original.errors or "strict"
+    return fd, original.encoding, errors, bool(original.line_buffering), unbuffered
 
 
 @contextlib.contextmanager
@@ -82,22 +140,18 @@ def stdout_written_whole() -> Iterator[None]:
     encoding, error handler and buffering it had. Only the process's own stdout is replaced; a
     stream a caller put in place (a test's StringIO, pytest's capture) is left as it is."""
     original = sys.stdout
-    try:
-        if original is None or original is not sys.__stdout__:
-            raise io.UnsupportedOperation
-        fd = original.fileno()
-        original.flush()
-    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+    own = _process_stdout()
+    if own is None:
         yield
         return
+    fd, encoding, errors, line_buffering, unbuffered = own
     raw = WholeWriter(fd)
-    unbuffered = not isinstance(getattr(original, "buffer", None), io.BufferedWriter)
     binary: Any = raw if unbuffered else io.BufferedWriter(raw)
     sys.stdout = io.TextIOWrapper(
         binary,
-        encoding=original.encoding,
-        errors=original.errors,
-        line_buffering=bool(original.line_buffering),
+        encoding=encoding,
+        errors=errors,
+        line_buffering=line_buffering,
         write_through=unbuffered,
     )
     try:
@@ -135,7 +189,9 @@ def stdout_error(err: OSError) -> ConvcanonError:
 
 # What a write to a full or failing stdout raises; every write to a file goes through
 # `write_output`, which reports its own, so one of these reaching the CLI came from a print.
-_STDOUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE})
+_STDOUT_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EPIPE, errno.EBADF}
+)
 
 
 def is_stdout_failure(err: OSError) -> bool:
@@ -166,10 +222,15 @@ def write_stdout(data: str | bytes) -> None:
 
 
 def flush_stdout() -> None:
-    """Flush what commands printed; a failure is `<stdout>: error: ...`."""
+    """Flush what commands printed; a failure is `<stdout>: error: ...`, also one that a printer
+    caught and dropped (argparse's `--help` ignores a failed write, then exits 0)."""
     try:
         sys.stdout.flush()
     except OSError as err:
         raise stdout_error(err) from None
     except ValueError:  # stdout closed by the caller
         pass
+    buffer = getattr(sys.stdout, "buffer", None)
+    raw = getattr(buffer, "raw", buffer)
+    if isinstance(raw, WholeWriter) and raw.failure is not None:
+        raise stdout_error(raw.failure)
