@@ -16,6 +16,7 @@ from xdsl.utils.exceptions import VerifyException
 from convcanon.tosa import shape_rules as rules
 from convcanon.tosa.op_base import (
     AxisOp,
+    BinaryOp,
     TosaOp,
     check_same_elements,
     check_zero_point,
@@ -134,10 +135,6 @@ class ReduceMinOp(ReduceOp):
 
 
 # -- elementwise -----------------------------------------------------------------------------------
-
-
-class BinaryOp(TosaOp):
-    ARITY: ClassVar[int | None] = 2
 
 
 @irdl_op_definition

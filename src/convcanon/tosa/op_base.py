@@ -89,6 +89,12 @@ class TosaOp(IRDLOperation):
         check_same_elements([*self.args, self.output])
 
 
+class BinaryOp(TosaOp):
+    """An elementwise op of two operands (the compute and the quantized families have them)."""
+
+    ARITY: ClassVar[int | None] = 2
+
+
 class AxisOp(TosaOp):
     """An op along one dim: its `axis` property (an i32)."""
 

@@ -19,8 +19,8 @@ from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, prop_def
 from xdsl.utils.exceptions import VerifyException
 
-from convcanon.tosa.compute_ops import BinaryOp
 from convcanon.tosa.op_base import (
+    BinaryOp,
     TosaOp,
     check_same_elements,
     check_zero_point,
