@@ -17,13 +17,14 @@ from hypothesis import strategies as st
 
 from convcanon.hlo import gate
 from convcanon.hlo.config import resolve
-from convcanon.hlo.conv_params import ConvParams, DimensionNumbers, padded_extent
+from convcanon.hlo.conv_params import DYNAMIC, ConvParams, DimensionNumbers, padded_extent
 from convcanon.hlo.gate import ConvOptions, decide
 from convcanon.hlo.phase_merge import merge_plan
 from convcanon.hlo.phase_plan import lattice_macs
-from convcanon.hlo.plan import plan_conv
+from convcanon.hlo.plan import ConvPlan, plan_conv
+from convcanon.hlo.plan_layout import moves_data, permuted
 from convcanon.hlo.plan_phases import PhasePlan, Rearrangement
-from convcanon.hlo.plan_window import Slices, WindowPlan
+from convcanon.hlo.plan_window import Fold, Operand, Slices, Unfold, WindowPlan
 from convcanon.hlo.policy import POLICIES, EnginePolicy
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,14 +49,18 @@ def test_planning_imports_no_mlir() -> None:
 
 
 @st.composite
-def conv_params(draw: st.DrawFn) -> ConvParams:
+def conv_params(draw: st.DrawFn, strided: bool = False) -> ConvParams:
     """A valid conv: 1 or 2 spatial dims in a random layout, strides, rhs and lhs dilation,
-    padding (negative too), window reversal, feature groups."""
+    padding (negative too), window reversal, feature groups; `strided`: strided windows at
+    least as wide as their stride, without dilation (those a space-to-depth fold reads)."""
     n = draw(st.integers(1, 2))
     spatial = []
     for _ in range(n):
         k, d = draw(st.integers(1, 4)), draw(st.integers(1, 2))
         s, ld = draw(st.integers(1, 3)), draw(st.sampled_from([1, 1, 2, 3]))
+        if strided:
+            s, d, ld = draw(st.integers(2, 3)), 1, 1
+            k = draw(st.integers(s, 4))
         lo, hi = draw(st.integers(-1, 3)), draw(st.integers(-1, 3))
         h = draw(st.integers(1, 9))
         padded = padded_extent(h, lo, hi, ld - 1)
@@ -288,3 +293,102 @@ def test_planning_a_conv_resolves_its_policy_and_counts_its_convs_once(
         plan = plan_conv(p, options)
     counted = 1 if plan.decision.accepted else calls.count("merge_plan")  # 0 if refused early
     assert calls == ["merge_mode"] + ["merge_plan"] * counted and counted <= 1
+
+
+# -- the plan's build facts: what the emitter builds, decided on plain values ---------------------
+
+
+@st.composite
+def maybe_dynamic_batch(draw: st.DrawFn) -> ConvParams:
+    """A conv of `conv_params` (strided half the time), its batch only known at run time half
+    the time."""
+    p = draw(conv_params(strided=draw(st.booleans())))
+    if not draw(st.booleans()):
+        return p
+    lhs, out = list(p.lhs_shape), list(p.result_shape)
+    lhs[p.dims.lhs_batch] = out[p.dims.out_batch] = DYNAMIC
+    return p._replace(lhs_shape=tuple(lhs), result_shape=tuple(out))
+
+
+def _window_plans(plan: ConvPlan) -> list[WindowPlan]:
+    if isinstance(plan.body, WindowPlan):
+        return [plan.body]
+    if isinstance(plan.body, PhasePlan):
+        return [g.conv for g in plan.body.groups]
+    return []
+
+
+def _elements(shape: tuple[int, ...]) -> tuple[int, int]:
+    """(dynamic extents, product of the static ones): what a reshape keeps."""
+    return shape.count(DYNAMIC), math.prod(d for d in shape if d != DYNAMIC)
+
+
+def _check_fold(fold: Fold, operand: tuple[int, ...], readers: list[Operand]) -> None:
+    """The fold crops or pads `operand` to whole folds and splits each folded axis into
+    (outer, s); it builds its split iff an unfold reads it."""
+    target = list(operand)
+    for axis, outer, s in fold.folds:
+        target[axis] = outer * s
+    shape = operand
+    if fold.limit is not None:
+        assert any(t < e for t, e in zip(target, operand, strict=True))
+        shape = fold.limit
+    if fold.high is not None:
+        shape = tuple(e + h for e, h in zip(shape, fold.high, strict=True))
+    assert shape == tuple(target)
+    assert _elements(fold.split) == _elements(shape)
+    assert len(fold.split) == len(operand) + len(fold.folds)
+    unfolds = [u for u in readers if isinstance(u, Unfold)]
+    assert unfolds, "a fold no partial reads is not planned"
+    assert fold.split_read == any(u.reads_split for u in unfolds)
+
+
+def _check_unfold(u: Unfold, fold: Fold, operand: tuple[int, ...]) -> None:
+    """`u`'s crop, split, permutation and merged shape give the partial's `operand`; it reads
+    the fold's split only where it crops it or moves its data."""
+    cropped = fold.split
+    if u.crop is not None:
+        start, limit = u.crop
+        assert len(start) == len(limit) == len(fold.split)
+        cropped = tuple(
+            d if d == DYNAMIC else hi - lo
+            for d, lo, hi in zip(fold.split, start, limit, strict=True)
+        )
+        assert cropped != fold.split or start != (0,) * len(start)
+    assert _elements(u.split) == _elements(cropped)
+    assert sorted(u.order) == list(range(len(u.split)))
+    assert _elements(u.merged) == _elements(u.split)
+    assert (permuted(u.merged, u.layout) if u.layout is not None else u.merged) == operand
+    if not u.reads_split:  # a reshape of the folded operand: nothing cropped
+        assert u.crop is None
+    else:
+        assert u.crop is not None or moves_data(fold.split, u.order)
+
+
+@SETTINGS
+@given(p=maybe_dynamic_batch(), options=OPTIONS)
+def test_a_folds_split_is_built_iff_an_unfold_reads_it_and_each_geometry_fits(
+    p: ConvParams, options: ConvOptions
+) -> None:
+    """Each fold and unfold carries what the emitter builds: the fold's crop or pad to whole
+    folds and its split (built only when an unfold slices or transposes it), each unfold's
+    crop, permutation and shapes, which give exactly the partial conv's operand."""
+    plan = plan_conv(p, options)
+    for window in _window_plans(plan):
+        lhs = [c.lhs for c in window.partials]
+        rhs = [c.rhs for c in window.partials]
+        if window.lhs_fold is None:
+            assert not any(isinstance(u, Unfold) for u in lhs)
+        else:
+            _check_fold(window.lhs_fold, window.params.lhs_shape, lhs)
+        if window.kernel_fold is None:
+            assert not any(isinstance(u, Unfold) for u in rhs)
+        else:
+            _check_fold(window.kernel_fold, window.params.rhs_shape, rhs)
+        for c in window.partials:
+            if isinstance(c.lhs, Unfold):
+                assert window.lhs_fold is not None
+                _check_unfold(c.lhs, window.lhs_fold, c.params.lhs_shape)
+            if isinstance(c.rhs, Unfold):
+                assert window.kernel_fold is not None
+                _check_unfold(c.rhs, window.kernel_fold, c.params.rhs_shape)

@@ -18,6 +18,7 @@ from jaxlib.mlir import ir
 from convcanon.hlo import conv_params
 from convcanon.hlo.conv_params import ConvParams, bounded_pad, padded_extent
 from convcanon.hlo.dialects import Dialect, padding_attr
+from convcanon.hlo.plan_layout import moves_data
 from convcanon.hlo.program import CLONE, CREATE, PARSE, ZERO, Program, Ref, Step
 
 # A dynamic extent (`?`), as MLIR stores it. A conv has one dynamic size at most (its batch, or
@@ -444,13 +445,6 @@ class Builder:
     ) -> Ref:
         step = Step(CREATE, self._short[name], name, result, tuple(operands), attributes)
         return self._add(step, result)
-
-
-def moves_data(shape: Sequence[int], permutation: Sequence[int]) -> bool:
-    """Whether permuting the dims of `shape` reorders its elements (moves a non-unit dim past
-    another), so that it is a transpose and not a reshape."""
-    moved = [d for d in permutation if shape[d] != 1]
-    return moved != sorted(moved)
 
 
 @lru_cache(maxsize=4096)

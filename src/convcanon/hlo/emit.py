@@ -9,13 +9,13 @@ partial convs, which layout, which pads) were all made by the planner.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 from jaxlib.mlir import ir
 
-from convcanon.hlo.build import Builder, moves_data
+from convcanon.hlo.build import Builder
 from convcanon.hlo.conv_params import DYNAMIC, ConvParams
 from convcanon.hlo.plan import ConvPlan
+from convcanon.hlo.plan_layout import moves_data
 from convcanon.hlo.plan_phases import PhaseGroup, PhasePlan, Rearrangement
 from convcanon.hlo.plan_window import Fold, Operand, Pad, Slices, Unfold, WindowPlan
 from convcanon.hlo.program import Program, Ref
@@ -23,14 +23,11 @@ from convcanon.records import NamedTuple
 
 
 class _Folded(NamedTuple):
-    """An operand cropped or padded to whole folds (`source`, of `shape`), and split into
-    (outer, s) per folded axis (`value`, built only if an unfold reads it as split); `axes[a]`
-    lists the axes of original axis `a` in the split."""
+    """An operand cropped or padded to whole folds (`source`), and split into (outer, s) per
+    folded axis (`value`, built only if an unfold reads it as split)."""
 
     value: Ref | None
     source: Ref
-    shape: tuple[int, ...]
-    axes: tuple[tuple[int, ...], ...]
 
 
 def emit(b: Builder, plan: ConvPlan, types: tuple[ir.Type, ir.Type, ir.Type]) -> Program:
@@ -113,9 +110,9 @@ def _window(b: Builder, lhs: Ref, rhs: Ref, plan: WindowPlan, acc: ir.Type) -> R
         rhs = b.reverse(rhs, plan.kernel_flips)
     folded_lhs = folded_rhs = None
     if plan.lhs_fold is not None:
-        folded_lhs = _fold(b, lhs, plan.lhs_fold, [c.lhs for c in plan.partials])
+        folded_lhs = _fold(b, lhs, plan.lhs_fold)
     if plan.kernel_fold is not None:
-        folded_rhs = _fold(b, rhs, plan.kernel_fold, [c.rhs for c in plan.partials])
+        folded_rhs = _fold(b, rhs, plan.kernel_fold)
     total: Ref | None = None
     for partial in plan.partials:
         x = _operand(b, lhs, folded_lhs, partial.lhs)
@@ -135,120 +132,34 @@ def _operand(b: Builder, value: Ref, folded: _Folded | None, spec: Operand) -> R
     return _unfold(b, folded, spec)
 
 
-def _fold(b: Builder, value: Ref, fold: Fold, readers: list[Operand]) -> _Folded:
+def _fold(b: Builder, value: Ref, fold: Fold) -> _Folded:
     """`value` cropped or zero-padded at the end of each folded axis to outer*s, then each such
-    axis split into (outer, s) if one of the `readers` reads the split (the others reshape the
-    cropped or padded value themselves)."""
-    shape = b.shape(value)
-    rank = len(shape)
-    folds = {axis: (outer, s) for axis, outer, s in fold.folds}
-    target = list(shape)
-    for axis, (outer, s) in folds.items():
-        target[axis] = outer * s
-    if any(t < e for t, e in zip(target, shape, strict=True)):
-        limit = [min(t, e) for t, e in zip(target, shape, strict=True)]
-        value = b.slice(value, [0] * rank, limit)
-        shape = b.shape(value)
-    if any(t > e for t, e in zip(target, shape, strict=True)):
-        high = [t - e for t, e in zip(target, shape, strict=True)]
-        value = b.pad(value, [0] * rank, high)
-        shape = b.shape(value)
-    split: list[int] = []
-    axes: list[tuple[int, ...]] = []
-    for axis, extent in enumerate(shape):
-        parts = list(folds[axis]) if axis in folds else [extent]
-        axes.append(tuple(range(len(split), len(split) + len(parts))))
-        split += parts
-    folded = tuple(split)
-    read = any(
-        _reads_split(folded, _unfold_geometry(folded, tuple(axes), spec))
-        for spec in readers
-        if isinstance(spec, Unfold)
-    )
-    if read:
-        return _Folded(b.reshape(value, split), value, folded, tuple(axes))
-    if DYNAMIC in shape:  # the size every unfold's reshape reads is built with the fold
+    axis split into (outer, s) if an unfold reads the split (the others reshape the cropped or
+    padded value themselves)."""
+    if fold.limit is not None:
+        value = b.slice(value, [0] * len(fold.limit), fold.limit)
+    if fold.high is not None:
+        value = b.pad(value, [0] * len(fold.high), fold.high)
+    if fold.split_read:
+        return _Folded(b.reshape(value, fold.split), value)
+    if DYNAMIC in fold.split:  # the size every unfold's reshape reads is built with the fold
         b.dynamic_size()
-    return _Folded(None, value, folded, tuple(axes))
-
-
-_Geometry = tuple[
-    tuple[list[int], list[int]] | None, list[int] | None, tuple[int, ...], tuple[int, ...]
-]
-
-
-def _reads_split(folded: tuple[int, ...], geometry: _Geometry) -> bool:
-    """Whether an unfold of this geometry reads the split operand itself (slices or transposes
-    it) rather than reshaping the operand anew."""
-    crop, split, order, _ = geometry
-    return crop is not None or split is None and moves_data(folded, order)
+    return _Folded(None, value)
 
 
 def _unfold(b: Builder, folded: _Folded, spec: Unfold) -> Ref:
     """The phases `spec.windows` of a folded operand, with the phase axes moved into the
     feature axis (after its groups' blocks, in dim order): the same tensor as the phase slices
     concatenated on the features."""
-    geometry = _unfold_geometry(folded.shape, folded.axes, spec)
-    crop, split, order, merged = geometry
-    if _reads_split(folded.shape, geometry):
+    if spec.reads_split:
         assert folded.value is not None
-        value = b.slice(folded.value, *crop) if crop is not None else folded.value
-        value = b.permute_reshape(value, order, merged, split)
+        value = b.slice(folded.value, *spec.crop) if spec.crop is not None else folded.value
     else:  # a reshape of the split is a reshape of what was split
-        value = b.permute_reshape(folded.source, order, merged, split or folded.shape)
+        value = folded.source
+    value = b.permute_reshape(value, spec.order, spec.merged, spec.split)
     if spec.layout is not None:
         value = b.transpose(value, spec.layout)
     return value
-
-
-@lru_cache(maxsize=4096)
-def _unfold_geometry(
-    shape: tuple[int, ...], axes: tuple[tuple[int, ...], ...], spec: Unfold
-) -> _Geometry:
-    """The crop of the phase windows, the split of the feature axis into its groups, and the
-    permutation and shape that move the phase axes behind them (`axes[a]`: the axes of the
-    folded operand's original axis `a`)."""
-    start, limit = [0] * len(shape), list(shape)
-    for axis, o0, on, p0, pn in spec.windows:
-        outer, phase = axes[axis]
-        start[outer], limit[outer] = o0, o0 + on
-        start[phase], limit[phase] = p0, p0 + pn
-    for axis, first, length in spec.crops:
-        (whole,) = axes[axis]
-        start[whole], limit[whole] = first, first + length
-    crop = None
-    if start != [0] * len(shape) or limit != list(shape):
-        crop = (start, limit)
-        shape = tuple(
-            -(-(hi - lo) // 1) if d >= 0 else d
-            for d, lo, hi in zip(shape, start, limit, strict=True)
-        )
-    feature, groups = spec.feature, spec.groups
-    (feature_axis,) = axes[feature]
-    parts = [groups, shape[feature_axis] // groups] if groups > 1 else [shape[feature_axis]]
-    split = [*shape[:feature_axis], *parts, *shape[feature_axis + 1 :]]
-
-    def at(axis: int) -> int:  # an axis of `shape` in `split`
-        return axis + (len(parts) - 1 if axis > feature_axis else 0)
-
-    windowed = [axis for axis, *_ in spec.windows]
-    phase_axes = [at(axes[a][1]) for a in windowed]  # in spatial-dim order
-    order: list[int] = []
-    merged: list[int] = []
-    for axis in range(len(axes)):
-        if axis in windowed:
-            outer = at(axes[axis][0])
-            order.append(outer)
-            merged.append(split[outer])
-        elif axis == feature:
-            first = at(feature_axis)
-            inner = first + len(parts) - 1
-            order += [*range(first, inner), *phase_axes, inner]
-            merged.append(math.prod(split[a] for a in (*range(first, inner + 1), *phase_axes)))
-        else:
-            order.append(at(axes[axis][0]))
-            merged.append(split[order[-1]])
-    return crop, split if groups > 1 else None, tuple(order), tuple(merged)
 
 
 # -- output phases ------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ own channels-last conv then reads them). Plain permutations of `ConvParams`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from convcanon.hlo.conv_params import ConvParams
 from convcanon.records import NamedTuple
 
@@ -81,3 +83,10 @@ def lhs_channels_last(p: ConvParams) -> tuple[Permutation | None, ConvParams, Pe
 
 def permuted(shape: tuple[int, ...], permutation: Permutation) -> tuple[int, ...]:
     return tuple(shape[a] for a in permutation)
+
+
+def moves_data(shape: Sequence[int], permutation: Sequence[int]) -> bool:
+    """Whether permuting the dims of `shape` reorders its elements (moves a non-unit dim past
+    another), so that it is a transpose and not a reshape."""
+    moved = [d for d in permutation if shape[d] != 1]
+    return moved != sorted(moved)
