@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, str, tuple[str, ...]]] = [
             "convcanon.options",
             "convcanon.pass_instruments",
             "convcanon.pipeline",
+            "convcanon.posix_regex",
             "convcanon.records",
             # pure shape and layout algebra (no IR), shared by both half-B dialects
             "convcanon.migraphx.layout",

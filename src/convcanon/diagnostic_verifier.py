@@ -6,7 +6,8 @@
 line; `@+N`/`@-N` move it N lines down/up, `@above` to the last line without a designator before
 it, `@below` to the next such line after it, `@unknown` to a diagnostic without a location.
 `expected-error-re {{a {{[0-9]+}} b}}` matches the message against the text with each inner
-`{{...}}` a regular expression (Python's `re`, where mlir-opt's is POSIX ERE). A diagnostic
+`{{...}}` a POSIX extended regular expression, as mlir-opt's llvm::Regex reads it (matched in
+linear time: a backtracking engine takes days on `(a|a)*Z`). A diagnostic
 nothing expects is an `unexpected error: ...`; one that matches an expectation of another
 severity is a near miss; an expectation that nothing matched is `expected error "..." was not
 produced`. Each `--split-input-file` chunk is checked on its own expectations.
@@ -18,6 +19,7 @@ import re
 from collections.abc import Callable
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, collect_diagnostics
+from convcanon.posix_regex import Regex, RegexError, escape
 
 _EXPECTED = re.compile(
     r"expected-(error|note|remark|warning)(-re)? *(@([+-][0-9]+|above|below|unknown))?"
@@ -35,26 +37,26 @@ class Expected:
         self.line = line  # the line the diagnostic must be on; None: an unknown location
         self.at = at  # where the comment's `expected-` starts
         self.text = text
-        self.pattern: re.Pattern[str] | None = None
+        self.pattern: Regex | None = None
         self.matched = False
 
     def matches(self, message: str) -> bool:
         if self.pattern is not None:
-            return self.pattern.search(message) is not None
+            return self.pattern.search(message)
         return self.text in message
 
 
-def _regex(text: str) -> str:
-    """`-re` text: literal outside `{{...}}`, a regular expression inside; raises ValueError."""
+def _regex(text: str) -> Regex:
+    """`-re` text: literal outside `{{...}}`, a POSIX ERE inside; raises RegexError."""
     parts, rest = [], text
     while "{{" in rest:
         literal, _, rest = rest.partition("{{")
         inner, close, rest = rest.partition("}}")
         if not close:
-            raise ValueError("found start of regex with no end '}}'")
-        re.compile(inner)  # its own error names what is wrong
-        parts += [re.escape(literal), f"({inner})"]
-    return "".join([*parts, re.escape(rest)])
+            raise RegexError("found start of regex with no end '}}'")
+        Regex(inner)  # its own error names what is wrong
+        parts += [escape(literal), f"({inner})"]
+    return Regex("".join([*parts, escape(rest)]))
 
 
 def expectations(
@@ -79,8 +81,8 @@ def expectations(
         expected = Expected(match[1], number, at, match[5])
         if match[2]:
             try:
-                expected.pattern = re.compile(_regex(match[5]))
-            except (ValueError, re.error) as err:
+                expected.pattern = _regex(match[5])
+            except RegexError as err:
                 problems.append(ConvcanonError(f"invalid regex: {err}", at))
                 continue
         where = match[4]
