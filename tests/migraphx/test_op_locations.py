@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 
 from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
@@ -101,3 +103,48 @@ def test_imported_ops_point_into_the_program() -> None:
     assert rendered.startswith("prog.txt:3:8: error: 'func.return' writes a result of broadcast")
     located = [op.location for op in module.walk() if op.name == "migraphx.multibroadcast"]
     assert located == [FileLineColLoc(StringAttr("prog.txt"), IntAttr(2), IntAttr(6))]
+
+
+_CHAIN = [
+    "  %1 = migraphx.relu %x : <2xf32, 1> -> <2xf32, 1>",
+    "  %2 = migraphx.exp %1 : <2xf32, 1> -> <2xf32, 1>",
+    "  %3 = migraphx.relu %2 : <2xf32, 1> -> <2xf32, 1>",
+    "  %4 = migraphx.exp %3 : <2xf32, 1> -> <2xf32, 1>",
+]
+_COMMENTS = st.sampled_from(
+    [
+        "  // expected-error @+1 {{'migraphx.exp' op declared result lens}}",
+        "  // the migraphx.relu below, then migraphx.exp (",
+        '  // "quoted migraphx.relu" and func.return',
+        "// %9 = migraphx.exp %x : <2xf32, 1> -> <2xf32, 1>",
+    ]
+)
+_TRAILING = st.sampled_from(["", "  // not migraphx.exp <", ' // "a // b" migraphx.relu('])
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    comments=st.lists(st.lists(_COMMENTS, max_size=2), min_size=5, max_size=5),
+    trailing=st.lists(_TRAILING, min_size=4, max_size=4),
+)
+def test_an_op_named_in_a_comment_does_not_move_any_ops_location(
+    comments: list[list[str]], trailing: list[str]
+) -> None:
+    """Comments name ops (an `expected-error` line quotes the op it expects): each op is still
+    located at its own line, so diagnostics and `--verify-diagnostics` point at it."""
+    lines = ["func.func @main(%x: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1> {"]
+    expected: list[tuple[str, int]] = [("func.func", 1)]
+    for before, op, tail in zip(comments, _CHAIN, trailing, strict=False):
+        lines += before
+        lines.append(op + tail)
+        expected.append((op.split()[2], len(lines)))
+    lines += comments[-1]
+    lines.append("  return %4 : !migraphx.shaped<2xf32, 1>")
+    expected.append(("func.return", len(lines)))
+    module = parse_file_text("\n".join([*lines, "}", ""]), "c.mlir")
+    located = [
+        (op.name, op.location.line.data)
+        for op in module.walk()
+        if op.name != "builtin.module" and isinstance(op.location, FileLineColLoc)
+    ]
+    assert located == expected
