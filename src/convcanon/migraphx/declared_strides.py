@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.diagnostics import ConvcanonError, SourceLoc, report
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
@@ -36,8 +35,6 @@ from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.shaped_type import ShapedType
 
 STRICT_OPTION = "strict-strides"
-
-Warn = Callable[[str], None]
 
 _STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("strict_strides", default=False)
 _PRINTED: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
@@ -64,13 +61,16 @@ def strict_by_default() -> bool:
     return _STRICT.get()
 
 
-def print_warning(text: str) -> None:
+def _warn(where: SourceLoc, message: str) -> None:
+    """A located warning, through the diagnostics' `report` (so `--verify-diagnostics` sees
+    it), said once per command however often the command reads its module."""
     printed = _PRINTED.get()
     if printed is not None:
-        if text in printed:
+        key = f"{where}: {message}"
+        if key in printed:
             return
-        printed.add(text)
-    print(text, file=sys.stderr)
+        printed.add(key)
+    report("warning", where, message)
 
 
 def _strides_text(strides: Sequence[int]) -> str:
@@ -128,9 +128,7 @@ def _untiled(ty: ShapedType) -> str | None:
     return None if reason is None else f"!migraphx.shaped layout is not representable: {reason}"
 
 
-def reconcile_strides(
-    module: ModuleOp, filename: str, strict: bool | None = None, warn: Warn = print_warning
-) -> None:
+def reconcile_strides(module: ModuleOp, filename: str, strict: bool | None = None) -> None:
     """Check every function's declared layouts (see the module docstring); in place, each
     contradicted intermediate retyped to its op's strides. Raises ConvcanonError (strict;
     None: the command's `stride_policy`)."""
@@ -147,12 +145,10 @@ def reconcile_strides(
                 if reason is not None:
                     raise ConvcanonError(reason, _location(function, filename))
         for op in block.ops:
-            _reconcile_op(op, returned, filename, strict, warn)
+            _reconcile_op(op, returned, filename, strict)
 
 
-def _reconcile_op(
-    op: Operation, returned: set[SSAValue], filename: str, strict: bool, warn: Warn
-) -> None:
+def _reconcile_op(op: Operation, returned: set[SSAValue], filename: str, strict: bool) -> None:
     if not op.results or not isinstance(op.results[0].type, ShapedType):
         return
     value = op.results[0]
@@ -167,7 +163,7 @@ def _reconcile_op(
         where = _location(op, filename)
         if strict:
             raise ConvcanonError(f"{message} ({STRICT_OPTION})", where)
-        warn(f"{where}: warning: {message}: the computed strides are used")
+        _warn(where, f"{message}: the computed strides are used")
         retyped = Rewriter.replace_value_with_new_type(
             value, ShapedType(ty.lens, computed, ty.element_type)
         )
