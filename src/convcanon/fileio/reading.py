@@ -12,7 +12,7 @@ import stat
 import sys
 from typing import BinaryIO
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
 from convcanon.fileio.limits import input_limit, over_limit
 
 READ_CHUNK = 1 << 20  # what a stream is read in, so a refusal never waits for the whole input
@@ -50,6 +50,14 @@ def _read_bounded(
         total += len(chunk)
         if total > limit:
             raise over_limit(loc, limit)
+
+
+def refuse_stdin_twice(inputs: dict[str, str | None]) -> None:
+    """A usage error when two of a command's inputs (by the name its usage gives them) are `-`:
+    stdin is read once, and the second would read nothing (a `.npz` that was "no zip header")."""
+    named = [name for name, path in inputs.items() if path == "-"]
+    if len(named) > 1:
+        raise UsageError(f"{' and '.join(named)} cannot both be stdin (-): stdin is read once")
 
 
 def _os_error(err: OSError, loc: SourceLoc) -> ConvcanonError:

@@ -19,6 +19,7 @@ from convcanon.fileio.limits import parse_byte_size
 from convcanon.fileio.module_input import read_mlir_input
 from convcanon.fileio.npz import holds_raw_bits, input_header, open_npz
 from convcanon.fileio.output_file import check_output_path, write_output
+from convcanon.fileio.reading import refuse_stdin_twice
 from convcanon.reference.run import check_input_names, run_hlo_text
 from convcanon.reference.summary import print_results
 
@@ -54,9 +55,10 @@ def run_command(
     check_output_path(input, output)
     if inputs:
         check_output_path(inputs, output)
+    refuse_stdin_twice({"FILE": input, "--inputs": inputs})
     filename, text = read_mlir_input(input)
     feed: Mapping[str, np.ndarray] = open_npz(inputs) if inputs else {}
-    job = _Job(filename, entry, feed, limit, max_loop_iterations, bool(output))
+    job = _Job(filename, entry, feed, limit, max_loop_iterations, output)
     job.draw = None if inputs else draw
     if not split_input_file:
         job.run(text)
@@ -97,11 +99,12 @@ class _Job:
         feed: Mapping[str, np.ndarray],
         limit: int,
         max_loop_iterations: int | None,
-        writes_output: bool,
+        output: str | None,
     ) -> None:
         self.filename, self.entry, self.feed, self.limit = filename, entry, feed, limit
         self.max_loop_iterations = max_loop_iterations
-        self.writes_output = writes_output
+        self.writes_output = bool(output)
+        self.output_is_stdout = output == "-"  # `-o -`: the npz is stdout, the status lines stderr
         self.outputs: dict[str, np.ndarray] = {}
         self.failed = 0  # functions that failed a check
         self.draw: Callable[[str, str, str | None], Mapping[str, np.ndarray]] | None = None
@@ -147,7 +150,8 @@ class _Job:
                 self._name(report.results, "" if len(reports) == 1 else f"{report.name}.")
 
     def _report(self, line: str, results: list[np.ndarray], chunk: str = "") -> None:
-        print(f"{chunk}.{line}" if chunk else line)
+        status = sys.stderr if self.output_is_stdout else sys.stdout
+        print(f"{chunk}.{line}" if chunk else line, file=status)
         if not self.writes_output:
             print_results(results)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
 from convcanon.fileio.limits import check_timeout
 from convcanon.fileio.module_input import read_mlir_input
+from convcanon.fileio.reading import refuse_stdin_twice
 from convcanon.verify.compare import compare
 from convcanon.verify.engine_process import DEFAULT_TIME_LIMIT, time_limit
 from convcanon.verify.half_b_plan import half_b_plan
@@ -58,8 +59,7 @@ def verify_command(
         raise UsageError("verify needs AFTER, or -p PIPELINE to make AFTER from BEFORE")
     if after is not None and pipeline is not None:
         raise UsageError("verify takes AFTER or -p PIPELINE, not both")
-    if before == "-" and after == "-":
-        raise UsageError("BEFORE and AFTER cannot both be stdin (-): stdin is read once")
+    refuse_stdin_twice({"BEFORE": before, "AFTER": after})
     with time_limit(check_timeout(timeout)), one_report():
         return _verify(
             before, after, engine, trials, seed, entry, batch_sizes, pipeline, tolerances
