@@ -10,6 +10,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 from unittest import mock
 
 from hypothesis import HealthCheck, assume, given, settings
@@ -48,20 +49,28 @@ def test_planning_imports_no_mlir() -> None:
 # -- whole convs ----------------------------------------------------------------------------------
 
 
+Kind = Literal["any", "strided", "transposed"]
+
+
 @st.composite
-def conv_params(draw: st.DrawFn, strided: bool = False) -> ConvParams:
+def conv_params(draw: st.DrawFn, kind: Kind = "any") -> ConvParams:
     """A valid conv: 1 or 2 spatial dims in a random layout, strides, rhs and lhs dilation,
-    padding (negative too), window reversal, feature groups; `strided`: strided windows at
-    least as wide as their stride, without dilation (those a space-to-depth fold reads)."""
+    padding (negative too), window reversal, feature groups. `strided`: strided windows at
+    least as wide as their stride, without dilation (those a space-to-depth fold reads);
+    `transposed`: lhs-dilated, unit stride, padded by less than the window (a transposed
+    conv's gradient form, whose output phases may read one window)."""
     n = draw(st.integers(1, 2))
     spatial = []
     for _ in range(n):
         k, d = draw(st.integers(1, 4)), draw(st.integers(1, 2))
         s, ld = draw(st.integers(1, 3)), draw(st.sampled_from([1, 1, 2, 3]))
-        if strided:
+        lo, hi = draw(st.integers(-1, 3)), draw(st.integers(-1, 3))
+        if kind == "strided":
             s, d, ld = draw(st.integers(2, 3)), 1, 1
             k = draw(st.integers(s, 4))
-        lo, hi = draw(st.integers(-1, 3)), draw(st.integers(-1, 3))
+        elif kind == "transposed":
+            s, d, ld = 1, 1, draw(st.integers(2, 3))
+            lo, hi = draw(st.integers(0, k - 1)), draw(st.integers(0, k - 1))
         h = draw(st.integers(1, 9))
         padded = padded_extent(h, lo, hi, ld - 1)
         window = (k - 1) * d + 1
@@ -302,7 +311,7 @@ def test_planning_a_conv_resolves_its_policy_and_counts_its_convs_once(
 def maybe_dynamic_batch(draw: st.DrawFn) -> ConvParams:
     """A conv of `conv_params` (strided half the time), its batch only known at run time half
     the time."""
-    p = draw(conv_params(strided=draw(st.booleans())))
+    p = draw(conv_params(draw(st.sampled_from(["any", "strided"]))))
     if not draw(st.booleans()):
         return p
     lhs, out = list(p.lhs_shape), list(p.result_shape)
@@ -392,3 +401,45 @@ def test_a_folds_split_is_built_iff_an_unfold_reads_it_and_each_geometry_fits(
             if isinstance(c.rhs, Unfold):
                 assert window.kernel_fold is not None
                 _check_unfold(c.rhs, window.kernel_fold, c.params.rhs_shape)
+
+
+@SETTINGS
+@given(p=conv_params(kind="transposed"), options=OPTIONS)
+def test_a_kernel_rearrangement_absorbs_the_channels_last_move_iff_it_starts_by_a_transpose(
+    p: ConvParams, options: ConvOptions
+) -> None:
+    """A phase group's kernel rearrangement that starts by transposing the kernel carries the
+    kernel's channels-last move (one transpose of the conv's own kernel does both), and the
+    kernel is moved as a value of its own only where something reads it so: a window rewrite,
+    or a phase group whose kernel absorbs no move."""
+    plan = plan_conv(p, options)
+    layout, body = plan.channels_last, plan.body
+    if layout is None or body is None:
+        assert body is None or not any(
+            isinstance(g.kernel, Rearrangement) and g.kernel.move is not None
+            for g in (body.groups if isinstance(body, PhasePlan) else ())
+        )
+        return
+    if isinstance(body, WindowPlan):
+        assert layout.moves_kernel
+        return
+    kernel = layout.params.rhs_shape  # the moved kernel's
+    assert kernel == permuted(p.rhs_shape, layout.rhs)
+    absorbed = 0
+    for group in body.groups:
+        r = group.kernel
+        if not isinstance(r, Rearrangement):
+            continue
+        assert sorted(r.order) == list(range(len(r.split)))
+        assert math.prod(r.merged) == math.prod(r.cut if r.cut is not None else r.split)
+        first = r.crop is None and r.high is None and r.cut is None and not r.flips
+        starts_by_transpose = first and r.split == kernel and moves_data(kernel, r.order)
+        assert (r.move is not None) == starts_by_transpose
+        if r.move is not None:
+            absorbed += 1
+            assert r.move == layout.rhs
+            # one transpose of the conv's own kernel gives what the move and `order` give
+            assert permuted(p.rhs_shape, tuple(r.move[d] for d in r.order)) == permuted(
+                kernel, r.order
+            )
+    assert layout.moves_kernel == (absorbed < len(body.groups))

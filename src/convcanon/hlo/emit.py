@@ -15,7 +15,6 @@ from jaxlib.mlir import ir
 from convcanon.hlo.build import Builder
 from convcanon.hlo.conv_params import DYNAMIC, ConvParams
 from convcanon.hlo.plan import ConvPlan
-from convcanon.hlo.plan_layout import moves_data
 from convcanon.hlo.plan_phases import PhaseGroup, PhasePlan, Rearrangement
 from convcanon.hlo.plan_window import Fold, Operand, Pad, Slices, Unfold, WindowPlan
 from convcanon.hlo.program import Program, Ref
@@ -39,13 +38,13 @@ def emit(b: Builder, plan: ConvPlan, types: tuple[ir.Type, ir.Type, ir.Type]) ->
     body = plan.body
     assert body is not None, "a rejected conv has nothing to emit"
     layout = plan.channels_last
-    kernel = _Kernel(rhs, rhs, None, ())
+    kernel = _Kernel(rhs, rhs)
     if layout is not None:  # an all-zero result reads no operand, only a dynamic size
         if not plan.all_zero or DYNAMIC in layout.params.result_shape:
             lhs = b.transpose(lhs, layout.lhs)
             b.dynamic_from(lhs)
-        moved = b.transpose(rhs, layout.rhs) if _reads_kernel(body, layout.params) else None
-        kernel = _Kernel(moved, rhs, layout.rhs, layout.params.rhs_shape)
+        moved = b.transpose(rhs, layout.rhs) if layout.moves_kernel else None
+        kernel = _Kernel(moved, rhs)
     if isinstance(body, PhasePlan):
         total = _phases(b, lhs, kernel, body, acc)
     else:
@@ -60,31 +59,11 @@ def emit(b: Builder, plan: ConvPlan, types: tuple[ir.Type, ir.Type, ir.Type]) ->
 
 class _Kernel(NamedTuple):
     """The kernel as the rewrite reads it (`value`: None where nothing reads it as it is), and
-    under a channels-last move the conv's own kernel and the move, which a rearrangement that
-    starts by transposing the kernel folds into its own transpose."""
+    the conv's own kernel (`source`), which a rearrangement that absorbs the channels-last
+    move transposes itself."""
 
     value: Ref | None
     source: Ref
-    move: tuple[int, ...] | None
-    shape: tuple[int, ...]  # the moved kernel's
-
-
-def _reads_kernel(body: WindowPlan | PhasePlan, p: ConvParams) -> bool:
-    """Whether the rewrite reads the kernel moved channels-last (of conv `p`) as it is: not an
-    all-zero result, nor phase groups whose rearrangements each start by transposing it."""
-    if isinstance(body, WindowPlan):
-        return True
-    return any(
-        not isinstance(g.kernel, Rearrangement) or not _transposes_first(g.kernel, p.rhs_shape)
-        for g in body.groups
-    )
-
-
-def _transposes_first(r: Rearrangement, shape: tuple[int, ...]) -> bool:
-    """Whether `_rearranged` starts by transposing the kernel (of `shape`): nothing to crop,
-    extend, split, cut or flip first."""
-    plain = r.crop is None and r.high is None and r.cut is None and not r.flips
-    return plain and r.split == shape and moves_data(shape, r.order)
 
 
 def _pad(b: Builder, value: Ref, pad: Pad) -> Ref:
@@ -194,22 +173,22 @@ def _phases(b: Builder, lhs: Ref, rhs: _Kernel, plan: PhasePlan, acc: ir.Type) -
 
 def _group(b: Builder, lhs: Ref, rhs: _Kernel, group: PhaseGroup, acc: ir.Type) -> Ref:
     k = group.kernel
-    if isinstance(k, Rearrangement) and rhs.move is not None and _transposes_first(k, rhs.shape):
-        kernel = _rearranged(b, rhs.source, k, rhs.move)
+    if isinstance(k, Rearrangement) and k.move is not None:
+        kernel = _rearranged(b, rhs.source, k)
     else:
         assert rhs.value is not None
         if isinstance(k, Rearrangement):
-            kernel = _rearranged(b, rhs.value, k, None)
+            kernel = _rearranged(b, rhs.value, k)
         else:
             kernel = b.join_slices(rhs.value, k.axes, k.windows, k.axis, k.blocks, k.pads)
     return _window(b, lhs, kernel, group.conv, acc)
 
 
-def _rearranged(b: Builder, rhs: Ref, r: Rearrangement, move: tuple[int, ...] | None) -> Ref:
-    """The kernel rearranged as `r` says (see `plan.Rearrangement`); `rhs` the conv's kernel
-    before its channels-last `move` when `r` starts by transposing (one transpose does both)."""
-    if move is not None:
-        value = b.transpose(rhs, [move[d] for d in r.order])
+def _rearranged(b: Builder, rhs: Ref, r: Rearrangement) -> Ref:
+    """The kernel rearranged as `r` says (see `plan_phases.Rearrangement`); `rhs` the conv's
+    kernel before its channels-last move when `r` absorbs it (one transpose does both)."""
+    if r.move is not None:
+        value = b.transpose(rhs, [r.move[d] for d in r.order])
         return b.reshape(value, r.merged)
     value = b.slice(rhs, *r.crop) if r.crop is not None else rhs
     if r.high is not None:

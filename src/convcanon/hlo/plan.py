@@ -19,7 +19,7 @@ from convcanon.hlo.gate import ConvOptions, Decision, decide
 from convcanon.hlo.phase_merge import within_tap_limit
 from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans
 from convcanon.hlo.plan_layout import ChannelsLast, is_channels_last, to_channels_last
-from convcanon.hlo.plan_phases import PhasePlan, plan_phases
+from convcanon.hlo.plan_phases import PhasePlan, plan_phases, reads_kernel
 from convcanon.hlo.plan_window import PartialConv, Slices, WindowPlan, plan_window
 from convcanon.records import NamedTuple
 
@@ -105,7 +105,10 @@ def _rewrite(
         counters["channels-last"] = 1
     if config.polyphase:
         counters["rewritten-lhs-dilation"] = 1
-        return channels_last, plan_phases(conv, config, p), counters
+        phases = plan_phases(conv, config, p, channels_last.rhs if channels_last else None)
+        if channels_last is not None:
+            channels_last = channels_last._replace(moves_kernel=reads_kernel(phases))
+        return channels_last, phases, counters
     body = plan_window(conv, config, p, False)
     if body.pads:
         counters["rewritten-pad"] = 1

@@ -19,6 +19,7 @@ from convcanon.hlo.phase_merge import (
     zero_tap_pads,
 )
 from convcanon.hlo.phase_plan import LhsDimPlan, LhsPhase, lhs_dilation_plans
+from convcanon.hlo.plan_layout import Permutation, moves_data
 from convcanon.hlo.plan_window import Pad, Slices, Window, WindowPlan, plan_window
 from convcanon.records import NamedTuple
 
@@ -29,7 +30,9 @@ class Rearrangement(NamedTuple):
     zero-extended at the end (`high`) to whole periods, split (`split`: runs and period of each
     phase axis, groups of the output features), cut to the taps of each period (`cut`: the
     split's limits), the phases that read taps backwards reversed (`flips`), and the phase
-    axes moved into the output features (`order`, then reshaped to `merged`)."""
+    axes moved into the output features (`order`, then reshaped to `merged`). One that starts
+    by transposing the kernel (nothing to crop, extend, split, cut or flip first) absorbs the
+    kernel's channels-last `move`, if any: one transpose of the conv's own kernel does both."""
 
     crop: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None
     high: tuple[int, ...] | None
@@ -38,6 +41,7 @@ class Rearrangement(NamedTuple):
     flips: tuple[int, ...]
     order: tuple[int, ...]
     merged: tuple[int, ...]
+    move: Permutation | None
 
 
 class PhaseGroup(NamedTuple):
@@ -82,10 +86,13 @@ def placement(
     return Pad(tuple(low), tuple(high), tuple(interior))
 
 
-def plan_phases(p: ConvParams, config: ConvConfig, source: ConvParams) -> PhasePlan:
+def plan_phases(
+    p: ConvParams, config: ConvConfig, source: ConvParams, kernel_move: Permutation | None
+) -> PhasePlan:
     """The output phases of `p`, grouped into convs (merged on the output features unless
     merge-phases=none), each an undilated conv that goes through pad and stride; a phase conv
-    whose kernel is a line cut from `p`'s is one conv per tap where the policy splits lines."""
+    whose kernel is a line cut from `p`'s is one conv per tap where the policy splits lines.
+    `kernel_move`: the channels-last move that made `p`'s kernel from `source`'s, if any."""
     plans = lhs_dilation_plans(p)
     mode = config.merge
     ratio = config.options.max_mac_ratio
@@ -94,7 +101,7 @@ def plan_phases(p: ConvParams, config: ConvConfig, source: ConvParams) -> PhaseP
     for group in groups:
         q = lhs_group_params(p, plans, group)
         slices = _phase_kernel(p, group)
-        kernel = rearranged_kernel(p.rhs_shape, slices) or slices
+        kernel = rearranged_kernel(p.rhs_shape, slices, kernel_move) or slices
         conv = plan_window(q, config, source, True)
         where = placement(p, plans, group.combos[0]) if mode == "none" else None
         qs = tuple(tuple(ph.q for ph in combo) for combo in group.combos)
@@ -160,12 +167,15 @@ def _phase_axes(k: Slices) -> list[Window | _PhaseAxis] | None:
     return found
 
 
-def rearranged_kernel(shape: tuple[int, ...], k: Slices) -> Rearrangement | None:
+def rearranged_kernel(
+    shape: tuple[int, ...], k: Slices, move: Permutation | None
+) -> Rearrangement | None:
     """The joined phase kernel `k` of a kernel of `shape` as one rearrangement (its taps cropped
     or zero-extended to whole periods, split into (runs, period), the phases reversed where they
     read taps backwards and moved into the output features) when that is fewer ops than a
     slice per phase and a concatenate; None otherwise. Same tensor, same taps: a kernel that is
-    an argument is rearranged on every call."""
+    an argument is rearranged on every call. One that starts by transposing the kernel absorbs
+    the kernel's channels-last `move`."""
     if DYNAMIC in shape or k.pads is not None and any(any(p) for c in k.pads for p in c):
         return None
     found = _phase_axes(k)
@@ -180,9 +190,25 @@ def rearranged_kernel(shape: tuple[int, ...], k: Slices) -> Rearrangement | None
         return None
     bounds = zip(start, limit, strides, high, strict=True)
     extents = [-(-(hi - lo) // step) + h for lo, hi, step, h in bounds]
-    return _phase_axes_to_features(extents, k, phases)._replace(
+    found = _phase_axes_to_features(extents, k, phases)._replace(
         crop=(tuple(start), tuple(limit), tuple(strides)) if crop else None,
         high=tuple(high) if any(high) else None,
+    )
+    return found._replace(move=move if _transposes_first(found, shape) else None)
+
+
+def _transposes_first(r: Rearrangement, shape: tuple[int, ...]) -> bool:
+    """Whether `r` starts by transposing the kernel (of `shape`): nothing to crop, extend,
+    split, cut or flip first."""
+    plain = r.crop is None and r.high is None and r.cut is None and not r.flips
+    return plain and r.split == shape and moves_data(shape, r.order)
+
+
+def reads_kernel(plan: PhasePlan) -> bool:
+    """Whether a phase group reads the kernel as the phase convs' `p` has it (by slices, or a
+    rearrangement that absorbs no channels-last move of it)."""
+    return any(
+        not isinstance(g.kernel, Rearrangement) or g.kernel.move is None for g in plan.groups
     )
 
 
@@ -274,6 +300,7 @@ def _phase_axes_to_features(
         flips=tuple(period_axis[a] for a, f in phases if f.order < 0),
         order=tuple(order),
         merged=tuple(merged),
+        move=None,
     )
 
 
