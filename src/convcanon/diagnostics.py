@@ -8,6 +8,7 @@ exit 2. Anything else is a bug and keeps its traceback. Reading inputs and writi
 
 from __future__ import annotations
 
+import bisect
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -225,9 +226,12 @@ def check_integer_widths(text: str, filename: str) -> None:
     machine's memory. MLIR's own parser refuses it with the same message.
 
     The text is scanned for the literal `i` and 8 digits, and the whole pattern tried only where
-    that occurs: its lookbehinds, tried at every character, cost ~50 ns a character."""
+    that occurs: its lookbehinds, tried at every character, cost ~50 ns a character. A line
+    with a hit is lexed once for its strings and its comment, where a width is no type."""
     wide = re.compile(_WIDE_INTEGER)
-    counted, quotes = 0, 0  # quotes on the line from its start to `counted`
+    line_start, line_end = 0, -1  # the line lexed last
+    strings: list[tuple[int, int]] = []
+    comment = 0
     for hint in re.finditer(r"i\d{8}", text):
         at = hint.start()
         sign = at - 1 if at and text[at - 1] in "su" else at
@@ -238,14 +242,30 @@ def check_integer_widths(text: str, filename: str) -> None:
         if len(digits) <= len(str(MAX_INTEGER_WIDTH)) and int(digits) <= MAX_INTEGER_WIDTH:
             continue
         start = match.start()
-        line_start = text.rfind("\n", counted, start) + 1
-        if line_start:  # a new line: count from its start (else on from the last count)
-            counted, quotes = line_start, 0
-        quotes += text.count('"', counted, start)
-        counted = start
-        if quotes % 2:  # inside a string: not a type
+        if start > line_end:
+            line_start = text.rfind("\n", 0, start) + 1
+            line_end = text.find("\n", start)
+            line_end = len(text) if line_end < 0 else line_end
+            strings, comment = lex_line(text[line_start:line_end])
+        column = start - line_start
+        inside = bisect.bisect_right(strings, (column, len(text))) - 1  # the last string before
+        if column >= comment or inside >= 0 and column < strings[inside][1]:
             continue
         raise ConvcanonError("invalid integer width", offset_loc(text, start, filename))
+
+
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//')
+
+
+def lex_line(line: str) -> tuple[list[tuple[int, int]], int]:
+    """The (start, end) of each string literal of a line of MLIR, and where its `//` comment
+    starts (its length if none): the parts that hold no ops or types."""
+    strings: list[tuple[int, int]] = []
+    for token in _STRING_OR_COMMENT.finditer(line):
+        if token[0] == "//":
+            return strings, token.start()
+        strings.append(token.span())
+    return strings, len(line)
 
 
 def check_splats(text: str, filename: str, limit: int = MAX_SPLAT_ELEMENTS) -> None:

@@ -28,6 +28,7 @@ from convcanon.diagnostics import (
     check_integer_widths,
     check_nesting,
     check_splats,
+    lex_line,
     lines_before,
     offset_loc,
 )
@@ -57,25 +58,11 @@ def _op_lines(text: str, op_name: str) -> list[int]:
     if op_name.startswith("func."):
         name = rf"(?:func\.)?{re.escape(op_name.removeprefix('func.'))}"
     pattern = re.compile(rf"(^|[\s=\"]){name}[\s(\"<]")
-    return [n for n, line in enumerate(text.splitlines(), 1) if pattern.search(_code(line))]
-
-
-def _code(line: str) -> str:
-    """The line without its `//` comment (one outside a string): an op named in a comment,
-    such as an `expected-error` line's message, is not an op."""
-    if "//" not in line:
-        return line
-    quoted = escaped = False
-    for at, char in enumerate(line):
-        if escaped:
-            escaped = False
-        elif char == "\\" and quoted:
-            escaped = True
-        elif char == '"':
-            quoted = not quoted
-        elif not quoted and line.startswith("//", at):
-            return line[:at]
-    return line
+    return [
+        n
+        for n, line in enumerate(text.splitlines(), 1)
+        if pattern.search(line[: lex_line(line)[1]])
+    ]
 
 
 # `dense<[0xFC00, ...]> : tensor<...xf16>`: MLIR reads a per-element hex float as its bit pattern
