@@ -131,15 +131,20 @@ def add_input_hlo(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def integer_at_least(minimum: int | None) -> Callable[[str], int]:
-    """An argparse type: an integer in ASCII decimal digits, at least `minimum` if given
-    (argparse reports anything else as a usage error; without a minimum the command checks the
-    range)."""
+def integer_at_least(minimum: int | None, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer in ASCII decimal digits, at least `minimum` and at most
+    `maximum` if given (argparse reports anything else as a usage error; without a minimum the
+    command checks the range)."""
     what = "an integer" if minimum is None else f"an integer >= {minimum}"
+    what += "" if maximum is None else f" and <= {maximum}"
 
     def parse(text: str) -> int:
         value = decimal_int(text)
-        if value is None or (minimum is not None and value < minimum):
+        if (
+            value is None
+            or (minimum is not None and value < minimum)
+            or (maximum is not None and value > maximum)
+        ):
             raise argparse.ArgumentTypeError(f"must be {what}, not {text!r}")
         return value
 

@@ -15,6 +15,7 @@ from convcanon.cli_arguments import (
     add_output,
     integer_at_least,
 )
+from convcanon.fileio.limits import INT64_MAX
 from convcanon.pipeline import PASSES, PassInfo
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--mlir-elide-elementsattrs-if-larger",
-        type=integer_at_least(0),
+        type=integer_at_least(0, INT64_MAX),  # MLIR's printer takes an int64, as mlir-opt
         metavar="N",
         default=None,
         help="print elements attributes of more than N elements elided (HLO modules)",

@@ -17,18 +17,27 @@ _UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 10**6, "gb": 10**9, "kib": 1 << 10, "
 _UNITS |= {"gib": 1 << 30, "tib": 1 << 40, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
+INT64_MAX = (1 << 63) - 1  # the largest limit or count handed to native code (setrlimit, MLIR)
+
+
 def parse_byte_size(text: str | int, what: str) -> int:
-    """`4GiB`, `512MiB`, `1000000` (bytes) -> bytes; anything else, or under one byte (a limit
-    of 0 would silently mean the default, or nothing could run), is a usage error."""
+    """`4GiB`, `512MiB`, `1.5GiB`, `1000000` (bytes) -> bytes, exactly (a float lost the last
+    digits of a count over 2^53 and overflowed past 1e308); anything else, under one byte (a
+    limit of 0 would silently mean the default, or nothing could run) or over int64 is a usage
+    error."""
     if isinstance(text, int):
         size = text
     else:
         match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
         if match is None or match[2].lower() not in _UNITS:
             raise UsageError(f"bad {what} {text!r} (use e.g. 4GiB, 512MiB or a byte count)")
-        size = int(float(match[1]) * _UNITS[match[2].lower()])
+        whole, _, fraction = match[1].partition(".")
+        whole, fraction = whole.lstrip("0")[:20], fraction[:20]  # 20 digits: past int64 already
+        size = int(whole + fraction or "0") * _UNITS[match[2].lower()] // 10 ** len(fraction)
     if size < 1:
         raise UsageError(f"bad {what} {text!r}: it must be at least one byte")
+    if size > INT64_MAX:
+        raise UsageError(f"bad {what} {text!r}: it must be at most {INT64_MAX} bytes")
     return size
 
 
