@@ -443,3 +443,32 @@ def test_a_kernel_rearrangement_absorbs_the_channels_last_move_iff_it_starts_by_
                 kernel, r.order
             )
     assert layout.moves_kernel == (absorbed < len(body.groups))
+
+
+@SETTINGS
+@given(p=st.one_of(conv_params(), conv_params(kind="transposed")), options=OPTIONS)
+def test_the_interleave_pads_exactly_the_phases_the_plan_calls_short(
+    p: ConvParams, options: ConvOptions
+) -> None:
+    """The interleave's stages are the dims with a period, from the last; a phase the plan
+    calls short in a dim is one its group's conv gives one output fewer there than
+    ceil(O/P) (the interleave pads it by one zero, so builds it where it is made), and every
+    other phase has exactly ceil(O/P)."""
+    plan = plan_conv(p, options)
+    body = plan.body
+    if not isinstance(body, PhasePlan):
+        return
+    q = body.params
+    periods = [d.period for d in body.dims]
+    assert body.stages == tuple(i for i in range(q.num_spatial - 1, -1, -1) if periods[i] > 1)
+    assert len(body.short) == q.num_spatial
+    for group in body.groups:
+        for partial in group.conv.partials:
+            extents = [partial.params.result_shape[a] for a in q.dims.out_spatial]
+            for phase in group.phases:
+                for i, (qi, extent) in enumerate(zip(phase, extents, strict=True)):
+                    each = -(-q.out_spatial[i] // periods[i])
+                    assert extent == each - (qi in body.short[i])
+    for i, short in enumerate(body.short):
+        assert short <= {ph.q for ph in body.dims[i].phases}
+        assert not short or periods[i] > 1

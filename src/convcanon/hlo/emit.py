@@ -160,12 +160,11 @@ def _phases(b: Builder, lhs: Ref, rhs: _Kernel, plan: PhasePlan, acc: ir.Type) -
         (group,) = plan.groups
         return _depth_to_space(b, _group(b, lhs, rhs, group, acc), plan)
     grid: dict[tuple[int, ...], _View] = {}
-    stages = _stages(plan)
     for group in plan.groups:
         value = _group(b, lhs, rhs, group, acc)
         for index, phase in enumerate(group.phases):
             view = _phase_of(b, value, p, index, len(group.phases))
-            grid[phase] = _settle(b, view, plan, stages)
+            grid[phase] = _settle(b, view, plan, plan.stages, phase)
     if not grid:
         return b.zeros(p.result_shape, acc)
     return _interleave(b, grid, plan, acc)
@@ -233,22 +232,15 @@ def _phase_of(b: Builder, value: Ref, p: ConvParams, index: int, merged: int) ->
     return b.slice(part, start, limit), tuple(out)
 
 
-def _stages(plan: PhasePlan) -> list[int]:
-    """The spatial dims the interleave puts in place, in its order (from the last): those with
-    a period."""
-    return [i for i in reversed(range(plan.params.num_spatial)) if plan.dims[i].period != 1]
-
-
-def _settle(b: Builder, view: _View, plan: PhasePlan, later: list[int]) -> _View:
-    """`view` built where it is read as it is: by the pad of the interleave stage of dim
-    `later[0]` (a phase shorter than the others there), or as the result (no stage later). The
-    stage's reshape of it otherwise reshapes the value behind it."""
+def _settle(
+    b: Builder, view: _View, plan: PhasePlan, later: tuple[int, ...], key: tuple[int, ...]
+) -> _View:
+    """`view` (of the phases `key`) built where the plan says it is read as it is: padded by
+    the interleave stage of dim `later[0]`, or as the result (no stage later). That stage's
+    reshape of it otherwise reshapes the value behind it."""
+    if later and key[later[0]] not in plan.short[later[0]]:
+        return view
     value, shape = view
-    if later:
-        i = later[0]
-        period, extent = plan.dims[i].period, plan.params.out_spatial[i]
-        if shape[plan.params.dims.out_spatial[i]] >= -(-extent // period):
-            return view
     return b.reshape(value, shape), shape
 
 
@@ -292,7 +284,7 @@ def _interleave(
     output)."""
     p = plan.params
     dims = p.dims
-    stages = _stages(plan)
+    stages = plan.stages
     for n, i in enumerate(stages):
         period, extent, axis = plan.dims[i].period, p.out_spatial[i], dims.out_spatial[i]
         rows: dict[tuple[int, ...], dict[int, _View]] = {}
@@ -315,7 +307,7 @@ def _interleave(
                     parts.append(b.zeros(gap, element))
                 if stop < slots:
                     found, shape = row[stop]
-                    if shape[axis] < each:  # settled: built
+                    if stop in plan.short[i]:  # settled: built
                         high = [0] * len(shape)
                         high[axis] = each - shape[axis]
                         found = b.pad(found, [0] * len(shape), high)
@@ -328,7 +320,7 @@ def _interleave(
                 limit[axis] = extent
                 value = b.slice(b.reshape(*view), [0] * len(out), limit)
                 view = (value, b.shape(value))
-            grid[key] = _settle(b, view, plan, stages[n + 1 :])
+            grid[key] = _settle(b, view, plan, stages[n + 1 :], key)
     assert len(grid) == 1
     return next(iter(grid.values()))[0]
 

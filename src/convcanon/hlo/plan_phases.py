@@ -60,12 +60,20 @@ Assembly = Literal["sum", "depth-to-space", "interleave"]
 
 
 class PhasePlan(NamedTuple):
-    """A lhs-dilated conv as output phases, each an ordinary conv of the undilated lhs."""
+    """A lhs-dilated conv as output phases, each an ordinary conv of the undilated lhs. An
+    interleave puts the phases in place one dim of `stages` at a time; a phase value is built
+    where it is made only if that is how it is read: padded by the next stage (a phase `short`
+    there) or as the result (no stage later). Otherwise that stage's reshape reads the value
+    behind it."""
 
     params: ConvParams
     dims: tuple[LhsDimPlan, ...]
     groups: tuple[PhaseGroup, ...]
     assembly: Assembly
+    stages: tuple[int, ...]  # the spatial dims with a period, from the last
+    # per spatial dim, the phases q with one output fewer than the others (ceil((O-q)/P) <
+    # ceil(O/P)): the interleave pads each with a zero at its end
+    short: tuple[frozenset[int], ...]
 
 
 # -- output phases ------------------------------------------------------------------------------
@@ -112,7 +120,17 @@ def plan_phases(
         assembly = "depth-to-space"
     else:
         assembly = "interleave"
-    return PhasePlan(params=p, dims=plans, groups=tuple(planned), assembly=assembly)
+    return PhasePlan(
+        params=p,
+        dims=plans,
+        groups=tuple(planned),
+        assembly=assembly,
+        stages=tuple(i for i in reversed(range(p.num_spatial)) if plans[i].period != 1),
+        short=tuple(
+            frozenset(ph.q for ph in d.phases if ph.outputs < -(-extent // d.period))
+            for d, extent in zip(plans, p.out_spatial, strict=True)
+        ),
+    )
 
 
 def _phase_kernel(p: ConvParams, group: LhsGroup) -> Slices:
