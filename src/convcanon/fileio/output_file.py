@@ -23,18 +23,33 @@ from convcanon.diagnostics import UsageError
 from convcanon.fileio.stdout import encode_text, write_all, write_error, write_stdout
 
 
-def _same_file(a: str, b: str) -> bool:
+def _real_path(path: str) -> str:
     try:
-        return os.path.samefile(a, b) or os.path.realpath(a) == os.path.realpath(b)
+        return os.path.realpath(path)
+    except OSError:  # a link that cannot be read (another user's /proc/PID/fd/N)
+        return os.path.abspath(path)
+
+
+def _overwrites(input_path: str, output_path: str) -> bool:
+    """Whether writing `output_path` replaces the regular file `input_path` (also through
+    symlinks or hard links). A device, FIFO or terminal both read and written is no file
+    replaced: `convcanon-opt /dev/null -o /dev/null` runs, as mlir-opt's does."""
+    try:
+        if not os.path.samefile(input_path, output_path):
+            return False
+    except OSError:  # one of them does not exist (yet): the same only if spelled alike
+        return _real_path(input_path) == _real_path(output_path)
+    try:
+        return stat.S_ISREG(os.stat(output_path).st_mode)
     except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
+        return True
 
 
 def check_output_path(input_path: str, output_path: str | None) -> None:
-    """Refuse an output that is the input (also through symlinks or hard links)."""
+    """Refuse an output that would overwrite the input (see `_overwrites`)."""
     if not output_path or output_path == "-" or input_path == "-":
         return
-    if _same_file(input_path, output_path):
+    if _overwrites(input_path, output_path):
         raise UsageError(f"output path {output_path!r} is the input file; refusing to overwrite it")
 
 
@@ -95,14 +110,17 @@ def _resolve_target(path: str) -> tuple[str, int | None]:
     """
     current = path
     for _ in range(64):
-        parent = os.path.realpath(os.path.dirname(current) or ".")
-        current = os.path.join(parent, os.path.basename(current))
-        own = _OWN_FD.fullmatch(current)
-        if own and (current.startswith("/proc/self/") or f"/{os.getpid()}/" in current):
-            return current, int(own[1])
-        if parent == "/proc" or parent.startswith("/proc/") or not os.path.islink(current):
-            return current, None
-        current = os.path.join(parent, os.readlink(current))
+        try:
+            parent = os.path.realpath(os.path.dirname(current) or ".")
+            current = os.path.join(parent, os.path.basename(current))
+            own = _OWN_FD.fullmatch(current)
+            if own and (current.startswith("/proc/self/") or f"/{os.getpid()}/" in current):
+                return current, int(own[1])
+            if parent == "/proc" or parent.startswith("/proc/") or not os.path.islink(current):
+                return current, None
+            current = os.path.join(parent, os.readlink(current))
+        except OSError as err:  # a link we may not read (another user's /proc/PID/fd/N)
+            raise write_error(path, err) from None
     raise write_error(path, "too many levels of symbolic links")
 
 
