@@ -209,9 +209,7 @@ def check_nesting(text: str, filename: str, limit: int = MAX_NESTING) -> None:
         )
 
 
-MAX_SPLAT_ELEMENTS = 1 << 22
-# A pattern string, compiled on first use (re's cache): most runs never need it.
-_SPLAT = r"dense<\s*([^<>\[\]\"]+?)\s*>\s*:\s*tensor<((?:\d+x)+)"
+MAX_SPLAT_ELEMENTS = 1 << 22  # a dense literal's elements past its text's size (half B)
 
 
 MAX_INTEGER_WIDTH = 16777215  # MLIR's IntegerType::kMaxWidth
@@ -266,19 +264,3 @@ def lex_line(line: str) -> tuple[list[tuple[int, int]], int]:
             return strings, token.start()
         strings.append(token.span())
     return strings, len(line)
-
-
-def check_splats(text: str, filename: str, limit: int = MAX_SPLAT_ELEMENTS) -> None:
-    """Refuse `dense<v> : tensor<NxT>` splats with more than `limit` elements before xDSL parses
-    them: its parser expands a splat into a Python list (~85 bytes an element), so a 40-byte
-    `dense<1.0> : tensor<99999999999xf32>` would take the machine's memory."""
-    for match in re.finditer(_SPLAT, text):
-        count = 1
-        for dim in match[2].rstrip("x").split("x"):
-            count *= int(dim)
-        if count > limit:
-            raise ConvcanonError(
-                f"dense splat of {count} elements is over the limit of {limit} elements for "
-                "migraphx/TOSA files",
-                offset_loc(text, match.start(), filename),
-            )

@@ -44,7 +44,7 @@ def _code_mask(text: str) -> list[bool]:
                 escaped = True
             elif char == '"':
                 in_string = False
-        elif char == '"' and '"' in text[at + 1 : text.find("\n", at) % (len(text) + 1)]:
+        elif char == '"' and _closed(text, at):
             in_string = True  # a literal only if it is closed on its line
             mask.append(False)
         elif text.startswith("//", at):
@@ -53,6 +53,21 @@ def _code_mask(text: str) -> list[bool]:
         else:
             mask.append(True)
     return mask
+
+
+def _closed(text: str, at: int) -> bool:
+    """Whether the quote at `at` opens a string that an unescaped quote closes on its line."""
+    escaped = False
+    for char in text[at + 1 :]:
+        if char == "\n":
+            return False
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            return True
+    return False
 
 
 def _first_refused(text: str) -> int | None:

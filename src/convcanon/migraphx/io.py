@@ -7,14 +7,23 @@ This module loads no dialect; `convcanon.xdsl_io` parses in the context of every
 from __future__ import annotations
 
 import functools
+import math
 import re
 import struct
 import weakref
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+)
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -23,11 +32,11 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 from convcanon.diagnostics import (
+    MAX_SPLAT_ELEMENTS,
     ConvcanonError,
     SourceLoc,
     check_integer_widths,
     check_nesting,
-    check_splats,
     lex_line,
     lines_before,
     offset_loc,
@@ -39,6 +48,43 @@ from convcanon.diagnostics import (
 MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportAttributeAccessIssue]
     r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
 )
+
+
+class _Parser(Parser):
+    """xDSL's parser, refusing a dense literal that would hold more than `MAX_SPLAT_ELEMENTS`
+    elements and more elements than its text has characters: xDSL expands a splat into a Python
+    list (~85 bytes an element) once it has read the literal's type, so a 40-byte
+    `dense<1.0> : tensor<99999999999xf32>` would take the machine's memory. Checked on the type
+    xDSL parsed, every spelling is seen: a type alias, a hex splat `dense<"0x0000803F">`,
+    comments between the literal and its type. A literal that lists its elements is as large
+    as its text and passes."""
+
+    _dense_at = 0  # where the dense literal being parsed starts
+
+    def _parse_builtin_dense_attr(self) -> DenseIntOrFPElementsAttr:
+        self._dense_at = self.lexer.input.content.rfind("dense", 0, self.pos)
+        return super()._parse_builtin_dense_attr()
+
+    def _parse_dense_literal_type(self) -> Any:
+        literal_type = super()._parse_dense_literal_type()
+        self._check_expansion(literal_type, self.pos)
+        return literal_type
+
+    def parse_dense_int_or_fp_elements_attr(self, type: Any) -> DenseIntOrFPElementsAttr:
+        if type is not None:  # typed already: at most the rest of the text is its literal
+            self._dense_at = self.pos
+            self._check_expansion(type, self.lexer.input.len)
+        return super().parse_dense_int_or_fp_elements_attr(type)
+
+    def _check_expansion(self, literal_type: Any, end: int) -> None:
+        count = math.prod(literal_type.get_shape())
+        if count > MAX_SPLAT_ELEMENTS and count > end - self._dense_at:
+            source = self.lexer.input
+            raise ConvcanonError(
+                f"dense splat of {count} elements is over the limit of {MAX_SPLAT_ELEMENTS} "
+                "elements for migraphx/TOSA files",
+                offset_loc(source.content, self._dense_at, source.name),
+            )
 
 
 def _parse_error(err: ParseError, filename: str) -> ConvcanonError:
@@ -155,12 +201,11 @@ def parse_in_context(context: Context, text: str, filename: str) -> ModuleOp:
     """Parse and verify a module of the dialects loaded in `context`; any failure is a
     ConvcanonError at its location."""
     check_nesting(text, filename)  # xDSL's recursive descent would hit RecursionError
-    check_splats(text, filename)
     check_integer_widths(text, filename)  # xDSL computes `1 << width` for the value range
     text = rewrite_hex_float_elements(text, filename)
     parser: Parser | None = None
     try:
-        parser = Parser(context, text, filename)  # lexes the first token: may raise
+        parser = _Parser(context, text, filename)  # lexes the first token: may raise
         module = parser.parse_module()
     except ParseError as err:
         raise _parse_error(err, filename) from None
