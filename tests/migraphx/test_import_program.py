@@ -181,6 +181,16 @@ def test_bad_programs_name_line_and_expectation(text: str, where: str, message: 
     assert where in rendered and message in rendered, rendered
 
 
+@pytest.mark.parametrize("separator", ["\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", "\r"])
+def test_lines_are_numbered_by_newlines_alone(separator: str) -> None:
+    """Python's `splitlines` also ends a line at a form feed, U+2028 and the like: trailing one
+    on the first line numbered every later line one too far."""
+    text = P.replace("\n", separator + "\n", 1) + "@1 = exp(x) -> float_type, {4, 4}, {4, 1}\n"
+    with pytest.raises(ConvcanonError) as info:
+        import_program(text, "prog.txt")
+    assert info.value.render().startswith("prog.txt:2:6: error: "), info.value.render()
+
+
 def test_cli_writes_output_and_writes_nothing_on_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -105,6 +105,7 @@ def test_imported_ops_point_into_the_program() -> None:
     assert located == [FileLineColLoc(StringAttr("prog.txt"), IntAttr(2), IntAttr(6))]
 
 
+_NOT_NEWLINES = ["\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", "\r"]  # splitlines' others
 _CHAIN = [
     "  %1 = migraphx.relu %x : <2xf32, 1> -> <2xf32, 1>",
     "  %2 = migraphx.exp %1 : <2xf32, 1> -> <2xf32, 1>",
@@ -117,6 +118,7 @@ _COMMENTS = st.sampled_from(
         "  // the migraphx.relu below, then migraphx.exp (",
         '  // "quoted migraphx.relu" and func.return',
         "// %9 = migraphx.exp %x : <2xf32, 1> -> <2xf32, 1>",
+        *(f"  // a line of MLIR ends at a newline only:{c}not here" for c in _NOT_NEWLINES),
     ]
 )
 _TRAILING = st.sampled_from(["", "  // not migraphx.exp <", ' // "a // b" migraphx.relu('])

@@ -345,7 +345,7 @@ def import_program(text: str, filename: str, name: str = "main") -> ModuleOp:
     _check_function_name(name)
     program = _Program(filename)
     with _collector_paused():
-        for number, raw in enumerate(text.splitlines(), 1):
+        for number, raw in enumerate(text.split("\n"), 1):  # as editors number lines
             line = raw.rstrip()
             if not line.strip() or MODULE_HEADER.match(line.strip()):
                 continue

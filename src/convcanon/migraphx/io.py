@@ -106,7 +106,7 @@ def _op_lines(text: str, op_name: str) -> list[int]:
     pattern = re.compile(rf"(^|[\s=\"]){name}[\s(\"<]")
     return [
         n
-        for n, line in enumerate(text.splitlines(), 1)
+        for n, line in enumerate(text.split("\n"), 1)
         if pattern.search(line[: lex_line(line)[1]])
     ]
 
@@ -223,7 +223,7 @@ def parse_in_context(context: Context, text: str, filename: str) -> ModuleOp:
 def attach_locations(module: ModuleOp, text: str, filename: str) -> None:
     """Give every op without one a `FileLineColLoc` (MLIR's column: the op's first character,
     results included), so later passes can report `file:line:col`. Printing ignores locations."""
-    rows = text.splitlines()
+    rows = text.split("\n")  # MLIR's lines: \x0c or U+2028 end none
     before = lines_before()  # a split chunk's lines are its file's
     for op, line in op_lines(module, text).items():
         if line and isinstance(op.location, UnknownLoc):
