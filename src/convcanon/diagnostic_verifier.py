@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, collect_diagnostics
+from convcanon.diagnostics import ConvcanonError, SourceLoc, byte_column, collect_diagnostics
 from convcanon.posix_regex import Regex, RegexError, escape
 
 _EXPECTED = re.compile(
@@ -77,7 +77,7 @@ def expectations(
                 expected.line = number
             waiting, last_plain = [], index
             continue
-        at = SourceLoc(filename, number, match.start() + 1)
+        at = SourceLoc(filename, number, byte_column(line, 0, match.start()))
         expected = Expected(match[1], number, at, match[5])
         if match[2]:
             try:

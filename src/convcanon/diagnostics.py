@@ -70,11 +70,19 @@ def lines_before() -> int:
     return _lines_before.get()
 
 
+def byte_column(text: str, line_start: int, offset: int) -> int:
+    """The 1-based column of character `offset` of `text`, whose line starts at `line_start`,
+    counted in UTF-8 bytes as MLIR counts it (jaxlib's parser, mlir-opt): a column counted in
+    characters pointed left of the place on a line with non-ASCII text before it."""
+    before = text[line_start:offset]
+    return (len(before) if before.isascii() else len(before.encode("utf-8", "surrogatepass"))) + 1
+
+
 def offset_loc(text: str, offset: int, filename: str) -> SourceLoc:
-    """The 1-based line and column of character `offset` of `text` (computed on error only:
-    counting lines is linear in the offset)."""
+    """The 1-based line and (byte) column of character `offset` of `text` (computed on error
+    only: counting lines is linear in the offset)."""
     line = text.count("\n", 0, offset) + 1 + _lines_before.get()
-    return SourceLoc(filename, line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
+    return SourceLoc(filename, line, byte_column(text, text.rfind("\n", 0, offset) + 1, offset))
 
 
 class ConvcanonError(Exception):

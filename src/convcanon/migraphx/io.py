@@ -35,6 +35,7 @@ from convcanon.diagnostics import (
     MAX_SPLAT_ELEMENTS,
     ConvcanonError,
     SourceLoc,
+    byte_column,
     check_integer_widths,
     check_nesting,
     lex_line,
@@ -94,7 +95,11 @@ def _parse_error(err: ParseError, filename: str) -> ConvcanonError:
     where = err.span.get_location()
     message = " ".join(line.strip() for line in err.msg.splitlines() if line.strip())
     line = where.line + lines_before()  # a split chunk's line in its file
-    return ConvcanonError(message or "parse error", SourceLoc(filename, line, where.col))
+    content, start = err.span.input.content, err.span.start
+    col = where.col  # xDSL counts characters; MLIR, bytes
+    if isinstance(content, str):
+        col = byte_column(content, err.span.input.get_start_of_line(start), start)
+    return ConvcanonError(message or "parse error", SourceLoc(filename, line, col))
 
 
 def _op_lines(text: str, op_name: str) -> list[int]:

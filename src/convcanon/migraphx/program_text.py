@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
+from convcanon.diagnostics import ConvcanonError, SourceLoc, byte_column
 
 FieldValue = list[int] | int | float | str
 Fields = dict[str, tuple[FieldValue, int]]  # field name -> (value, column of the name)
@@ -72,13 +72,15 @@ class Cursor:
         self.text, self.filename, self.line, self.pos = text, filename, line, 0
 
     def error(self, message: str, pos: int | None = None) -> ConvcanonError:
-        col = (self.pos if pos is None else pos) + 1
+        col = byte_column(self.text, 0, self.pos if pos is None else pos)
         return ConvcanonError(message, SourceLoc(self.filename, self.line, col))
 
     def location(self, pos: int) -> FileLineColLoc:
         """Where an op came from, so later errors (verifier, migraphx-to-tosa) point into the
         program; locations are never printed."""
-        return FileLineColLoc.new((_file_attr(self.filename), IntAttr(self.line), _column(pos + 1)))
+        return FileLineColLoc.new(
+            (_file_attr(self.filename), IntAttr(self.line), _column(byte_column(self.text, 0, pos)))
+        )
 
     def skip_ws(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos] in " \t":
