@@ -157,6 +157,23 @@ def test_params_in_order_of_appearance_and_fp8_types() -> None:
         (P + "@1 = exp(x) -> float_type, {4, 3}, {3, 1}, target=0\n", ":2:", "target_id"),
         (P + "@1 = softmax[axes=1](x) -> float_type, {4, 3}, {3, 1}\n", ":2:", "unknown field"),
         (P, "prog.txt", "no @return"),
+        (
+            P + P.replace("{4, 3}, {3, 1}", "{2}, {1}"),
+            ":2:1",
+            "`x` is defined twice (first on line 1)",
+        ),
+        (P + "@1 = exp(x) -> float_type, {4, 3}, {3, 1}\n" * 2, ":3:1", "`@1` is defined twice"),
+        (
+            P + "@1 = exp(x) -> float_type, {4, 3}, {3, 1}\n"
+            " @1 = softmax[axis=1](@1) -> float_type, {4, 3}, {3, 1}\n",
+            ":3:2",
+            "`@1` is defined twice (first on line 2)",
+        ),
+        (
+            'module: "main"\n' + P + "@1 = @return(x)\n" + 'module: "if_sub"\n' + P,
+            ":4:1",
+            "a second module (after line 1): one function per program",
+        ),
         *(
             (
                 CONV_1D.replace("float", element)

@@ -86,9 +86,19 @@ class _Program:
     filename: str
     params: list[tuple[str, ShapedType]] = field(default_factory=lambda: [])
     values: dict[str, SSAValue] = field(default_factory=lambda: {})
+    lines: dict[str, int] = field(default_factory=lambda: {})  # where each name is defined
     block: Block = field(default_factory=Block)
     returned: list[SSAValue] | None = None
     return_loc: FileLineColLoc | None = None
+
+    def define(self, cur: Cursor, name: str, value: SSAValue, pos: int) -> None:
+        """Bind instruction `name` (at `pos` of its line) to `value`. MIGraphX prints each name
+        once; a second one would silently hide the first (a parameter left unread)."""
+        first = self.lines.get(name)
+        if first is not None:
+            raise cur.error(f"`{name}` is defined twice (first on line {first})", pos)
+        self.lines[name] = cur.line
+        self.values[name] = value
 
     def lookup(self, cur: Cursor, name: str, pos: int) -> SSAValue:
         value = self.values.get(name)
@@ -236,7 +246,7 @@ def _plain_instruction(program: _Program, cur: Cursor) -> bool:
     ty = _shaped(cur, shape)
     op = cls.create(operands=operands, result_types=[ty])
     _add(program, cur, op, found.start(2))
-    program.values[name] = op.results[0]
+    program.define(cur, name, op.results[0], found.start(1))
     return True
 
 
@@ -244,6 +254,7 @@ def _instruction(program: _Program, cur: Cursor) -> None:
     if _plain_instruction(program, cur):
         return
     cur.skip_ws()
+    name_pos = cur.pos
     name = cur.match(NAME, "an instruction name")
     cur.expect("=", "after the instruction name")
     cur.skip_ws()
@@ -254,7 +265,7 @@ def _instruction(program: _Program, cur: Cursor) -> None:
         program.params.append((name, ty))
         arg = program.block.insert_arg(ty, len(program.block.args))
         arg.name_hint = f"arg{len(program.params) - 1}"
-        program.values[name] = arg
+        program.define(cur, name, arg, name_pos)
         return
     if cur.optional("@return"):
         if program.returned is not None:
@@ -290,7 +301,7 @@ def _instruction(program: _Program, cur: Cursor) -> None:
         else:
             op = cls.create(operands=operands, result_types=[ty], attributes=attributes)
     _add(program, cur, op, op_pos)
-    program.values[name] = op.results[0]
+    program.define(cur, name, op.results[0], name_pos)
 
 
 def _element(value: SSAValue) -> Attribute:
@@ -345,9 +356,18 @@ def import_program(text: str, filename: str, name: str = "main") -> ModuleOp:
     _check_function_name(name)
     program = _Program(filename)
     with _collector_paused():
+        header: int | None = None  # the line of the module header read
         for number, raw in enumerate(text.split("\n"), 1):  # as editors number lines
             line = raw.rstrip()
-            if not line.strip() or MODULE_HEADER.match(line.strip()):
+            if not line.strip():
+                continue
+            if MODULE_HEADER.match(line.strip()):
+                if header is not None:  # a submodule (`if`, `loop`), named apart from main
+                    where = SourceLoc(filename, number, len(line) - len(line.lstrip()) + 1)
+                    raise ConvcanonError(
+                        f"a second module (after line {header}): one function per program", where
+                    )
+                header = number
                 continue
             _instruction(program, Cursor(line, filename, number))
     if program.returned is None:
