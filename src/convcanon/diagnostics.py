@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 
 class SourceLoc:
@@ -180,41 +181,195 @@ MAX_CALL_DEPTH = 64  # interpreters: calls nested deeper are recursion in practi
 # (over the whole text they were 11 bytes a character: 2.2 GB for a 200 MB file).
 NESTING_CHUNK = 1 << 22
 
+# MLIR's string literal and `//` comment (neither spans lines; an unterminated string ends where
+# MLIR's lexer refuses it): text that holds no bracket the parser recurses on.
+_STRING_BODY = r'(?:[^"\\\n]|\\.)*'
+_STRING_OR_COMMENT_TEXT = re.compile(f'"{_STRING_BODY}"?|//[^\\n]*'.encode())
+_STRING_OR_COMMENT_START = re.compile(rb'"|//')
+_STRING_BODY_TEXT = re.compile(_STRING_BODY.encode())
+_OPENERS, _CLOSERS = b"[{(<", b"]})>"
+_BRACKETS = bytes.maketrans(_OPENERS + _CLOSERS, b"((((" + b"))))")
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in _OPENERS + _CLOSERS)
+
+# Where a chunk of text ends, for the lexer that masks strings and comments chunk by chunk.
+_CODE, _STRING, _STRING_ESCAPE, _COMMENT, _CODE_SLASH = range(5)
+
+
+def nesting_may_exceed(text: str, limit: int = MAX_NESTING) -> bool:
+    """Whether `check_nesting` may refuse `text`, in C-speed passes over its bytes without numpy
+    (a bound: real modules take ~10 passes): strings and comments blanked, the brackets kept and
+    adjacent `()` pairs peeled, one level per pass (unmatched openers add their count); or a run
+    of more than `limit` unary minus signs."""
+    # a space, not nothing: "-" and ">" on either side of a string make no arrow
+    code = _STRING_OR_COMMENT_TEXT.sub(b" ", text.encode(errors="surrogatepass"))
+    # "->" is an arrow: "==" breaks a run of minus signs as the arrow does, and is no bracket
+    code = code.replace(b"->", b"==")
+    if b"-" * (limit + 1) in code.translate(None, b" \t\r\n"):
+        return True
+    rest = code.translate(_BRACKETS, _NOT_BRACKETS)
+    for passes in range(limit + 1):
+        peeled = rest.replace(b"()", b"")
+        if len(peeled) == len(rest):
+            return passes + rest.count(b"(") > limit
+        rest = peeled
+    return True
+
+
+def _string_end(data: bytes, body: int) -> tuple[int, int]:
+    """The end of a string literal whose body starts at `body`, and the lexer's state there:
+    _CODE past its quote or at a newline, _STRING or _STRING_ESCAPE at the chunk's end."""
+    matched = _STRING_BODY_TEXT.match(data, body)  # matches, if only the empty body
+    end = matched.end() if matched else body
+    if end == len(data):
+        return end, _STRING
+    if data[end] == ord('"'):
+        return end + 1, _CODE
+    if end == len(data) - 1 and data[end] == ord("\\"):  # escaping the next chunk's first
+        return len(data), _STRING_ESCAPE
+    return end, _CODE  # a newline: MLIR's lexer refuses the string there
+
+
+def _strings_and_comments(data: bytes, state: int) -> tuple[list[tuple[int, int, bool]], int]:
+    """The (start, end, is a comment) of each string literal and comment in a chunk that starts
+    in `state`, and the state at its end: a lexer resumed chunk by chunk, so a line longer than a
+    chunk costs no more memory."""
+    spans: list[tuple[int, int, bool]] = []
+    pos = 0
+    if state == _CODE_SLASH:
+        state = _COMMENT if data.startswith(b"/") else _CODE
+    if state == _COMMENT:
+        pos = data.find(b"\n")
+        if pos < 0:
+            return [(0, len(data), True)], _COMMENT
+        spans.append((0, pos, True))
+    elif state in (_STRING, _STRING_ESCAPE):
+        if state == _STRING_ESCAPE and data.startswith(b"\n"):
+            state = _CODE  # a backslash before a newline: the string ended there
+        else:
+            pos, state = _string_end(data, 1 if state == _STRING_ESCAPE else 0)
+            spans.append((0, pos, False))
+            if state != _CODE:
+                return spans, state
+    while (token := _STRING_OR_COMMENT_START.search(data, pos)) is not None:
+        if token[0] == b"//":
+            pos = data.find(b"\n", token.start())
+            if pos < 0:
+                spans.append((token.start(), len(data), True))
+                return spans, _COMMENT
+            spans.append((token.start(), pos, True))
+        else:
+            pos, state = _string_end(data, token.end())
+            spans.append((token.start(), pos, False))
+            if state != _CODE:
+                return spans, state
+    return spans, _CODE_SLASH if data.endswith(b"/") else _CODE
+
 
 def check_nesting(text: str, filename: str, limit: int = MAX_NESTING) -> None:
     """Refuse input nested deeper than `limit` brackets before a recursive parser sees it.
 
     MLIR's C++ parser recurses per `[`, `{`, `(` and `<` (types and attributes such as
-    `tuple<tuple<...>>`); a hostile file nested 100k deep overflows the stack and kills the
-    process. Real modules nest a few dozen levels at most. The `>` of `->` closes nothing.
+    `tuple<tuple<...>>`) and per unary minus in an affine expression; a hostile file nested 100k
+    deep overflows the stack and kills the process. Real modules nest a few dozen levels at
+    most. Brackets in string literals and comments are no nesting, and a closer with nothing
+    open closes nothing (the parser stops there): counting them, a comment of 100k `)` let a
+    100k-deep nest through, a string `")"` beside each `[` of one, and a comment of 300 `(`
+    refused a valid module. The `>` of `->` closes nothing.
     """
-    import numpy as np
-
-    step = np.zeros(256, dtype=np.int8)
-    step[[ord("["), ord("{"), ord("("), ord("<")]] = 1
-    step[[ord("]"), ord("}"), ord(")"), ord(">")]] = -1
-    depth = 0  # at the start of the chunk
-    after_dash = False  # the previous chunk ended in "-"
-    deepest, where = 0, 0  # the first deepest bracket: its depth and its chunk's data
+    scan = _NestingScan(text, filename, limit)
     for start in range(0, len(text), NESTING_CHUNK):
-        chunk = text[start : start + NESTING_CHUNK]
-        data = np.frombuffer(chunk.encode(errors="surrogatepass"), dtype=np.uint8)
-        steps = step[data]
-        if after_dash and data[0] == ord(">"):
+        scan.chunk(start)
+    scan.finish()
+
+
+class _NestingScan:
+    """`check_nesting` one chunk at a time (its arrays are a few times a chunk), with what it
+    carries from one chunk to the next."""
+
+    def __init__(self, text: str, filename: str, limit: int) -> None:
+        import numpy as np
+
+        self.text, self.filename, self.limit = text, filename, limit
+        self.step = np.zeros(256, dtype=np.int8)
+        self.step[list(_OPENERS)] = 1
+        self.step[list(_CLOSERS)] = -1
+        self.space = np.zeros(256, dtype=bool)
+        self.space[list(b" \t\r\n")] = True
+        self.depth = self.deepest = self.where = 0  # bracket depth; the first deepest bracket
+        self.run = 0  # unary minus signs in a row
+        self.run_before_last = 0  # the run before the last byte (a "/" that may open a comment)
+        self.state = _CODE  # the lexer's
+        self.ends_in_dash = self.ends_in_minus = False  # maybe an arrow's "-", cut from its ">"
+
+    def chunk(self, start: int) -> None:
+        import numpy as np
+
+        data = self.text[start : start + NESTING_CHUNK].encode(errors="surrogatepass")
+        chunk = np.frombuffer(data, dtype=np.uint8)
+        steps = self.step[chunk]
+        minus = chunk == ord("-")
+        arrow = (chunk[1:] == ord(">")) & minus[:-1]
+        steps[1:][arrow] = 0
+        minus[:-1][arrow] = False
+        if self.ends_in_dash and chunk[0] == ord(">"):
             steps[0] = 0
-        steps[1:][(data[1:] == ord(">")) & (data[:-1] == ord("-"))] = 0
-        running = np.cumsum(steps, dtype=np.int32)  # |depth| within a chunk <= its 4M*4 bytes
+            self.run = 0 if self.ends_in_minus else self.run  # an arrow breaks the run
+        elif self.ends_in_minus and self.run > self.limit:
+            self._too_many_minus_signs(start - 1)
+        if self.state == _CODE_SLASH and data.startswith(b"/"):
+            self.run = self.run_before_last  # the "/" ending the last chunk opened a comment
+        spans, self.state = _strings_and_comments(data, self.state)
+        quiet = self.space[chunk]  # what continues a run of minus signs: whitespace, comments
+        for begin, end, comment in spans:
+            steps[begin:end] = 0
+            minus[begin:end] = False
+            quiet[begin:end] = comment
+        self._brackets(steps, data, start)
+        self._minus_signs(minus, quiet, data, start)
+        self.ends_in_dash = data.endswith(b"-")
+        self.ends_in_minus = bool(minus[-1])
+
+    def _brackets(self, steps: Any, data: bytes, start: int) -> None:
+        import numpy as np
+
+        running = np.cumsum(steps, dtype=np.int32)
+        running += self.depth
+        floor = np.minimum.accumulate(running)
+        np.minimum(floor, 0, out=floor)
+        running -= floor  # a closer with nothing open closes nothing
         top = int(np.argmax(running))
-        if depth + int(running[top]) > deepest:
-            # a bracket is one byte: the bytes before it decode whole
-            deepest = depth + int(running[top])
-            where = start + len(data[:top].tobytes().decode(errors="surrogatepass"))
-        depth += int(running[-1])
-        after_dash = chunk.endswith("-")
-    if deepest > limit:
+        if int(running[top]) > self.deepest:  # a bracket is one byte: the bytes before decode
+            self.deepest = int(running[top])
+            self.where = start + len(data[:top].decode(errors="surrogatepass"))
+        self.depth = int(running[-1])
+
+    def _minus_signs(self, minus: Any, quiet: Any, data: bytes, start: int) -> None:
+        import numpy as np
+
+        signs = np.cumsum(minus, dtype=np.int32)
+        signs += self.run
+        signs -= np.maximum.accumulate(np.where(~minus & ~quiet, signs, 0))
+        settled = signs[:-1] if minus[-1] else signs  # a last "-" may be an arrow's
+        if settled.size and int(settled.max()) > self.limit:
+            first = int(np.argmax(settled > self.limit))
+            self._too_many_minus_signs(start + len(data[:first].decode(errors="surrogatepass")))
+        self.run_before_last = int(signs[-2]) if len(signs) > 1 else self.run
+        self.run = int(signs[-1])
+
+    def _too_many_minus_signs(self, at: int) -> None:
         raise ConvcanonError(
-            f"input nests deeper than {limit} levels of brackets", offset_loc(text, where, filename)
+            f"input nests deeper than {self.limit} levels of unary minus signs",
+            offset_loc(self.text, at, self.filename),
         )
+
+    def finish(self) -> None:
+        if self.ends_in_minus and self.run > self.limit:
+            self._too_many_minus_signs(len(self.text) - 1)
+        if self.deepest > self.limit:
+            raise ConvcanonError(
+                f"input nests deeper than {self.limit} levels of brackets",
+                offset_loc(self.text, self.where, self.filename),
+            )
 
 
 MAX_SPLAT_ELEMENTS = 1 << 22  # a dense literal's elements past its text's size (half B)
@@ -260,7 +415,7 @@ def check_integer_widths(text: str, filename: str) -> None:
         raise ConvcanonError("invalid integer width", offset_loc(text, start, filename))
 
 
-_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//')
+_STRING_OR_COMMENT = re.compile(f'"{_STRING_BODY}"|//')
 
 
 def lex_line(line: str) -> tuple[list[tuple[int, int]], int]:

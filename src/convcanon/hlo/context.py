@@ -22,12 +22,12 @@ from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _chlo, _jax_mlir_ext, _mlir, _mlirHlo, _stablehlo
 
 from convcanon.diagnostics import (
-    MAX_NESTING,
     ConvcanonError,
     SourceLoc,
     check_nesting,
     check_unicode,
     lines_before,
+    nesting_may_exceed,
 )
 from convcanon.ir_kind import UNREGISTERED_DIALECTS
 
@@ -292,7 +292,7 @@ def desugar_check_ops(text: str) -> str:
 def parse_module(text: str, filename: str, context: ir.Context | None = None) -> ir.Module:
     """Parse (which verifies) MLIR text; errors become `ConvcanonError` at `file:line:col`."""
     check_unicode(text, filename)
-    if _nesting_bound(text) > MAX_NESTING:
+    if nesting_may_exceed(text):
         check_nesting(text, filename)  # the exact check, with the location
     if "{-#" in text:  # MLIR's parser crashes on a resource section cut in a string
         from convcanon.hlo.resources import check_resource_section  # its reader: only then
@@ -358,28 +358,6 @@ def _with_text_position(loc: HloLoc, source: str, message: str) -> HloLoc:
     except ValueError:
         pass
     return loc
-
-
-_OPENERS, _CLOSERS = b"[{(<", b"]})>"
-_BRACKETS = bytes.maketrans(_OPENERS + _CLOSERS, b"((((" + b"))))")
-_NOT_BRACKETS = bytes(c for c in range(256) if c not in _OPENERS + _CLOSERS)
-
-
-def _nesting_bound(text: str) -> int:
-    """An upper bound of the bracket depth `check_nesting` computes, without numpy.
-
-    Keep only the brackets, then peel adjacent `()` pairs: each pass removes one level of the
-    matched pairs, and unmatched openers can add at most their count. Real modules need ~10
-    passes over a string a fraction of the text's size."""
-    # "->" becomes "--" (a same-length replace is twice as fast) and translate drops the "-"s
-    rest = text.encode().replace(b"->", b"--").translate(_BRACKETS, _NOT_BRACKETS)
-    passes = 0
-    while passes <= MAX_NESTING:
-        peeled = rest.replace(b"()", b"")
-        if len(peeled) == len(rest):
-            return passes + rest.count(b"(")
-        rest, passes = peeled, passes + 1
-    return passes
 
 
 def error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonError:
