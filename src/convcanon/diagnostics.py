@@ -9,6 +9,7 @@ exit 2. Anything else is a bug and keeps its traceback. Reading inputs and writi
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -174,6 +175,9 @@ def check_unicode(text: str, filename: str) -> None:
 
 
 MAX_NESTING = 256
+# Aliases nest through each other as deep as brackets (a JAX export's call-site locations two
+# levels a frame); MLIR's printer survived 10k levels and died at 30k here.
+MAX_ALIAS_NESTING = 1024
 MAX_CALL_DEPTH = 64  # interpreters: calls nested deeper are recursion in practice
 
 
@@ -198,21 +202,63 @@ _CODE, _STRING, _STRING_ESCAPE, _COMMENT, _CODE_SLASH = range(5)
 def nesting_may_exceed(text: str, limit: int = MAX_NESTING) -> bool:
     """Whether `check_nesting` may refuse `text`, in C-speed passes over its bytes without numpy
     (a bound: real modules take ~10 passes): strings and comments blanked, the brackets kept and
-    adjacent `()` pairs peeled, one level per pass (unmatched openers add their count); or a run
-    of more than `limit` unary minus signs."""
-    # a space, not nothing: "-" and ">" on either side of a string make no arrow
-    code = _STRING_OR_COMMENT_TEXT.sub(b" ", text.encode(errors="surrogatepass"))
-    # "->" is an arrow: "==" breaks a run of minus signs as the arrow does, and is no bracket
-    code = code.replace(b"->", b"==")
+    adjacent `()` pairs peeled, one level per pass (unmatched openers add their count); a run
+    of more than `limit` unary minus signs; or aliases that nest deeper through each other."""
+    code = _code_of(text)
     if b"-" * (limit + 1) in code.translate(None, b" \t\r\n"):
         return True
+    if _bracket_bound(code, limit) > limit:
+        return True
+    return _deep_alias(text, limit * MAX_ALIAS_NESTING // MAX_NESTING, code) is not None
+
+
+def _code_of(text: str) -> bytes:
+    """`text` as bytes with its strings and comments blanked and each `->` made `==` (no bracket,
+    and a breaker of minus runs as the arrow is)."""
+    # a space, not nothing: "-" and ">" on either side of a string make no arrow
+    code = _STRING_OR_COMMENT_TEXT.sub(b" ", text.encode(errors="surrogatepass"))
+    return code.replace(b"->", b"==")
+
+
+def _bracket_bound(code: bytes, limit: int) -> int:
+    """An upper bound of the bracket depth of `code` (see `nesting_may_exceed`), or limit + 1."""
     rest = code.translate(_BRACKETS, _NOT_BRACKETS)
     for passes in range(limit + 1):
         peeled = rest.replace(b"()", b"")
         if len(peeled) == len(rest):
-            return passes + rest.count(b"(") > limit
+            return passes + rest.count(b"(")
         rest = peeled
-    return True
+    return limit + 1
+
+
+# `#name = ...` and `!name = ...`: an attribute or type alias, which later text names
+_ALIAS_DEFINITION_TEXT = r"(?m)^[ \t]*([#!][A-Za-z_][\w.$-]*)[ \t]*="
+_ALIAS_DEFINITION = re.compile(_ALIAS_DEFINITION_TEXT.encode())
+_ALIAS_NAME = re.compile(rb"[#!][A-Za-z_][\w.$-]*")
+
+
+def _deep_alias(text: str, limit: int, code: bytes | None = None) -> tuple[int, str] | None:
+    """(offset, name) of the first alias whose value nests deeper than `limit` through the
+    aliases it names (`!t2 = tuple<!t1>`, `#l2 = loc(callsite(#l1 at #l0))`): a chain of 30k
+    such aliases nests as deep as 30k brackets, where MLIR's printer and location handling
+    recurse, though no line holds a bracket more. Each alias's depth is its value's bracket
+    bound plus the deepest alias it names (`code`: the text as `_code_of` gives it)."""
+    if not re.search(_ALIAS_DEFINITION_TEXT, text):
+        return None
+    code = _code_of(text) if code is None else code
+    definitions = list(_ALIAS_DEFINITION.finditer(code))
+    depths: dict[bytes, int] = {}
+    for index, definition in enumerate(definitions):
+        end = definitions[index + 1].start() if index + 1 < len(definitions) else len(code)
+        value = code[definition.end() : end]
+        named = (depths.get(name, 0) for name in set(_ALIAS_NAME.findall(value)))
+        depth = _bracket_bound(value, limit) + max(named, default=0)
+        if depth > limit:  # where it is in the text (blanking strings moved the offsets)
+            name = definition[1].decode(errors="replace")
+            in_text = itertools.islice(re.finditer(_ALIAS_DEFINITION_TEXT, text), index, None)
+            return next(in_text).start(1), name
+        depths.setdefault(definition[1], depth)
+    return None
 
 
 def _string_end(data: bytes, body: int) -> tuple[int, int]:
@@ -280,6 +326,12 @@ def check_nesting(text: str, filename: str, limit: int = MAX_NESTING) -> None:
     for start in range(0, len(text), NESTING_CHUNK):
         scan.chunk(start)
     scan.finish()
+    alias_limit = limit * MAX_ALIAS_NESTING // MAX_NESTING
+    if (deep := _deep_alias(text, alias_limit)) is not None:
+        raise ConvcanonError(
+            f"alias {deep[1]} nests deeper than {alias_limit} levels through the aliases it names",
+            offset_loc(text, deep[0], filename),
+        )
 
 
 class _NestingScan:
