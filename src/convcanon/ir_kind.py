@@ -40,6 +40,20 @@ _OPS = {"hlo": "StableHLO/MHLO", "xdsl": "migraphx/TOSA"}
 _TAKEN_BY = {"hlo": "stablehlo-canonicalize-conv or canonicalize-conv", "xdsl": "migraphx-to-tosa"}
 
 
+def holds_no_op(text: str) -> bool:
+    """Whether `text` is only whitespace and `//` comments (an empty file, the chunk after a
+    trailing `// -----`): MLIR reads it as an empty module, where xDSL's parser refuses it."""
+    at = 0
+    while True:
+        while at < len(text) and text[at] in " \t\r\n":  # MLIR's whitespace
+            at += 1
+        if not text.startswith("//", at):
+            return at == len(text)
+        at = text.find("\n", at)
+        if at < 0:
+            return True
+
+
 def first_line(text: str) -> str:
     """The first line that is not blank, shortened for a message."""
     line = next((line.strip() for line in text.splitlines() if line.strip()), "")

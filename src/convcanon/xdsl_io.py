@@ -12,7 +12,7 @@ from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import ModuleOp
 
 from convcanon.diagnostics import check_unicode
-from convcanon.ir_kind import UNREGISTERED_DIALECTS
+from convcanon.ir_kind import UNREGISTERED_DIALECTS, holds_no_op
 from convcanon.migraphx.io import parse_in_context, print_file
 
 __all__ = ["make_context", "parse_file_text", "print_file"]
@@ -31,20 +31,6 @@ def make_context() -> Context:
         if ctx.get_optional_op(op.name) is None:  # the TOSA dialect may define it already
             ctx.load_op(op)
     return ctx
-
-
-def holds_no_op(text: str) -> bool:
-    """Whether `text` is only whitespace and `//` comments (an empty file, the chunk after a
-    trailing `// -----`): MLIR reads it as an empty module, where xDSL's parser refuses it."""
-    at = 0
-    while True:
-        while at < len(text) and text[at] in " \t\r\n":  # MLIR's whitespace
-            at += 1
-        if not text.startswith("//", at):
-            return at == len(text)
-        at = text.find("\n", at)
-        if at < 0:
-            return True
 
 
 def parse_file_text(text: str, filename: str) -> ModuleOp:

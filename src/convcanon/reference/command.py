@@ -20,6 +20,7 @@ from convcanon.fileio.module_input import read_mlir_input
 from convcanon.fileio.npz import holds_raw_bits, input_header, open_npz
 from convcanon.fileio.output_file import check_output_path, write_output
 from convcanon.fileio.reading import refuse_stdin_twice
+from convcanon.ir_kind import holds_no_op
 from convcanon.reference.run import check_input_names, run_hlo_text
 from convcanon.reference.summary import print_results
 
@@ -68,7 +69,7 @@ def run_command(
 
         errors: list[ConvcanonError] = []
         for index, (offset, chunk) in enumerate(split(text), 1):
-            if not chunk.strip():
+            if holds_no_op(chunk):  # blank, or only comments: no module to run
                 continue
             try:
                 job.run(chunk, offset, f"chunk{index}")
