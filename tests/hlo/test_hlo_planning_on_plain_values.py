@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 from unittest import mock
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -34,10 +35,14 @@ SETTINGS = settings(
 )
 
 
-def test_planning_imports_no_mlir() -> None:
-    """This module and everything it plans with load without jaxlib (or JAX, or numpy)."""
+@pytest.mark.parametrize(
+    "module", ["test_hlo_planning_on_plain_values", "test_hlo_interleave_plan"]
+)
+def test_planning_imports_no_mlir(module: str) -> None:
+    """The plain-value planning tests and everything they plan with load without jaxlib (or
+    JAX, or numpy)."""
     code = (
-        "import sys; import tests.hlo.test_hlo_planning_on_plain_values; "
+        f"import sys; import tests.hlo.{module}; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'jax', 'jaxlib', 'numpy'}))"
     )
     out = subprocess.run(
@@ -308,10 +313,12 @@ def test_planning_a_conv_resolves_its_policy_and_counts_its_convs_once(
 
 
 @st.composite
-def maybe_dynamic_batch(draw: st.DrawFn) -> ConvParams:
-    """A conv of `conv_params` (strided half the time), its batch only known at run time half
-    the time."""
-    p = draw(conv_params(draw(st.sampled_from(["any", "strided"]))))
+def maybe_dynamic_batch(
+    draw: st.DrawFn, kinds: tuple[Kind, ...] = ("any", "strided")
+) -> ConvParams:
+    """A conv of `conv_params` (of each of `kinds` as often), its batch only known at run time
+    half the time."""
+    p = draw(conv_params(draw(st.sampled_from(kinds))))
     if not draw(st.booleans()):
         return p
     lhs, out = list(p.lhs_shape), list(p.result_shape)
@@ -327,7 +334,7 @@ def _window_plans(plan: ConvPlan) -> list[WindowPlan]:
     return []
 
 
-def _elements(shape: tuple[int, ...]) -> tuple[int, int]:
+def elements(shape: tuple[int, ...]) -> tuple[int, int]:
     """(dynamic extents, product of the static ones): what a reshape keeps."""
     return shape.count(DYNAMIC), math.prod(d for d in shape if d != DYNAMIC)
 
@@ -345,7 +352,7 @@ def _check_fold(fold: Fold, operand: tuple[int, ...], readers: list[Operand]) ->
     if fold.high is not None:
         shape = tuple(e + h for e, h in zip(shape, fold.high, strict=True))
     assert shape == tuple(target)
-    assert _elements(fold.split) == _elements(shape)
+    assert elements(fold.split) == elements(shape)
     assert len(fold.split) == len(operand) + len(fold.folds)
     unfolds = [u for u in readers if isinstance(u, Unfold)]
     assert unfolds, "a fold no partial reads is not planned"
@@ -364,9 +371,9 @@ def _check_unfold(u: Unfold, fold: Fold, operand: tuple[int, ...]) -> None:
             for d, lo, hi in zip(fold.split, start, limit, strict=True)
         )
         assert cropped != fold.split or start != (0,) * len(start)
-    assert _elements(u.split) == _elements(cropped)
+    assert elements(u.split) == elements(cropped)
     assert sorted(u.order) == list(range(len(u.split)))
-    assert _elements(u.merged) == _elements(u.split)
+    assert elements(u.merged) == elements(u.split)
     assert (permuted(u.merged, u.layout) if u.layout is not None else u.merged) == operand
     if not u.reads_split:  # a reshape of the folded operand: nothing cropped
         assert u.crop is None
@@ -443,32 +450,3 @@ def test_a_kernel_rearrangement_absorbs_the_channels_last_move_iff_it_starts_by_
                 kernel, r.order
             )
     assert layout.moves_kernel == (absorbed < len(body.groups))
-
-
-@SETTINGS
-@given(p=st.one_of(conv_params(), conv_params(kind="transposed")), options=OPTIONS)
-def test_the_interleave_pads_exactly_the_phases_the_plan_calls_short(
-    p: ConvParams, options: ConvOptions
-) -> None:
-    """The interleave's stages are the dims with a period, from the last; a phase the plan
-    calls short in a dim is one its group's conv gives one output fewer there than
-    ceil(O/P) (the interleave pads it by one zero, so builds it where it is made), and every
-    other phase has exactly ceil(O/P)."""
-    plan = plan_conv(p, options)
-    body = plan.body
-    if not isinstance(body, PhasePlan):
-        return
-    q = body.params
-    periods = [d.period for d in body.dims]
-    assert body.stages == tuple(i for i in range(q.num_spatial - 1, -1, -1) if periods[i] > 1)
-    assert len(body.short) == q.num_spatial
-    for group in body.groups:
-        for partial in group.conv.partials:
-            extents = [partial.params.result_shape[a] for a in q.dims.out_spatial]
-            for phase in group.phases:
-                for i, (qi, extent) in enumerate(zip(phase, extents, strict=True)):
-                    each = -(-q.out_spatial[i] // periods[i])
-                    assert extent == each - (qi in body.short[i])
-    for i, short in enumerate(body.short):
-        assert short <= {ph.q for ph in body.dims[i].phases}
-        assert not short or periods[i] > 1

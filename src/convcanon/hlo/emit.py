@@ -13,9 +13,19 @@ import math
 from jaxlib.mlir import ir
 
 from convcanon.hlo.build import Builder
-from convcanon.hlo.conv_params import DYNAMIC, ConvParams
+from convcanon.hlo.conv_params import DYNAMIC
 from convcanon.hlo.plan import ConvPlan
-from convcanon.hlo.plan_phases import PhaseGroup, PhasePlan, Rearrangement
+from convcanon.hlo.plan_phases import (
+    InterleaveStage,
+    Key,
+    PhaseCut,
+    PhaseGroup,
+    PhasePart,
+    PhasePlan,
+    Rearrangement,
+    ZeroBlock,
+    split_axis,
+)
 from convcanon.hlo.plan_window import Fold, Operand, Pad, Slices, Unfold, WindowPlan
 from convcanon.hlo.program import Program, Ref
 from convcanon.records import NamedTuple
@@ -39,8 +49,8 @@ def emit(b: Builder, plan: ConvPlan, types: tuple[ir.Type, ir.Type, ir.Type]) ->
     assert body is not None, "a rejected conv has nothing to emit"
     layout = plan.channels_last
     kernel = _Kernel(rhs, rhs)
-    if layout is not None:  # an all-zero result reads no operand, only a dynamic size
-        if not plan.all_zero or DYNAMIC in layout.params.result_shape:
+    if layout is not None:
+        if layout.moves_lhs:
             lhs = b.transpose(lhs, layout.lhs)
             b.dynamic_from(lhs)
         moved = b.transpose(rhs, layout.rhs) if layout.moves_kernel else None
@@ -145,9 +155,11 @@ def _unfold(b: Builder, folded: _Folded, spec: Unfold) -> Ref:
 
 
 def _phases(b: Builder, lhs: Ref, rhs: _Kernel, plan: PhasePlan, acc: ir.Type) -> Ref:
-    """The output phase convs of a lhs-dilated conv, put in place: placed by interior pads and
-    summed (merge-phases=none), by one depth-to-space, or by interleaving."""
-    p = plan.params
+    """The output phase convs of a lhs-dilated conv, put in place as the plan says: placed by
+    interior pads and summed (merge-phases=none), by one depth-to-space, or by interleaving;
+    zeros where no phase has taps."""
+    if plan.assembly == "zeros":
+        return b.zeros(plan.params.result_shape, acc)
     if plan.assembly == "sum":
         total: Ref | None = None
         for group in plan.groups:
@@ -155,19 +167,17 @@ def _phases(b: Builder, lhs: Ref, rhs: _Kernel, plan: PhasePlan, acc: ir.Type) -
             if group.placement is not None:
                 value = _pad(b, value, group.placement)
             total = value if total is None else b.add(total, value)
-        return total if total is not None else b.zeros(p.result_shape, acc)
+        assert total is not None
+        return total
     if plan.assembly == "depth-to-space":  # one group holds every output phase
         (group,) = plan.groups
         return _depth_to_space(b, _group(b, lhs, rhs, group, acc), plan)
-    grid: dict[tuple[int, ...], _View] = {}
-    for group in plan.groups:
+    grid: dict[Key, Ref] = {}
+    for group, cuts in zip(plan.groups, plan.cuts, strict=True):
         value = _group(b, lhs, rhs, group, acc)
-        for index, phase in enumerate(group.phases):
-            view = _phase_of(b, value, p, index, len(group.phases))
-            grid[phase] = _settle(b, view, plan, plan.stages, phase)
-    if not grid:
-        return b.zeros(p.result_shape, acc)
-    return _interleave(b, grid, plan, acc)
+        for phase, cut in zip(group.phases, cuts, strict=True):
+            grid[phase] = value if cut is None else _cut(b, value, cut)
+    return _interleave(b, grid, plan.stages, acc)
 
 
 def _group(b: Builder, lhs: Ref, rhs: _Kernel, group: PhaseGroup, acc: ir.Type) -> Ref:
@@ -202,46 +212,12 @@ def _rearranged(b: Builder, rhs: Ref, r: Rearrangement) -> Ref:
     return b.permute_reshape(value, r.order, r.merged)
 
 
-def _split(shape: tuple[int, ...], axis: int, parts: list[int]) -> list[int]:
-    return [*shape[:axis], *parts, *shape[axis + 1 :]]
-
-
-# A value and the shape it is read as: a reshape not built yet, since the next reshape of it
-# may reshape the value behind it instead.
-_View = tuple[Ref, tuple[int, ...]]
-
-
-def _phase_of(b: Builder, value: Ref, p: ConvParams, index: int, merged: int) -> _View:
-    """Phase `index` of a conv result whose feature axis holds (groups, merged, features)."""
-    axis, groups = p.dims.out_feature, p.feature_group_count
-    shape = b.shape(value)
-    if merged == 1:
-        return value, shape
-    out = list(shape)
-    out[axis] //= merged
-    if groups == 1:
-        start, limit = [0] * len(shape), list(shape)
-        start[axis], limit[axis] = index * out[axis], (index + 1) * out[axis]
-        part = b.slice(value, start, limit)
-        return part, b.shape(part)
-    per = out[axis] // groups
-    split = _split(shape, axis, [groups, merged, per])
-    start, limit = [0] * len(split), list(split)
-    start[axis + 1], limit[axis + 1] = index, index + 1
-    part = b.reshape(value, split)
-    return b.slice(part, start, limit), tuple(out)
-
-
-def _settle(
-    b: Builder, view: _View, plan: PhasePlan, later: tuple[int, ...], key: tuple[int, ...]
-) -> _View:
-    """`view` (of the phases `key`) built where the plan says it is read as it is: padded by
-    the interleave stage of dim `later[0]`, or as the result (no stage later). That stage's
-    reshape of it otherwise reshapes the value behind it."""
-    if later and key[later[0]] not in plan.short[later[0]]:
-        return view
-    value, shape = view
-    return b.reshape(value, shape), shape
+def _cut(b: Builder, value: Ref, cut: PhaseCut) -> Ref:
+    """One output phase of a group conv's result (see `plan_phases.PhaseCut`)."""
+    if cut.split is not None:
+        value = b.reshape(value, cut.split)
+    value = b.slice(value, cut.start, cut.limit)
+    return b.reshape(value, cut.reshape) if cut.reshape is not None else value
 
 
 def _depth_to_space(b: Builder, value: Ref, plan: PhasePlan) -> Ref:
@@ -254,7 +230,7 @@ def _depth_to_space(b: Builder, value: Ref, plan: PhasePlan) -> Ref:
     periods = [d.period for d in plan.dims]
     per = shape[dims.out_feature] // (groups * math.prod(periods))
     feature_parts = ([groups] if groups > 1 else []) + periods + [per]
-    split = _split(shape, dims.out_feature, feature_parts)
+    split = split_axis(shape, dims.out_feature, feature_parts)
 
     def index(axis: int) -> int:  # axes of `split`: the feature axis became several
         return axis if axis <= dims.out_feature else axis + len(feature_parts) - 1
@@ -274,64 +250,30 @@ def _depth_to_space(b: Builder, value: Ref, plan: PhasePlan) -> Ref:
 
 
 def _interleave(
-    b: Builder, grid: dict[tuple[int, ...], _View], plan: PhasePlan, element: ir.Type
+    b: Builder, grid: dict[Key, Ref], stages: tuple[InterleaveStage, ...], element: ir.Type
 ) -> Ref:
-    """Put the output phases (keyed by their q per dim) in place, one dim at a time from the
-    last: phase q's outputs m go to q + P*m. Shorter phases are padded with zeros at the end
-    and each run of phases without taps is one block of zeros; the interleave is a concat on a
-    new axis and a reshape (no `add`). A period longer than the output has one output per
-    phase, and only the first `extent` phases have one (an lhs dilation of 2**31 over one
-    output)."""
-    p = plan.params
-    dims = p.dims
-    stages = plan.stages
-    for n, i in enumerate(stages):
-        period, extent, axis = plan.dims[i].period, p.out_spatial[i], dims.out_spatial[i]
-        rows: dict[tuple[int, ...], dict[int, _View]] = {}
-        for key, placed in grid.items():
-            rows.setdefault(key[:i] + (0,) + key[i + 1 :], {})[key[i]] = placed
-        each = -(-extent // period)
-        grid = {}
-        for key, row in rows.items():
-            ref = list(next(iter(row.values()))[1])
-            ref[axis] = each
-            column = (*ref[: axis + 1], 1, *ref[axis + 1 :])
-            slots = min(period, extent)  # each is 1 where period > extent
-            runs = _gaps(sorted(q for q in row if q < slots), slots)
-            single = sum((stop > start) + (stop < slots) for start, stop in runs) == 1
-            parts: list[Ref] = []
-            for start, stop in runs:
-                if stop > start:  # phases without taps: one zero block for the whole run
-                    gap = list(column)
-                    gap[axis + 1] = stop - start
-                    parts.append(b.zeros(gap, element))
-                if stop < slots:
-                    found, shape = row[stop]
-                    if stop in plan.short[i]:  # settled: built
-                        high = [0] * len(shape)
-                        high[axis] = each - shape[axis]
-                        found = b.pad(found, [0] * len(shape), high)
-                    parts.append(found if single else b.reshape(found, column))
-            out = list(ref)
-            out[axis] = each * slots
-            view = (b.concatenate(parts, axis + 1), tuple(out))
-            if out[axis] > extent:
-                limit = list(out)
-                limit[axis] = extent
-                value = b.slice(b.reshape(*view), [0] * len(out), limit)
-                view = (value, b.shape(value))
-            grid[key] = _settle(b, view, plan, stages[n + 1 :], key)
-    assert len(grid) == 1
-    return next(iter(grid.values()))[0]
+    """Put the output phases (keyed by their q per dim) in place, stage by stage as the plan
+    says: each row's parts (zero blocks and phase values) concatenated on a new axis and
+    reshaped (no `add`)."""
+    for stage in stages:
+        placed: dict[Key, Ref] = {}
+        for row in stage.rows:
+            parts = [_part(b, grid, part, element) for part in row.parts]
+            value = b.concatenate(parts, stage.axis + 1)
+            if row.reshape is not None:
+                value = b.reshape(value, row.reshape)
+            if row.crop is not None:
+                value = b.slice(value, [0] * len(row.crop), row.crop)
+            placed[row.key] = value
+        grid = placed
+    (value,) = grid.values()
+    return value
 
 
-def _gaps(present: list[int], slots: int) -> list[tuple[int, int]]:
-    """(start of a run of missing phases, the present phase after it, or `slots`) for each
-    present phase in order and once more for the end: the ops stay linear in the phases that
-    have taps, however long the period (an lhs dilation of 2**24 has 2**24 phases, one with
-    taps)."""
-    runs, start = [], 0
-    for q in [*present, slots]:
-        runs.append((start, q))
-        start = q + 1
-    return [(a, q) for a, q in runs if q < slots or q > a]
+def _part(b: Builder, grid: dict[Key, Ref], part: ZeroBlock | PhasePart, element: ir.Type) -> Ref:
+    if isinstance(part, ZeroBlock):
+        return b.zeros(part.shape, element)
+    value = grid[part.key]
+    if part.high is not None:
+        value = b.pad(value, [0] * len(part.high), part.high)
+    return b.reshape(value, part.column) if part.column is not None else value

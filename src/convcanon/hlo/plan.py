@@ -19,7 +19,7 @@ from convcanon.hlo.gate import ConvOptions, Decision, decide
 from convcanon.hlo.phase_merge import within_tap_limit
 from convcanon.hlo.phase_plan import lattice_macs, lhs_dilation_plans
 from convcanon.hlo.plan_layout import ChannelsLast, is_channels_last, to_channels_last
-from convcanon.hlo.plan_phases import PhasePlan, plan_phases, reads_kernel
+from convcanon.hlo.plan_phases import PhasePlan, plan_phases, reads_kernel, reads_lhs
 from convcanon.hlo.plan_window import PartialConv, Slices, WindowPlan, plan_window
 from convcanon.records import NamedTuple
 
@@ -49,12 +49,6 @@ class ConvPlan(NamedTuple):
         if isinstance(self.body, PhasePlan):
             return tuple(c for g in self.body.groups for c in g.conv.partials)
         return ()
-
-    @property
-    def all_zero(self) -> bool:
-        """Whether the result is zeros whatever the operands: a lhs-dilated conv whose every
-        output reads only inserted or padded zeros (no output phase has a tap)."""
-        return isinstance(self.body, PhasePlan) and not self.body.groups
 
     @property
     def macs_after(self) -> int:
@@ -107,7 +101,9 @@ def _rewrite(
         counters["rewritten-lhs-dilation"] = 1
         phases = plan_phases(conv, config, p, channels_last.rhs if channels_last else None)
         if channels_last is not None:
-            channels_last = channels_last._replace(moves_kernel=reads_kernel(phases))
+            channels_last = channels_last._replace(
+                moves_lhs=reads_lhs(phases), moves_kernel=reads_kernel(phases)
+            )
         return channels_last, phases, counters
     body = plan_window(conv, config, p, False)
     if body.pads:

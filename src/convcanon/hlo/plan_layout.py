@@ -19,6 +19,9 @@ class ChannelsLast(NamedTuple):
     rhs: Permutation
     back: Permutation  # the result's, from channels-last to the conv's layout
     params: ConvParams  # the channels-last conv's
+    # whether the lhs is transposed channels-last: not where nothing reads it (an all-zero
+    # result, unless its dynamic size is read from the moved lhs)
+    moves_lhs: bool
     # whether the kernel is transposed channels-last as a value of its own: not where nothing
     # reads it (an all-zero result), nor where each output phase group's kernel rearrangement
     # starts by transposing the kernel, which then absorbs this move (`Rearrangement.move`)
@@ -51,7 +54,7 @@ def to_channels_last(p: ConvParams) -> ChannelsLast:
     """`conv(x, w, dims)` as `transpose(conv(transpose(x), transpose(w), channels-last))`: the
     same sums over the same elements, so exact; an engine that runs its convs channels-last
     then sees the pad, the phase slices and the folds in the layout it computes in. The kernel
-    is moved as a value of its own until the rewrite's plan says otherwise."""
+    and the lhs are moved as values of their own until the rewrite's plan says otherwise."""
     lhs, rhs, out = channels_last_permutations(p)
     n = p.num_spatial
     spatial = tuple(range(1, n + 1))
@@ -72,7 +75,9 @@ def to_channels_last(p: ConvParams) -> ChannelsLast:
         result_shape=tuple(p.result_shape[a] for a in out),
         dims=dims,
     )
-    return ChannelsLast(lhs=lhs, rhs=rhs, back=inverse(out), params=twin, moves_kernel=True)
+    return ChannelsLast(
+        lhs=lhs, rhs=rhs, back=inverse(out), params=twin, moves_lhs=True, moves_kernel=True
+    )
 
 
 def lhs_channels_last(p: ConvParams) -> tuple[Permutation | None, ConvParams, Permutation | None]:

@@ -56,24 +56,76 @@ class PhaseGroup(NamedTuple):
     placement: Pad | None
 
 
-Assembly = Literal["sum", "depth-to-space", "interleave"]
+Assembly = Literal["zeros", "sum", "depth-to-space", "interleave"]
+Key = tuple[int, ...]  # a phase value's q per spatial dim (0 in the dims already interleaved)
+
+
+class PhaseCut(NamedTuple):
+    """How the interleave reads one output phase from its group's conv result, whose feature
+    axis holds (feature groups, phases, features): a slice of that axis, or with several
+    feature groups a reshape to `split` (the three apart) and a slice of its phase axis, whose
+    reshape to the phase's shape (`reshape`) is built where it is cut only if it is read so
+    (padded by the first stage, or the result); the first stage's reshape otherwise reads the
+    slice."""
+
+    split: tuple[int, ...] | None
+    start: tuple[int, ...]
+    limit: tuple[int, ...]
+    reshape: tuple[int, ...] | None
+
+
+class ZeroBlock(NamedTuple):
+    """A run of phases without taps in an interleave row: one block of zeros of `shape` (the
+    run's length on the row's new axis)."""
+
+    shape: tuple[int, ...]
+
+
+class PhasePart(NamedTuple):
+    """The phase value `key` in an interleave row: padded with zeros at the end of the stage's
+    axis by `high` (a phase with one output fewer than the others), reshaped to `column` (a unit
+    axis after the stage's axis; None: the row's only part, read as it is)."""
+
+    key: Key
+    high: tuple[int, ...] | None
+    column: tuple[int, ...] | None
+
+
+class InterleaveRow(NamedTuple):
+    """The phase values of one stage whose keys differ only in the stage's dim, put in place:
+    their parts, one per slot and one per run of slots without taps, concatenated on the axis
+    after the stage's; that reshaped to `reshape` where it is read so (cropped, padded by the
+    next stage, or the result; else the next stage's reshape reads the concatenation), and
+    cropped to `crop` where the slots hold more outputs than the extent. It is the value `key`
+    of the next stage."""
+
+    key: Key
+    parts: tuple[ZeroBlock | PhasePart, ...]
+    reshape: tuple[int, ...] | None
+    crop: tuple[int, ...] | None
+
+
+class InterleaveStage(NamedTuple):
+    """The interleave of one spatial dim (on the result's `axis`): phase q's outputs m go to
+    q + P*m."""
+
+    axis: int
+    rows: tuple[InterleaveRow, ...]
 
 
 class PhasePlan(NamedTuple):
-    """A lhs-dilated conv as output phases, each an ordinary conv of the undilated lhs. An
-    interleave puts the phases in place one dim of `stages` at a time; a phase value is built
-    where it is made only if that is how it is read: padded by the next stage (a phase `short`
-    there) or as the result (no stage later). Otherwise that stage's reshape reads the value
-    behind it."""
+    """A lhs-dilated conv as output phases, each an ordinary conv of the undilated lhs, and how
+    they are put in place: zeros (no phase has taps), a sum, one depth-to-space, or an
+    interleave, which cuts each phase from its group's conv result (`cuts`: per group, per
+    phase; None for a group's one phase, its conv result) and puts them in place one dim of
+    `stages` at a time, from the last dim with a period."""
 
     params: ConvParams
     dims: tuple[LhsDimPlan, ...]
     groups: tuple[PhaseGroup, ...]
     assembly: Assembly
-    stages: tuple[int, ...]  # the spatial dims with a period, from the last
-    # per spatial dim, the phases q with one output fewer than the others (ceil((O-q)/P) <
-    # ceil(O/P)): the interleave pads each with a zero at its end
-    short: tuple[frozenset[int], ...]
+    cuts: tuple[tuple[PhaseCut | None, ...], ...]
+    stages: tuple[InterleaveStage, ...]
 
 
 # -- output phases ------------------------------------------------------------------------------
@@ -114,23 +166,160 @@ def plan_phases(
         where = placement(p, plans, group.combos[0]) if mode == "none" else None
         qs = tuple(tuple(ph.q for ph in combo) for combo in group.combos)
         planned.append(PhaseGroup(kernel=kernel, conv=conv, phases=qs, placement=where))
-    if mode == "none":
-        assembly: Assembly = "sum"
+    if not planned:
+        assembly: Assembly = "zeros"
+    elif mode == "none":
+        assembly = "sum"
     elif is_depth_to_space(p, plans, groups):
         assembly = "depth-to-space"
     else:
         assembly = "interleave"
+    interleaved = assembly == "interleave"
     return PhasePlan(
         params=p,
         dims=plans,
         groups=tuple(planned),
         assembly=assembly,
-        stages=tuple(i for i in reversed(range(p.num_spatial)) if plans[i].period != 1),
-        short=tuple(
-            frozenset(ph.q for ph in d.phases if ph.outputs < -(-extent // d.period))
-            for d, extent in zip(plans, p.out_spatial, strict=True)
-        ),
+        cuts=tuple(_phase_cuts(p, plans, g) for g in planned) if interleaved else (),
+        stages=_stages(p, plans, [k for g in planned for k in g.phases]) if interleaved else (),
     )
+
+
+# -- the interleave ------------------------------------------------------------------------------
+
+
+def split_axis(shape: tuple[int, ...], axis: int, parts: list[int]) -> tuple[int, ...]:
+    """`shape` with `axis` split into `parts`."""
+    return (*shape[:axis], *parts, *shape[axis + 1 :])
+
+
+def _stage_dims(plans: tuple[LhsDimPlan, ...]) -> tuple[int, ...]:
+    """The spatial dims the interleave puts in place, one stage each: those with a period,
+    from the last."""
+    return tuple(i for i in reversed(range(len(plans))) if plans[i].period != 1)
+
+
+def _outputs(p: ConvParams, plans: tuple[LhsDimPlan, ...], i: int, q: int) -> int:
+    """Outputs of phase q in spatial dim i: ceil((O - q) / P)."""
+    return -(-(p.out_spatial[i] - q) // plans[i].period)
+
+
+def _value_shape(
+    p: ConvParams, plans: tuple[LhsDimPlan, ...], key: Key, placed: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The shape of the phase value `key` once the dims `placed` are interleaved: the result's,
+    with the phase's outputs in every other spatial dim."""
+    shape = list(p.result_shape)
+    for i, (axis, q) in enumerate(zip(p.dims.out_spatial, key, strict=True)):
+        if i not in placed:
+            shape[axis] = _outputs(p, plans, i, q)
+    return tuple(shape)
+
+
+def _read_as_is(
+    p: ConvParams, plans: tuple[LhsDimPlan, ...], later: tuple[int, ...], key: Key
+) -> bool:
+    """Whether the phase value `key` is read as it is where it is made: padded by the next
+    stage (one output fewer than phase 0 there), or the result (no stage later)."""
+    if not later:
+        return True
+    return _outputs(p, plans, later[0], key[later[0]]) < _outputs(p, plans, later[0], 0)
+
+
+def _phase_cuts(
+    p: ConvParams, plans: tuple[LhsDimPlan, ...], group: PhaseGroup
+) -> tuple[PhaseCut | None, ...]:
+    """How each phase of `group` is cut from its conv's result (see `PhaseCut`)."""
+    count = len(group.phases)
+    if count == 1:
+        return (None,)
+    result, axis = group.conv.params.result_shape, p.dims.out_feature
+    groups, per = p.feature_group_count, result[axis] // count
+    shape = split_axis(result, axis, [per])  # each phase's
+    cuts: list[PhaseCut | None] = []
+    for index, key in enumerate(group.phases):
+        if groups == 1:
+            start, limit = [0] * len(result), list(result)
+            start[axis], limit[axis] = index * per, (index + 1) * per
+            cuts.append(PhaseCut(split=None, start=tuple(start), limit=tuple(limit), reshape=None))
+            continue
+        split = split_axis(result, axis, [groups, count, per // groups])
+        start, limit = [0] * len(split), list(split)
+        start[axis + 1], limit[axis + 1] = index, index + 1
+        built = _read_as_is(p, plans, _stage_dims(plans), key)
+        cuts.append(
+            PhaseCut(
+                split=split,
+                start=tuple(start),
+                limit=tuple(limit),
+                reshape=shape if built else None,
+            )
+        )
+    return tuple(cuts)
+
+
+def _stages(
+    p: ConvParams, plans: tuple[LhsDimPlan, ...], keys: list[Key]
+) -> tuple[InterleaveStage, ...]:
+    """The interleave's stages: in each, the values whose keys differ only in the stage's dim
+    form a row, in the order of their first value (the previous stage's rows, or the phases in
+    group order)."""
+    order = _stage_dims(plans)
+    stages = []
+    for n, i in enumerate(order):
+        rows: dict[Key, list[int]] = {}
+        for key in keys:
+            rows.setdefault(key[:i] + (0,) + key[i + 1 :], []).append(key[i])
+        planned = tuple(_row(p, plans, order, n, key, qs) for key, qs in rows.items())
+        stages.append(InterleaveStage(axis=p.dims.out_spatial[i], rows=planned))
+        keys = list(rows)
+    return tuple(stages)
+
+
+def _row(
+    p: ConvParams,
+    plans: tuple[LhsDimPlan, ...],
+    order: tuple[int, ...],
+    n: int,
+    key: Key,
+    present: list[int],
+) -> InterleaveRow:
+    """The row `key` of stage n (of the dims `order`), whose phases `present` have values:
+    ceil(O/P) outputs per slot (the shorter phases padded by a zero), min(P, O) slots (a period
+    longer than the output has one output per phase, and only the first O phases have one),
+    each run of slots without taps one block of zeros."""
+    i, placed, later = order[n], order[:n], order[n + 1 :]
+    period, extent, axis = plans[i].period, p.out_spatial[i], p.dims.out_spatial[i]
+    each, slots = -(-extent // period), min(period, extent)
+    ref = _value_shape(p, plans, key, placed)  # key[i] is 0: `each` outputs on `axis`
+    column = split_axis(ref, axis, [each, 1])
+    runs = _gaps(sorted(q for q in present if q < slots), slots)
+    single = sum((stop > start) + (stop < slots) for start, stop in runs) == 1
+    parts: list[ZeroBlock | PhasePart] = []
+    for start, stop in runs:
+        if stop > start:  # phases without taps: one block of zeros for the whole run
+            parts.append(ZeroBlock(split_axis(ref, axis, [each, stop - start])))
+        if stop < slots:
+            phase = key[:i] + (stop,) + key[i + 1 :]
+            short = each - _outputs(p, plans, i, stop)
+            high = tuple(short if a == axis else 0 for a in range(len(ref))) if short else None
+            parts.append(PhasePart(key=phase, high=high, column=None if single else column))
+    joined = split_axis(ref, axis, [each * slots])
+    crop = split_axis(ref, axis, [extent]) if each * slots > extent else None
+    built = crop is not None or _read_as_is(p, plans, later, key)
+    return InterleaveRow(key=key, parts=tuple(parts), reshape=joined if built else None, crop=crop)
+
+
+def _gaps(present: list[int], slots: int) -> list[tuple[int, int]]:
+    """(start of a run of missing phases, the present phase after it, or `slots`) for each
+    present phase in order and once more for the end: the ops stay linear in the phases that
+    have taps, however long the period (an lhs dilation of 2**24 has 2**24 phases, one with
+    taps)."""
+    runs, start = [], 0
+    for q in [*present, slots]:
+        runs.append((start, q))
+        start = q + 1
+    return [(a, q) for a, q in runs if q < slots or q > a]
 
 
 def _phase_kernel(p: ConvParams, group: LhsGroup) -> Slices:
@@ -228,6 +417,12 @@ def reads_kernel(plan: PhasePlan) -> bool:
     return any(
         not isinstance(g.kernel, Rearrangement) or g.kernel.move is None for g in plan.groups
     )
+
+
+def reads_lhs(plan: PhasePlan) -> bool:
+    """Whether the rewrite reads the lhs as the phase convs' `p` has it: every phase plan but
+    an all-zero result of static shape (a dynamic one reads its size from that lhs)."""
+    return plan.assembly != "zeros" or DYNAMIC in plan.params.result_shape
 
 
 def _whole_periods(
