@@ -87,6 +87,10 @@ def read_child() -> None:
         if sys.argv[2] == "text":
             out = print_module(module, debug_info=True).encode()
         else:
+            # printed here once, so that a type, attribute or location nested too deep for
+            # MLIR's printer kills this child, not the command that prints it (elements
+            # elided: the weights are the printing's time, and hold no nesting)
+            print_module(module, debug_info=True, large_elements_limit=16)
             out = module_bytecode(module) if artifact_version(data) else b""
     except ConvcanonError as err:
         sys.stderr.write(err.message + "\n")
