@@ -1122,6 +1122,40 @@ CASES += [
     Case("verify --engine xla, a refusal XLA places inside its message (was `m.mlir: error: ... UNKNOWN: -:5:8: error: ...`)", ["verify", "{m.mlir}", "{m.mlir}", "--engine", "xla", "--trials", "1"], {"m.mlir": _f(XLA_DYNAMIC_CAST)}, 1, "m.mlir:5:8: error: XLA rejected the module: 'tensor.cast' op requires static or bounded operand for HLO translation"),
 ]  # fmt: skip
 
+_HIDDEN_NEST = (
+    "// "
+    + ")" * 100000
+    + "\nfunc.func @f() attributes {x = "
+    + "[" * 100000
+    + "]" * 100000
+    + "} {\n  return\n}\n"
+)
+_STRING_NEST = (
+    "func.func @f() attributes {x = "
+    + '[")", ' * 100000
+    + "1"
+    + "]" * 100000
+    + "} {\n  return\n}\n"
+)
+_MINUS_CHAIN = (
+    "#m = affine_map<(d0) -> ("
+    + "-" * 100000
+    + "d0)>\nfunc.func @f() attributes {m = #m} {\n  return\n}\n"
+)
+_ALIAS_CHAIN = (
+    "\n".join(["!t0 = tuple<f32>"] + [f"!t{i} = tuple<!t{i - 1}>" for i in range(1, 30000)])
+    + "\nfunc.func @f(%a: !t29999) {\n  return\n}\n"
+)
+CASES += [
+    Case("a comment of 100k ')' before a 100k-deep nest (the count was disarmed: SIGSEGV)", ["{m.mlir}"], {"m.mlir": _f(_HIDDEN_NEST)}, 1, "m.mlir:2:100031: error: input nests deeper than 256 levels of brackets", "convcanon-opt"),
+    Case("a string \")\" beside each '[' of a 100k-deep nest (SIGSEGV)", ["{m.mlir}"], {"m.mlir": _f(_STRING_NEST)}, 1, "error: input nests deeper than 256 levels of brackets", "convcanon-opt"),
+    Case("100k unary minus signs in an affine map (SIGSEGV)", ["{m.mlir}"], {"m.mlir": _f(_MINUS_CHAIN)}, 1, "m.mlir:1:282: error: input nests deeper than 256 levels of unary minus signs", "convcanon-opt"),
+    Case("a chain of 30k type aliases (MLIR's printer: SIGSEGV)", ["{m.mlir}"], {"m.mlir": _f(_ALIAS_CHAIN)}, 1, "m.mlir:1025:1: error: alias !t1024 nests deeper than 1024 levels through the aliases it names", "convcanon-opt"),
+    Case("run - --inputs - (stdin read twice: 'not an .npz archive')", ["run", "-", "--inputs", "-"], {}, 2, "error: FILE and --inputs cannot both be stdin (-): stdin is read once"),
+    Case("--max-input-size past int64 (400 digits were a float overflow traceback)", ["{m.mlir}", "--max-input-size", "9" * 20], {"m.mlir": _f(ADD)}, 2, "error: bad input size limit '99999999999999999999': it must be at most 9223372036854775807 bytes", "convcanon-opt"),
+    Case("--mlir-elide-elementsattrs-if-larger 2^63 (a TypeError traceback)", ["{m.mlir}", "--mlir-elide-elementsattrs-if-larger", str(1 << 63)], {"m.mlir": _f(ADD)}, 2, "must be an integer >= 0 and <= 9223372036854775807", "convcanon-opt"),
+]  # fmt: skip
+
 
 @pytest.mark.parametrize("case", CASES, ids=[c.what for c in CASES])
 def test_bad_input_gives_its_diagnostic(case: Case, tmp_path: Path):
