@@ -36,6 +36,7 @@ _MIGRAPHX_PROGRAM = re.compile(
     r"[^\n]*->[ \t]*\w+_type\b))"
 )
 _UNREGISTERED_ADVICE = ". If this is intended"
+UNREGISTERED_ADVICE = "--allow-unregistered-dialect lets ops of unknown dialects through"
 _OPS = {"hlo": "StableHLO/MHLO", "xdsl": "migraphx/TOSA"}
 _TAKEN_BY = {"hlo": "stablehlo-canonicalize-conv or canonicalize-conv", "xdsl": "migraphx-to-tosa"}
 
@@ -66,6 +67,8 @@ def with_input_kind_hint(message: str, text: str, framework: str) -> str:
     other half's module, and the pass that takes it. MLIR's advice to allow unregistered dialects
     becomes our flag's name when the module is ours, and is dropped when it is not."""
     message, advice, _ = message.partition(_UNREGISTERED_ADVICE)
+    if not text:  # read from bytecode: no text tells what the file is
+        return f"{message} ({UNREGISTERED_ADVICE})" if advice else message
     if _MIGRAPHX_PROGRAM.match(text):
         return (
             f"{message} (this is a MIGraphX printed program, not MLIR: "
@@ -80,5 +83,5 @@ def with_input_kind_hint(message: str, text: str, framework: str) -> str:
     if found != framework:
         return f"{message} (this module holds {_OPS[found]} ops: {_TAKEN_BY[found]} takes them)"
     if advice:
-        return f"{message} (--allow-unregistered-dialect lets ops of unknown dialects through)"
+        return f"{message} ({UNREGISTERED_ADVICE})"
     return message

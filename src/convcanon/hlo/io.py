@@ -101,16 +101,19 @@ _GENERIC_START = re.compile(r'\A(?:\s*(?://|#[\w.$-]+\s*=)[^\n]*(?:\n|\Z))*\s*"[
 
 
 def reading_context() -> ir.Context:
-    """The context bytecode is read in, here and in the child that read it first
-    (`convcanon.hlo.formats.read_child`): the same bytes in the same context read the same way."""
+    """The context the child that reads bytecode first reads it in (`formats.read_child`): any
+    dialect, since the bytes may hold either half's module; this process then parses what the
+    child read in its own context, which knows the dialects it was asked to."""
     return make_context(allow_unregistered=True)
 
 
 def parse_checked_bytecode(data: bytes, filename: str) -> ir.Module:
-    """Plain MLIR bytecode that the reading child has read without failing, parsed here."""
+    """Plain MLIR bytecode that the reading child has read without failing, parsed here: ops
+    of unknown dialects only under `--allow-unregistered-dialect`, as for text (the child
+    reads any, since it cannot tell which half's module it holds)."""
     try:
-        return ir.Module.parse(data, reading_context())
-    except ir.MLIRError as err:  # the child read it: only a jaxlib that differs from its own
+        return ir.Module.parse(data, make_context())
+    except ir.MLIRError as err:  # the child read it: an op of a dialect we do not know
         raise error_from_mlir(err, filename, "cannot read the MLIR bytecode") from None
 
 
