@@ -16,7 +16,7 @@ produced`. Each `--split-input-file` chunk is checked on its own expectations.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, byte_column, collect_diagnostics
 from convcanon.posix_regex import Regex, RegexError, escape
@@ -61,6 +61,16 @@ def _regex(text: str) -> Regex:
     return Regex("".join([*parts, escape(text[pos:])]))
 
 
+def _lines(text: str) -> Iterator[str]:
+    """The lines of `text` one at a time (`text.split("\\n")` as a list was 4x a file of short
+    lines)."""
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        yield text[start:end]
+        start = end + 1
+    yield text[start:]
+
+
 def expectations(
     text: str, filename: str, first_line: int = 1
 ) -> tuple[list[Expected], list[ConvcanonError]]:
@@ -68,10 +78,10 @@ def expectations(
     errors of those that cannot be read (a bad `-re` pattern)."""
     found: list[Expected] = []
     problems: list[ConvcanonError] = []
-    lines = text.split("\n")
+    last_line = text.count("\n")  # the index of the last line
     last_plain = 0  # index of the last line without a designator
     waiting: list[Expected] = []  # @below: for the next line without one
-    for index, raw in enumerate(lines):
+    for index, raw in enumerate(_lines(text)):
         line = raw.rstrip()
         # only a line ending in `}}` can match: searched, each `expected-` on a line without one
         # scanned the rest of the line (a 200 KB line of them took 18 s)
@@ -96,7 +106,7 @@ def expectations(
         elif where == "above":
             expected.line = first_line + last_plain
         elif where == "below":
-            expected.line = first_line + len(lines) - 1  # if no line follows
+            expected.line = first_line + last_line  # if no line follows
             waiting.append(expected)
         elif where:
             expected.line = number + int(where)

@@ -55,9 +55,17 @@ def holds_no_op(text: str) -> bool:
             return True
 
 
+_NON_BLANK = re.compile(r"\S")
+_LINE_END = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # str.splitlines' ends
+
+
 def first_line(text: str) -> str:
     """The first line that is not blank, shortened for a message."""
-    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = _NON_BLANK.search(text)  # not splitlines(): its list of every line was 4x the text
+    if first is None:
+        return ""
+    end = _LINE_END.search(text, first.start())
+    line = text[first.start() : end.start() if end else len(text)].strip()
     return line if len(line) <= 40 else line[:37] + "..."
 
 
