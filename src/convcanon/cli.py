@@ -235,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def body() -> int:
         args = main_parser().parse_args(argv)
         set_max_input_size(args.max_input_size)
+        UNREGISTERED_DIALECTS.set(getattr(args, "allow_unregistered_dialect", False))
         if getattr(args, "strict_strides", None) is None:
             return _command(args)
         from convcanon.migraphx.declared_strides import stride_policy

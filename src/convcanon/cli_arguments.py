@@ -123,6 +123,15 @@ def add_output(
     )
 
 
+def add_allow_unregistered(parser: argparse.ArgumentParser) -> None:
+    """`--allow-unregistered-dialect`, mlir-opt's spelling, on every command that reads a module."""
+    parser.add_argument(
+        "--allow-unregistered-dialect",
+        action="store_true",
+        help="let ops of dialects we do not know through, untouched",
+    )
+
+
 def add_input_hlo(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--input-hlo",

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from convcanon.cli_arguments import (
     CommandParser,
     VersionAction,
+    add_allow_unregistered,
     add_input_hlo,
     add_max_input_size,
     add_output,
@@ -193,6 +194,8 @@ def main_parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=summary, description=summary)
         add_arguments(command)
         add_max_input_size(command)
+        if name != "import-migraphx":  # the commands that read a module
+            add_allow_unregistered(command)
         if name in ("run", "verify", "import-migraphx"):
             command.add_argument(
                 "--strict-strides",

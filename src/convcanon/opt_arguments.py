@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from convcanon.cli_arguments import (
     CommandParser,
     VersionAction,
+    add_allow_unregistered,
     add_input_hlo,
     add_max_input_size,
     add_output,
@@ -176,11 +177,7 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         help="check the diagnostics against the input's expected-error/-warning/-remark/-note"
         " comments (as mlir-opt); exit 0 when they all match",
     )
-    parser.add_argument(
-        "--allow-unregistered-dialect",
-        action="store_true",
-        help="let ops of dialects we do not know through, untouched",
-    )
+    add_allow_unregistered(parser)
 
 
 def requested_instruments(args: argparse.Namespace) -> PassInstruments | None:

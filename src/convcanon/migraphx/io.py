@@ -110,9 +110,7 @@ def _op_lines(text: str, op_name: str) -> list[int]:
         name = rf"(?:func\.)?{re.escape(op_name.removeprefix('func.'))}"
     pattern = re.compile(rf"(^|[\s=\"]){name}[\s(\"<]")
     return [
-        n
-        for n, line in enumerate(text.split("\n"), 1)
-        if pattern.search(line[: lex_line(line)[1]])
+        n for n, line in enumerate(text.split("\n"), 1) if pattern.search(line[: lex_line(line)[1]])
     ]
 
 

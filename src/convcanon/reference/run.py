@@ -37,6 +37,7 @@ def run_hlo_text(
 
     from convcanon.hlo.context import parse_module
     from convcanon.hlo.resources import inline_dense_resources
+    from convcanon.ir_kind import with_input_kind_hint
     from convcanon.reference import hlo_interp
     from convcanon.reference.kernels.blas import blas_threads
 
@@ -46,6 +47,7 @@ def run_hlo_text(
     except ConvcanonError as err:
         if err.loc is not None and err.loc.line:
             err.loc = SourceLoc(err.loc.file, err.loc.line + line_offset, err.loc.col)
+        err.message = with_input_kind_hint(err.message, text, "hlo")
         raise
     env = hlo_interp.Env(memory_limit or hlo_interp.DEFAULT_MEMORY_LIMIT)
     env.max_loop_iterations = max_loop_iterations or hlo_interp.DEFAULT_MAX_LOOP_ITERATIONS

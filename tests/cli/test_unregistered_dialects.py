@@ -1,6 +1,7 @@
-"""Bytecode holding an op of a dialect we do not know is read as its text is: refused unless
-`--allow-unregistered-dialect`, as mlir-opt reads bytecode. The child that reads bytecode first
-accepts any dialect (it cannot tell the halves apart); the module was then used as it came."""
+"""An op of a dialect we do not know is refused unless `--allow-unregistered-dialect`, which every
+command that reads a module takes (the refusal names it), in MLIR text and in bytecode alike, as
+mlir-opt reads both. The child that reads bytecode first accepts any dialect (it cannot tell the
+halves apart); the module was then used as it came."""
 
 from __future__ import annotations
 
@@ -53,3 +54,30 @@ def test_an_unknown_dialect_in_bytecode_passes_with_the_flag(opt: Runner, tmp_pa
     assert from_text.code == from_bytecode.code == 0, from_bytecode.err
     assert '"foo.bar"' in from_bytecode.out
     assert from_bytecode.out == from_text.out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["explain", "{}"],
+        ["graph", "{}", "--format", "dot", "-o", "-"],
+        ["run", "{}"],
+        ["verify", "{}", "-p", "stablehlo-canonicalize-conv"],
+    ],
+    ids=["explain", "graph", "run", "verify"],
+)
+def test_every_command_that_advises_the_flag_takes_it(
+    cc: Runner, tmp_path: Path, command: list[str]
+) -> None:
+    """The refusal names `--allow-unregistered-dialect`: the command it comes from takes it, and
+    with it the module parses (run and verify then stop at the op they cannot evaluate)."""
+    source, _ = _files(tmp_path, UNKNOWN_OP)
+    argv = [str(source) if a == "{}" else a for a in command]
+    refused = cc(*argv)
+    assert refused.code == 1 and ADVICE in refused.err, refused.err
+    allowed = cc(*argv, "--allow-unregistered-dialect")
+    assert allowed.code in (0, 1) and "unregistered dialect" not in allowed.err, allowed.err
+    if command[0] in ("run", "verify"):
+        assert allowed.code == 1 and "does not support op 'foo.bar'" in allowed.err
+    else:
+        assert allowed.code == 0
