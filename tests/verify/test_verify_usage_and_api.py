@@ -59,6 +59,29 @@ def test_the_local_check_from_the_api():
     assert "verify_convs" in dir(convcanon)
 
 
+INT_CONV = (
+    CONV.replace("x3xf32>", "x3xi8>")
+    .replace("x4xf32>", "x4xi32>")
+    .replace("3x3x3x4xi32>", "3x3x3x4xi8>")
+)
+
+
+def test_an_integer_convs_local_verdict_counts_equal_elements_and_no_scale():
+    """An integer conv is judged equal or not: its line said "output scale 0", which reads as
+    a conv whose outputs were all zero (no signal)."""
+    assert "tensor<3x3x3x4xi8>" in INT_CONV and "tensor<1x5x5x4xi32>" in INT_CONV
+    (verdict,) = convcanon.verify_convs(INT_CONV, pipeline=PIPELINE)
+    assert verdict.verdict == "ok"
+    assert verdict.message == "100 integer/bool element(s) equal"
+    after = after_pipeline(INT_CONV, "<before>", PIPELINE, with_locations=True)
+    broken = after.replace(
+        "low = [0, 1, 1, 0], high = [0, 2, 2, 0]", "low = [0, 2, 1, 0], high = [0, 1, 2, 0]"
+    )
+    assert broken != after
+    (verdict,) = convcanon.verify_convs(INT_CONV, broken)
+    assert verdict.verdict == "mismatch"
+
+
 def test_two_files_without_locations_say_the_local_check_did_not_run(tmp_path: Path, capsys):
     """An `ok` must not read as if each rewrite had been judged on its own too."""
     from convcanon.api import canonicalize_conv

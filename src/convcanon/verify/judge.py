@@ -127,6 +127,10 @@ class Tally:
             f"({self.worst_before_relative:.3g}); output scale {self.scale:.3g}"
         )
 
+    def equal_elements(self) -> str:
+        """What the exact comparison of integer and bool outputs found."""
+        return f"{self.exact_elements} integer/bool element(s) equal"
+
 
 @dataclass(frozen=True)
 class Verdict:

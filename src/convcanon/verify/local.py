@@ -154,7 +154,8 @@ def _judge_piece(
         tally.worst_after,
         tally.worst_after_relative,
         tally.worst_before,
-        tally.errors(),
+        # an integer conv has no float error: an "output scale 0" would read as no signal
+        tally.errors() if tally.float_elements else tally.equal_elements(),
     )
 
 

@@ -42,7 +42,7 @@ def summary(
         elif truth.before_text is not None:
             parts.append(f"AFTER not run in f64 ({truth.after_reason or 'no f64 copy'})")
     if tally.exact_elements:
-        parts.append(f"{tally.exact_elements} integer/bool element(s) equal")
+        parts.append(tally.equal_elements())
     parts.append(f"inputs {', '.join(used)}")
     return "; ".join(parts)
 
