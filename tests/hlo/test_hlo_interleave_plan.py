@@ -1,11 +1,14 @@
-"""The interleave of a lhs-dilated conv's output phases as its plan describes it, on plain
+"""How a lhs-dilated conv's output phases are put in place as its plan describes it, on plain
 `ConvParams` literals without MLIR: each phase cut from its group conv's result, each stage's
 rows filling their slots in order (zero blocks where no phase has taps, a crop where the slots
-hold more outputs than the extent), each value built where it is read as it is; and an all-zero
-result that moves no operand it does not read. That the emitted interleave computes the conv
-is checked against XLA in test_hlo_lhs_dilation.py."""
+hold more outputs than the extent), each value built where it is read as it is; one
+depth-to-space followed element by element; an all-zero result that moves no operand it does
+not read. That the emitted ops compute the conv is checked against XLA in
+test_hlo_lhs_dilation.py."""
 
 from __future__ import annotations
+
+import math
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -228,3 +231,54 @@ def test_an_all_zero_result_moves_no_operand_unless_it_reads_a_dynamic_size(
     dynamic = DYNAMIC in p.result_shape
     assert layout.moves_lhs == (not zeros or dynamic)
     assert not (zeros and layout.moves_kernel)
+
+
+def _static(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if d == DYNAMIC else d for d in shape)  # one element of a dynamic batch
+
+
+def _unravel(index: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    for extent in reversed(shape):
+        index, i = divmod(index, extent)
+        out.append(i)
+    return tuple(reversed(out))
+
+
+def _ravel(index: tuple[int, ...], shape: tuple[int, ...]) -> int:
+    flat = 0
+    for i, extent in zip(index, shape, strict=True):
+        flat = flat * extent + i
+    return flat
+
+
+@INTERLEAVES
+@given(p=maybe_dynamic_batch(("depth-to-space", "transposed")), options=OPTIONS)
+def test_depth_to_space_puts_each_phases_output_m_at_q_plus_p_times_m(
+    p: ConvParams, options: ConvOptions
+) -> None:
+    """The one group conv's element of feature group g, phase k (its q per dim) and feature c
+    at spatial m is, after the plan's split, permutation and reshape, the result's element of
+    feature g*C + c at q + P*m: followed element by element, in row-major order."""
+    body = plan_conv(p, options).body
+    if not isinstance(body, PhasePlan) or body.assembly != "depth-to-space":
+        assert not isinstance(body, PhasePlan) or body.depth_to_space is None
+        return
+    d, q, (group,) = body.depth_to_space, body.params, body.groups
+    assert d is not None
+    source, result = _static(group.conv.params.result_shape), _static(q.result_shape)
+    assert math.prod(_static(d.split)) == math.prod(source) == math.prod(result)
+    moved = tuple(_static(d.split)[a] for a in d.order)
+    dims, count = q.dims, len(group.phases)
+    per = source[dims.out_feature] // (q.feature_group_count * count)
+    for flat in range(min(math.prod(source), 2048)):
+        index = _unravel(flat, source)
+        g, rest = divmod(index[dims.out_feature], count * per)
+        phase, c = group.phases[rest // per], rest % per
+        expected = list(index)
+        expected[dims.out_feature] = g * per + c
+        for axis, qi, plan in zip(dims.out_spatial, phase, body.dims, strict=True):
+            expected[axis] = qi + plan.period * index[axis]
+        split = _unravel(flat, _static(d.split))
+        at = _unravel(_ravel(tuple(split[a] for a in d.order), moved), result)
+        assert at == tuple(expected)

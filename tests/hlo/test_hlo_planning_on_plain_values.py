@@ -54,7 +54,34 @@ def test_planning_imports_no_mlir(module: str) -> None:
 # -- whole convs ----------------------------------------------------------------------------------
 
 
-Kind = Literal["any", "strided", "transposed"]
+Kind = Literal["any", "strided", "transposed", "depth-to-space"]
+
+
+# one spatial dim: lhs extent, kernel, rhs dilation, stride, lhs dilation, padding, output
+SpatialDim = tuple[int, int, int, int, int, tuple[int, int], int]
+
+
+@st.composite
+def spatial_dim(draw: st.DrawFn, kind: Kind) -> SpatialDim:
+    """One spatial dim of a valid conv of `kind` (see `conv_params`)."""
+    k, d = draw(st.integers(1, 4)), draw(st.integers(1, 2))
+    s, ld = draw(st.integers(1, 3)), draw(st.sampled_from([1, 1, 2, 3]))
+    lo, hi = draw(st.integers(-1, 3)), draw(st.integers(-1, 3))
+    if kind == "strided":
+        s, d, ld = draw(st.integers(2, 3)), 1, 1
+        k = draw(st.integers(s, 4))
+    elif kind == "transposed":
+        s, d, ld = 1, 1, draw(st.integers(2, 3))
+        lo, hi = draw(st.integers(0, k - 1)), draw(st.integers(0, k - 1))
+    elif kind == "depth-to-space":  # every phase reads one window, with O/P outputs
+        s, d, ld = 1, 1, draw(st.integers(2, 3))
+        k = ld * draw(st.integers(1, 2))
+        lo = hi = k - 1
+    h = draw(st.integers(1, 9))
+    padded = padded_extent(h, lo, hi, ld - 1)
+    window = (k - 1) * d + 1
+    assume(padded >= window)
+    return (h, k, d, s, ld, (lo, hi), (padded - window) // s + 1)
 
 
 @st.composite
@@ -63,24 +90,10 @@ def conv_params(draw: st.DrawFn, kind: Kind = "any") -> ConvParams:
     padding (negative too), window reversal, feature groups. `strided`: strided windows at
     least as wide as their stride, without dilation (those a space-to-depth fold reads);
     `transposed`: lhs-dilated, unit stride, padded by less than the window (a transposed
-    conv's gradient form, whose output phases may read one window)."""
+    conv's gradient form, whose output phases may read one window); `depth-to-space`: one
+    whose kernel is a multiple of its lhs dilation, fully padded (a VALID transposed conv)."""
     n = draw(st.integers(1, 2))
-    spatial = []
-    for _ in range(n):
-        k, d = draw(st.integers(1, 4)), draw(st.integers(1, 2))
-        s, ld = draw(st.integers(1, 3)), draw(st.sampled_from([1, 1, 2, 3]))
-        lo, hi = draw(st.integers(-1, 3)), draw(st.integers(-1, 3))
-        if kind == "strided":
-            s, d, ld = draw(st.integers(2, 3)), 1, 1
-            k = draw(st.integers(s, 4))
-        elif kind == "transposed":
-            s, d, ld = 1, 1, draw(st.integers(2, 3))
-            lo, hi = draw(st.integers(0, k - 1)), draw(st.integers(0, k - 1))
-        h = draw(st.integers(1, 9))
-        padded = padded_extent(h, lo, hi, ld - 1)
-        window = (k - 1) * d + 1
-        assume(padded >= window)
-        spatial.append((h, k, d, s, ld, (lo, hi), (padded - window) // s + 1))
+    spatial = [draw(spatial_dim(kind)) for _ in range(n)]
     groups = draw(st.sampled_from([1, 2]))
     in_per_group, out_per_group = draw(st.integers(1, 3)), draw(st.integers(1, 2))
     batch = draw(st.integers(1, 2))

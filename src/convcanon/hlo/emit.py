@@ -8,8 +8,6 @@ partial convs, which layout, which pads) were all made by the planner.
 
 from __future__ import annotations
 
-import math
-
 from jaxlib.mlir import ir
 
 from convcanon.hlo.build import Builder
@@ -24,7 +22,6 @@ from convcanon.hlo.plan_phases import (
     PhasePlan,
     Rearrangement,
     ZeroBlock,
-    split_axis,
 )
 from convcanon.hlo.plan_window import Fold, Operand, Pad, Slices, Unfold, WindowPlan
 from convcanon.hlo.program import Program, Ref
@@ -170,8 +167,10 @@ def _phases(b: Builder, lhs: Ref, rhs: _Kernel, plan: PhasePlan, acc: ir.Type) -
         assert total is not None
         return total
     if plan.assembly == "depth-to-space":  # one group holds every output phase
-        (group,) = plan.groups
-        return _depth_to_space(b, _group(b, lhs, rhs, group, acc), plan)
+        (group,), d = plan.groups, plan.depth_to_space
+        assert d is not None
+        value = _group(b, lhs, rhs, group, acc)
+        return b.permute_reshape(value, d.order, plan.params.result_shape, d.split)
     grid: dict[Key, Ref] = {}
     for group, cuts in zip(plan.groups, plan.cuts, strict=True):
         value = _group(b, lhs, rhs, group, acc)
@@ -218,35 +217,6 @@ def _cut(b: Builder, value: Ref, cut: PhaseCut) -> Ref:
         value = b.reshape(value, cut.split)
     value = b.slice(value, cut.start, cut.limit)
     return b.reshape(value, cut.reshape) if cut.reshape is not None else value
-
-
-def _depth_to_space(b: Builder, value: Ref, plan: PhasePlan) -> Ref:
-    """The result of one conv holding every output phase (features (G, P_1, ..., P_n, C) in
-    row-major phase order, spatial extents O/P): each P_i moves behind its spatial dim."""
-    p = plan.params
-    dims = p.dims
-    shape = b.shape(value)
-    groups = p.feature_group_count
-    periods = [d.period for d in plan.dims]
-    per = shape[dims.out_feature] // (groups * math.prod(periods))
-    feature_parts = ([groups] if groups > 1 else []) + periods + [per]
-    split = split_axis(shape, dims.out_feature, feature_parts)
-
-    def index(axis: int) -> int:  # axes of `split`: the feature axis became several
-        return axis if axis <= dims.out_feature else axis + len(feature_parts) - 1
-
-    first = dims.out_feature
-    period_axes = [first + (1 if groups > 1 else 0) + i for i in range(len(periods))]
-    order: list[int] = []
-    for axis in range(len(shape)):
-        if axis in dims.out_spatial:
-            order.append(index(axis))
-            order.append(period_axes[dims.out_spatial.index(axis)])
-        elif axis == dims.out_feature:
-            order += ([first] if groups > 1 else []) + [first + len(feature_parts) - 1]
-        else:
-            order.append(index(axis))
-    return b.permute_reshape(value, order, p.result_shape, split)
 
 
 def _interleave(

@@ -113,17 +113,28 @@ class InterleaveStage(NamedTuple):
     rows: tuple[InterleaveRow, ...]
 
 
+class DepthToSpace(NamedTuple):
+    """The one conv that holds every output phase (features (G, P_1, ..., P_n, C) in row-major
+    phase order, spatial extents O/P) put in place: its result split to `split` (the groups
+    axis only where there are several), permuted by `order` (each P_i behind its spatial dim,
+    G before C) and reshaped to the conv's result."""
+
+    split: tuple[int, ...]
+    order: tuple[int, ...]
+
+
 class PhasePlan(NamedTuple):
     """A lhs-dilated conv as output phases, each an ordinary conv of the undilated lhs, and how
-    they are put in place: zeros (no phase has taps), a sum, one depth-to-space, or an
-    interleave, which cuts each phase from its group's conv result (`cuts`: per group, per
-    phase; None for a group's one phase, its conv result) and puts them in place one dim of
-    `stages` at a time, from the last dim with a period."""
+    they are put in place: zeros (no phase has taps), a sum, one depth-to-space
+    (`depth_to_space`), or an interleave, which cuts each phase from its group's conv result
+    (`cuts`: per group, per phase; None for a group's one phase, its conv result) and puts
+    them in place one dim of `stages` at a time, from the last dim with a period."""
 
     params: ConvParams
     dims: tuple[LhsDimPlan, ...]
     groups: tuple[PhaseGroup, ...]
     assembly: Assembly
+    depth_to_space: DepthToSpace | None
     cuts: tuple[tuple[PhaseCut | None, ...], ...]
     stages: tuple[InterleaveStage, ...]
 
@@ -180,9 +191,41 @@ def plan_phases(
         dims=plans,
         groups=tuple(planned),
         assembly=assembly,
+        depth_to_space=_depth_to_space(p, plans, planned[0])
+        if assembly == "depth-to-space"
+        else None,
         cuts=tuple(_phase_cuts(p, plans, g) for g in planned) if interleaved else (),
         stages=_stages(p, plans, [k for g in planned for k in g.phases]) if interleaved else (),
     )
+
+
+def _depth_to_space(
+    p: ConvParams, plans: tuple[LhsDimPlan, ...], group: PhaseGroup
+) -> DepthToSpace:
+    """How the result of `group`, which holds every output phase, is put in place."""
+    dims = p.dims
+    shape = group.conv.params.result_shape
+    groups = p.feature_group_count
+    periods = [d.period for d in plans]
+    per = shape[dims.out_feature] // (groups * math.prod(periods))
+    feature_parts = ([groups] if groups > 1 else []) + periods + [per]
+    split = split_axis(shape, dims.out_feature, feature_parts)
+
+    def index(axis: int) -> int:  # axes of `split`: the feature axis became several
+        return axis if axis <= dims.out_feature else axis + len(feature_parts) - 1
+
+    first = dims.out_feature
+    period_axes = [first + (1 if groups > 1 else 0) + i for i in range(len(periods))]
+    order: list[int] = []
+    for axis in range(len(shape)):
+        if axis in dims.out_spatial:
+            order.append(index(axis))
+            order.append(period_axes[dims.out_spatial.index(axis)])
+        elif axis == dims.out_feature:
+            order += ([first] if groups > 1 else []) + [first + len(feature_parts) - 1]
+        else:
+            order.append(index(axis))
+    return DepthToSpace(split=split, order=tuple(order))
 
 
 # -- the interleave ------------------------------------------------------------------------------
