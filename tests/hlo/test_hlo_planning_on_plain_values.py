@@ -24,9 +24,10 @@ from convcanon.hlo.gate import ConvOptions, decide
 from convcanon.hlo.phase_merge import merge_plan
 from convcanon.hlo.phase_plan import lattice_macs
 from convcanon.hlo.plan import ConvPlan, plan_conv
+from convcanon.hlo.plan_fold import Fold, Unfold
 from convcanon.hlo.plan_layout import moves_data, permuted
 from convcanon.hlo.plan_phases import PhasePlan, Rearrangement
-from convcanon.hlo.plan_window import Fold, Operand, Slices, Unfold, WindowPlan
+from convcanon.hlo.plan_window import Operand, Slices, WindowPlan
 from convcanon.hlo.policy import POLICIES, EnginePolicy
 
 REPO = Path(__file__).resolve().parents[2]
@@ -354,7 +355,8 @@ def elements(shape: tuple[int, ...]) -> tuple[int, int]:
 
 def _check_fold(fold: Fold, operand: tuple[int, ...], readers: list[Operand]) -> None:
     """The fold crops or pads `operand` to whole folds and splits each folded axis into
-    (outer, s); it builds its split iff an unfold reads it."""
+    (outer, s); it builds its split iff an unfold reads it, and else the dynamic size of a
+    dynamic `operand`."""
     target = list(operand)
     for axis, outer, s in fold.folds:
         target[axis] = outer * s
@@ -370,6 +372,9 @@ def _check_fold(fold: Fold, operand: tuple[int, ...], readers: list[Operand]) ->
     unfolds = [u for u in readers if isinstance(u, Unfold)]
     assert unfolds, "a fold no partial reads is not planned"
     assert fold.split_read == any(u.reads_split for u in unfolds)
+    # where no split is built, the unfolds' reshapes of a dynamic extent read the size the
+    # fold builds
+    assert fold.builds_size == (not fold.split_read and DYNAMIC in operand)
 
 
 def _check_unfold(u: Unfold, fold: Fold, operand: tuple[int, ...]) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from convcanon.hlo.build import Builder
-from convcanon.hlo.conv_params import DYNAMIC
 from convcanon.hlo.plan import ConvPlan
+from convcanon.hlo.plan_fold import Fold, Unfold
 from convcanon.hlo.plan_phases import (
     InterleaveStage,
     Key,
@@ -23,7 +23,7 @@ from convcanon.hlo.plan_phases import (
     Rearrangement,
     ZeroBlock,
 )
-from convcanon.hlo.plan_window import Fold, Operand, Pad, Slices, Unfold, WindowPlan
+from convcanon.hlo.plan_window import Operand, Pad, Slices, WindowPlan
 from convcanon.hlo.program import Program, Ref
 from convcanon.records import NamedTuple
 
@@ -128,7 +128,7 @@ def _fold(b: Builder, value: Ref, fold: Fold) -> _Folded:
         value = b.pad(value, [0] * len(fold.high), fold.high)
     if fold.split_read:
         return _Folded(b.reshape(value, fold.split), value)
-    if DYNAMIC in fold.split:  # the size every unfold's reshape reads is built with the fold
+    if fold.builds_size:  # the size every unfold's reshape reads is built with the fold
         b.dynamic_size()
     return _Folded(None, value)
 
