@@ -96,3 +96,26 @@ def test_a_module_of_the_other_half_names_the_pass_that_takes_it(
         f"{CNN}:3:31: error: Operation stablehlo.convolution is not registered (this module holds"
         " StableHLO/MHLO ops: stablehlo-canonicalize-conv or canonicalize-conv takes them)\n"
     )
+
+
+@pytest.mark.parametrize("dialect_pass", ["stablehlo-canonicalize-conv", "canonicalize-conv"])
+def test_vhlo_convs_are_an_error_not_passed_over(
+    opt: Runner, tmp_path: Path, dialect_pass: str
+) -> None:
+    """VHLO (a portable artifact's contents, printed, or an artifact whose producer is not
+    StableHLO's) has its own convs: a conv pass left all six as they were, exit 0."""
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+
+    from convcanon.hlo.context import make_context, print_module
+
+    target = stablehlo.get_minimum_version()
+    artifact = stablehlo.serialize_portable_artifact_str(CNN.read_text(), target)
+    vhlo = print_module(ir.Module.parse(artifact, make_context()))  # VHLO as plain bytecode
+    assert "vhlo.convolution_v1" in vhlo and "stablehlo." not in vhlo
+    source = tmp_path / "cnn.vhlo.mlir"
+    source.write_text(vhlo)
+    result = opt(source, "-p", dialect_pass)
+    assert result.code == 1 and result.out == "", result.err
+    assert "found no" in result.err and "but 6 vhlo.convolution_v1 ops: VHLO" in result.err
+    assert result.err.startswith(f"{source}:")

@@ -29,7 +29,8 @@ def convs_by_dialect(module: ir.Module) -> dict[str, list[ir.Operation]]:
 
 
 def check_conv_dialect(hlo_file: HloFile, dialect: Dialect) -> None:
-    """Raise when the module has no `dialect` conv but has convs of the other HLO dialect."""
+    """Raise when the module has no `dialect` conv but has convs of the other HLO dialect, or
+    VHLO ones."""
     found = convs_by_dialect(hlo_file.module)
     if found[dialect.name]:
         return
@@ -47,3 +48,27 @@ def check_conv_dialect(hlo_file: HloFile, dialect: Dialect) -> None:
                     position=hlo_file.position_of(first, 0),  # convs[0] is the first of its name
                 ),
             )
+    _check_vhlo(hlo_file, dialect)
+
+
+def _check_vhlo(hlo_file: HloFile, dialect: Dialect) -> None:
+    """Raise when the module's convs are VHLO ones: StableHLO's serialized form (a portable
+    artifact's contents, printed), which no pass reads; passed over, they were left as they
+    were without a word."""
+    convs: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith("vhlo.convolution_"):
+            convs.append(op)
+        return ir.WalkResult.ADVANCE
+
+    hlo_file.module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if convs:
+        ours = CONV_PASS_FOR_DIALECT[dialect.name]
+        raise ConvcanonError(
+            f"{ours} found no {dialect.conv} but {len(convs)} {convs[0].name}"
+            f" op{'s' if len(convs) > 1 else ''}: VHLO, StableHLO's serialized form, which the"
+            " conv passes do not read; give the portable artifact itself, or legalize the"
+            " module to StableHLO first (stablehlo-opt --vhlo-legalize-to-stablehlo)",
+            source_loc(convs[0].location, hlo_file.filename),
+        )
