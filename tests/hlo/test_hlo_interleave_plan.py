@@ -1,13 +1,14 @@
 """How a lhs-dilated conv's output phases are put in place as its plan describes it, on plain
 `ConvParams` literals without MLIR: each phase cut from its group conv's result, each stage's
 rows filling their slots in order (zero blocks where no phase has taps, a crop where the slots
-hold more outputs than the extent), each value built where it is read as it is; one
-depth-to-space followed element by element; an all-zero result that moves no operand it does
-not read. That the emitted ops compute the conv is checked against XLA in
+hold more outputs than the extent), each value built where it is read as it is; the interleave
+and one depth-to-space followed element by element to q + P*m; an all-zero result that moves no
+operand it does not read. That the emitted ops compute the conv is checked against XLA in
 test_hlo_lhs_dilation.py."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from hypothesis import HealthCheck, given, settings
@@ -282,3 +283,114 @@ def test_depth_to_space_puts_each_phases_output_m_at_q_plus_p_times_m(
         split = _unravel(flat, _static(d.split))
         at = _unravel(_ravel(tuple(split[a] for a in d.order), moved), result)
         assert at == tuple(expected)
+
+
+# A tensor as its static shape (a dynamic extent as one element) and its row-major elements: each
+# the (group, index) of the group conv result element it holds, or None for an inserted zero.
+Tensor = tuple[tuple[int, ...], list[object]]
+
+
+def _reshaped(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    assert math.prod(_static(shape)) == len(t[1])
+    return _static(shape), t[1]
+
+
+def _sliced(t: Tensor, start: tuple[int, ...], limit: tuple[int, ...]) -> Tensor:
+    shape = t[0]
+    limit = tuple(d if hi == DYNAMIC else hi for d, hi in zip(shape, limit, strict=True))
+    ranges = [range(lo, hi) for lo, hi in zip(start, limit, strict=True)]
+    out = tuple(len(r) for r in ranges)
+    return out, [t[1][_ravel(index, shape)] for index in itertools.product(*ranges)]
+
+
+def _padded(t: Tensor, high: tuple[int, ...]) -> Tensor:
+    out = tuple(d + h for d, h in zip(t[0], high, strict=True))
+    elements: list[object] = [None] * math.prod(out)
+    for flat, element in enumerate(t[1]):
+        elements[_ravel(_unravel(flat, t[0]), out)] = element
+    return out, elements
+
+
+def _joined(ts: list[Tensor], axis: int) -> Tensor:
+    if len(ts) == 1:
+        return ts[0]
+    out = (*ts[0][0][:axis], sum(t[0][axis] for t in ts), *ts[0][0][axis + 1 :])
+    elements: list[object] = [None] * math.prod(out)
+    offset = 0
+    for shape, values in ts:
+        for flat, element in enumerate(values):
+            index = list(_unravel(flat, shape))
+            index[axis] += offset
+            elements[_ravel(tuple(index), out)] = element
+        offset += shape[axis]
+    return out, elements
+
+
+def _interleaved(body: PhasePlan) -> Tensor:
+    """The interleave of `body` run on labelled elements, as the emitter builds it."""
+    values: dict[tuple[int, ...], Tensor] = {}
+    for g, (group, cuts) in enumerate(zip(body.groups, body.cuts, strict=True)):
+        shape = _static(group.conv.params.result_shape)
+        result: Tensor = (shape, [(g, _unravel(i, shape)) for i in range(math.prod(shape))])
+        for key, cut in zip(group.phases, cuts, strict=True):
+            value = result
+            if cut is not None:
+                value = _reshaped(value, cut.split) if cut.split is not None else value
+                value = _sliced(value, cut.start, cut.limit)
+                value = _reshaped(value, cut.reshape) if cut.reshape is not None else value
+            values[key] = value
+    for stage in body.stages:
+        placed = {}
+        for row in stage.rows:
+            parts = []
+            for part in row.parts:
+                if isinstance(part, ZeroBlock):
+                    zeros = _static(part.shape)
+                    parts.append((zeros, [None] * math.prod(zeros)))
+                    continue
+                value = values[part.key]
+                value = _padded(value, part.high) if part.high is not None else value
+                parts.append(_reshaped(value, part.column) if part.column is not None else value)
+            value = _joined(parts, stage.axis + 1)
+            value = _reshaped(value, row.reshape) if row.reshape is not None else value
+            if row.crop is not None:
+                value = _sliced(value, (0,) * len(row.crop), row.crop)
+            placed[row.key] = value
+        values = placed
+    (value,) = values.values()
+    return value
+
+
+@INTERLEAVES
+@given(p=LHS_DILATED, options=OPTIONS)
+def test_the_interleave_puts_each_phases_output_m_at_q_plus_p_times_m(
+    p: ConvParams, options: ConvOptions
+) -> None:
+    """Followed element by element, the plan's cuts and stages put the element of feature
+    group g, phase k (its q per dim) and feature c at spatial m of a group conv's result at
+    the result's feature g*C + c and spatial q + P*m, and zeros where no phase has taps."""
+    body = _interleave_plans(p, options)
+    if body is None or math.prod(_static(body.params.result_shape)) > 4096:
+        return
+    q = body.params
+    dims = q.dims
+    shape, elements = _interleaved(body)
+    assert shape == _static(q.result_shape)
+    where = {
+        key: (g, k) for g, group in enumerate(body.groups) for k, key in enumerate(group.phases)
+    }
+    for flat, element in enumerate(elements):
+        index = _unravel(flat, shape)
+        spatial = [index[axis] for axis in dims.out_spatial]
+        key = tuple(o % d.period for o, d in zip(spatial, body.dims, strict=True))
+        if key not in where:
+            assert element is None
+            continue
+        g, k = where[key]
+        count, per = len(body.groups[g].phases), shape[dims.out_feature] // q.feature_group_count
+        block, c = divmod(index[dims.out_feature], per)
+        expected = list(index)
+        expected[dims.out_feature] = block * count * per + k * per + c
+        for axis, o, d in zip(dims.out_spatial, spatial, body.dims, strict=True):
+            expected[axis] = o // d.period
+        assert element == (g, tuple(expected))
