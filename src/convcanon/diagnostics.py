@@ -101,7 +101,18 @@ class ConvcanonError(Exception):
     def render(self) -> str:
         where = f"{self.loc}: " if self.loc is not None else ""
         code = f"{self.code}: " if self.code else ""
-        return f"{where}error: {code}{self.message}"
+        return shown(f"{where}error: {code}{self.message}")
+
+
+# C0 controls but tab and newline, DEL and C1: a terminal acts on them (ESC starts a colour or
+# moves the cursor, CR rewrites the line), and a message may quote what the input spells.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
+
+
+def shown(text: str) -> str:
+    """`text` as a diagnostic prints it: every control character a terminal would act on
+    written as its `\\xNN` escape."""
+    return text.translate(_CONTROLS)
 
 
 # `loc: severity: message` diagnostics that do not stop a run (remarks, warnings) go through
@@ -120,7 +131,7 @@ def report(severity: str, loc: SourceLoc | None, message: str) -> None:
     notes: Callable[[], list[str]] | None = getattr(loc, "notes", None)
     where = f"{loc}: " if loc is not None else ""
     lines = [f"{where}{severity}: {message}", *(notes() if notes is not None else [])]
-    print("\n".join(lines), file=sys.stderr)
+    print(shown("\n".join(lines)), file=sys.stderr)
 
 
 @contextmanager
