@@ -96,3 +96,18 @@ def test_nesting_scan_memory_does_not_grow_with_the_text() -> None:
     small = line * ((1 << 22) // len(line) + 1)  # a chunk's worth
     large = small * 8  # ~34 MB: the whole-text scan peaked at ~370 MB here
     assert _peak_bytes(large) < 1.5 * _peak_bytes(small)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(['"', "\\", "/", "//", "\n", "-", ">", "(", ")", "a", " "]), max_size=60
+    )
+)
+def test_the_code_scan_blanks_what_the_string_or_comment_pattern_matches(parts: list[str]) -> None:
+    """The pre-check's blanking jumps from `"` to `//` by `find` instead of trying its pattern at
+    every character: the same bytes come out."""
+    text = "".join(parts)
+    data = text.encode()
+    expected = diagnostics._STRING_OR_COMMENT_TEXT.sub(b" ", data).replace(b"->", b"==")  # pyright: ignore[reportPrivateUsage]
+    assert diagnostics._code_of(text) == expected  # pyright: ignore[reportPrivateUsage]
