@@ -91,6 +91,27 @@ class FoldSplit(NamedTuple):
             builds_size=not read and DYNAMIC in self.split,
         )
 
+    def _cropped(
+        self,
+        windows: tuple[tuple[int, int, int, int, int], ...],
+        crops: tuple[tuple[int, int, int], ...],
+    ) -> tuple[tuple[tuple[int, ...], tuple[int, ...]] | None, tuple[int, ...]]:
+        """The crop (start, limit) of the split to the phase `windows` and the `crops` of
+        unfolded axes (None: the whole split), and the shape it leaves (a dynamic extent kept)."""
+        axes, shape = self.axes, self.split
+        start, limit = [0] * len(shape), list(shape)
+        for axis, o0, on, p0, pn in windows:
+            outer, phase = axes[axis]
+            start[outer], limit[outer] = o0, o0 + on
+            start[phase], limit[phase] = p0, p0 + pn
+        for axis, first, length in crops:
+            (whole,) = axes[axis]
+            start[whole], limit[whole] = first, first + length
+        if start == [0] * len(shape) and limit == list(shape):
+            return None, shape
+        cut = tuple(hi - lo if d >= 0 else d for d, lo, hi in zip(shape, start, limit, strict=True))
+        return (tuple(start), tuple(limit)), cut
+
     def unfold(
         self,
         windows: tuple[tuple[int, int, int, int, int], ...],
@@ -104,21 +125,7 @@ class FoldSplit(NamedTuple):
         feature axis into its groups, and the permutation and shape that move the phase axes
         behind them."""
         axes = self.axes
-        shape = self.split
-        start, limit = [0] * len(shape), list(shape)
-        for axis, o0, on, p0, pn in windows:
-            outer, phase = axes[axis]
-            start[outer], limit[outer] = o0, o0 + on
-            start[phase], limit[phase] = p0, p0 + pn
-        for axis, first, length in crops:
-            (whole,) = axes[axis]
-            start[whole], limit[whole] = first, first + length
-        crop = None
-        if start != [0] * len(shape) or limit != list(shape):
-            crop = (tuple(start), tuple(limit))
-            shape = tuple(
-                hi - lo if d >= 0 else d for d, lo, hi in zip(shape, start, limit, strict=True)
-            )
+        crop, shape = self._cropped(windows, crops)
         (feature_axis,) = axes[feature]
         parts = [groups, shape[feature_axis] // groups] if groups > 1 else [shape[feature_axis]]
         split = [*shape[:feature_axis], *parts, *shape[feature_axis + 1 :]]

@@ -412,31 +412,9 @@ def _folded(
         for i, group in zip(strided, choice, strict=True):
             taps[i] = group[0].taps
         for tap in _folded_taps(p, tuple(taps), plans, config):
-            lhs_windows, rhs_windows = [], []
-            lhs_shape, rhs_shape = list(p.lhs_shape), list(p.rhs_shape)
-            for i, group in zip(strided, choice, strict=True):
-                first: Phase = group[0]
-                phase = first.lhs_start  # = the phase p, with unit rhs dilation
-                o0, on, k0, kn = tap.get(i, (0, first.lhs_length, 0, first.taps))
-                lhs_windows.append((dims.lhs_spatial[i], o0, on, phase, len(group)))
-                rhs_windows.append((dims.rhs_spatial[i], k0, kn, phase, len(group)))
-                lhs_shape[dims.lhs_spatial[i]] = on
-                rhs_shape[dims.rhs_spatial[i]] = kn
-            lhs_crops, rhs_crops = [], []
-            for i, (o0, on, k0, kn) in tap.items():
-                if i not in strided:
-                    lhs_crops.append((dims.lhs_spatial[i], o0, on))
-                    rhs_crops.append((dims.rhs_spatial[i], k0, kn))
-                    lhs_shape[dims.lhs_spatial[i]], rhs_shape[dims.rhs_spatial[i]] = on, kn
-            phases = math.prod(len(g) for g in choice)
-            lhs_shape[dims.lhs_feature] *= phases
-            rhs_shape[dims.rhs_in_feature] *= phases
-            lhs = lhs_split.unfold(
-                tuple(lhs_windows), dims.lhs_feature, groups, layout, tuple(lhs_crops)
-            )
-            rhs: Slices | Unfold = rhs_split.unfold(
-                tuple(rhs_windows), dims.rhs_in_feature, 1, None, tuple(rhs_crops)
-            )
+            (lw, lc), (rw, rc), lhs_shape, rhs_shape = _tap_reads(p, strided, choice, tap)
+            lhs = lhs_split.unfold(lw, dims.lhs_feature, groups, layout, lc)
+            rhs: Slices | Unfold = rhs_split.unfold(rw, dims.rhs_in_feature, 1, None, rc)
             rhs = _kernel_phase(p.rhs_shape, rhs, p.strides, dims.rhs_spatial) or rhs
             shape = permuted(tuple(lhs_shape), layout) if layout is not None else tuple(lhs_shape)
             dilation = tuple(1 if i in tap else d.rhs_dilation for i, d in enumerate(plans))
@@ -472,6 +450,43 @@ def _kernel_phase(
     windows += [(axis, (first, 1, length)) for axis, first, length in spec.crops]
     axes = tuple(axis for axis, _ in windows)
     return Slices(axes, (tuple(w for _, w in windows),), spec.feature, 1)
+
+
+_Windows = tuple[tuple[int, int, int, int, int], ...]  # (axis, o0, on, p0, pn) of an unfold
+_Crops = tuple[tuple[int, int, int], ...]  # (axis, start, length) of an unfolded axis
+
+
+def _tap_reads(
+    p: ConvParams,
+    strided: list[int],
+    choice: tuple[tuple[Phase, ...], ...],
+    tap: dict[int, tuple[int, int, int, int]],
+) -> tuple[tuple[_Windows, _Crops], tuple[_Windows, _Crops], list[int], list[int]]:
+    """What one partial conv of a folded phase group reads of the folded lhs and kernel (the
+    phase windows of each strided dim, the crop of each other dim a tap split cuts), and the
+    shapes of those operands once the phases are moved into the features."""
+    dims = p.dims
+    lhs_windows, rhs_windows = [], []
+    lhs_shape, rhs_shape = list(p.lhs_shape), list(p.rhs_shape)
+    for i, group in zip(strided, choice, strict=True):
+        first: Phase = group[0]
+        phase = first.lhs_start  # = the phase p, with unit rhs dilation
+        o0, on, k0, kn = tap.get(i, (0, first.lhs_length, 0, first.taps))
+        lhs_windows.append((dims.lhs_spatial[i], o0, on, phase, len(group)))
+        rhs_windows.append((dims.rhs_spatial[i], k0, kn, phase, len(group)))
+        lhs_shape[dims.lhs_spatial[i]] = on
+        rhs_shape[dims.rhs_spatial[i]] = kn
+    lhs_crops, rhs_crops = [], []
+    for i, (o0, on, k0, kn) in tap.items():
+        if i not in strided:
+            lhs_crops.append((dims.lhs_spatial[i], o0, on))
+            rhs_crops.append((dims.rhs_spatial[i], k0, kn))
+            lhs_shape[dims.lhs_spatial[i]], rhs_shape[dims.rhs_spatial[i]] = on, kn
+    phases = math.prod(len(g) for g in choice)
+    lhs_shape[dims.lhs_feature] *= phases
+    rhs_shape[dims.rhs_in_feature] *= phases
+    lhs = (tuple(lhs_windows), tuple(lhs_crops))
+    return lhs, (tuple(rhs_windows), tuple(rhs_crops)), lhs_shape, rhs_shape
 
 
 def _folded_taps(
