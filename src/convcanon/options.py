@@ -17,6 +17,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 from convcanon.diagnostics import UsageError
+from convcanon.fileio.limits import INT64_MAX  # an int option's largest: int64 in MLIR
 from convcanon.records import NamedTuple
 
 if TYPE_CHECKING:
@@ -120,8 +121,11 @@ class OptionSpec(NamedTuple):
         what = {int: "an integer", float: "a finite number"}[self.kind]
         return what if self.minimum is None else f"{what} >= {spelling(self.minimum)}"
 
-    def _refusal(self, pass_name: str, spelled: str) -> str:
-        return f"{pass_name}: option '{self.name}' must be {self._expected()}; got {spelled!r}"
+    def _refusal(self, pass_name: str, spelled: str, value: object = None) -> str:
+        expected = self._expected()
+        if isinstance(value, int) and not isinstance(value, bool) and value > INT64_MAX:
+            expected += f" and <= {INT64_MAX}"  # an int64 option, as mlir-opt declares it
+        return f"{pass_name}: option '{self.name}' must be {expected}; got {spelled!r}"
 
     def parse(self, pass_name: str, text: str) -> OptionValue:
         """A pipeline's text for this option as its value; anything else is a `UsageError`."""
@@ -133,7 +137,7 @@ class OptionSpec(NamedTuple):
         elif self.kind is float:
             value = decimal_float(text)
         if value is None or not self._allows(value):
-            raise UsageError(self._refusal(pass_name, text))
+            raise UsageError(self._refusal(pass_name, text, value))
         return value
 
     def check(self, pass_name: str, value: object) -> OptionValue:
@@ -151,7 +155,7 @@ class OptionSpec(NamedTuple):
                 value = math.inf
         assert isinstance(value, (bool, int, float, str))
         if not self._allows(value):
-            raise UsageError(self._refusal(pass_name, spelled))
+            raise UsageError(self._refusal(pass_name, spelled, value))
         return value
 
     def _allows(self, value: OptionValue) -> bool:
@@ -159,9 +163,11 @@ class OptionSpec(NamedTuple):
             return value in self.choices
         if isinstance(value, float) and not math.isfinite(value):
             return False
-        if isinstance(value, str | bool) or self.minimum is None:
+        if isinstance(value, str | bool):
             return True
-        return value >= self.minimum
+        if isinstance(value, int) and value > INT64_MAX:
+            return False
+        return self.minimum is None or value >= self.minimum
 
     def describe(self) -> str:
         """The `--help` line."""

@@ -224,6 +224,21 @@ def test_a_pass_called_directly_checks_its_mapping() -> None:
     assert ConvOptions.from_mapping({"max-mac-ratio": 3}).max_mac_ratio == 3.0
 
 
+@pytest.mark.parametrize("value", [1 << 63, 10**30])
+def test_an_integer_option_past_int64_is_refused_as_mlir_opt_refuses_it(
+    value: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mlir-opt declares integer pass options int64: a larger value is refused, not held."""
+    text = sources.STABLEHLO.read_text()
+    bound = f"must be an integer >= 1 and <= {(1 << 63) - 1}; got '{value}'"
+    with pytest.raises(UsageError, match=bound):
+        convcanon.canonicalize_conv(text, max_phases=value)
+    pipeline = f"stablehlo-canonicalize-conv{{max-phases={value}}}"
+    assert opt_main([str(sources.STABLEHLO), "-p", pipeline]) == 2
+    assert bound in capsys.readouterr().err
+    assert convcanon.canonicalize_conv(text, max_phases=(1 << 63) - 1).stats["convs-seen"] > 0
+
+
 def test_text_for_a_number_is_a_type_error_though_the_cli_reads_the_same_text() -> None:
     with pytest.raises(TypeError, match=r"must be an integer >= 1; got '8' \(a str\)$"):
         convcanon.canonicalize_conv(sources.STABLEHLO.read_text(), max_phases="8")
