@@ -21,7 +21,7 @@ import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.verify.half_b_plan import as_bits_of
-from convcanon.verify.inputs import DISTRIBUTIONS, perturbed, widen_inputs
+from convcanon.verify.inputs import DISTRIBUTIONS, drawn_description, perturbed, widen_inputs
 from convcanon.verify.summary import ill_conditioned_reason, summary
 
 if TYPE_CHECKING:
@@ -175,6 +175,7 @@ def _trial_inputs(
     first: Drawn | None = None
     for dist in DISTRIBUTIONS:
         inputs = plan.make_inputs(rng, dist)
+        name = drawn_description(dist, inputs)
         out_before = plan.run_before(before_text, before_name, plan.entry, inputs)
         truth = _run_truth(plan.truth, plan.truth.before_text, before_name, plan.entry, inputs)
         bad = non_finite(truth if truth is not None else [np.asarray(b) for b in out_before])
@@ -184,15 +185,15 @@ def _trial_inputs(
             what = "BEFORE in its own type"
         if bad:
             detail = ", ".join(f"output {i}: {n} of {size} not finite" for i, n, size in bad)
-            problems.append(f"{dist.name} inputs make {what} non-finite ({detail})")
+            problems.append(f"{name} inputs make {what} non-finite ({detail})")
             continue
-        drawn = Drawn(dist.name, inputs, truth, out_before)
+        drawn = Drawn(name, inputs, truth, out_before)
         dull = _insensitive_outputs(plan, before_text, before_name, drawn, rng)
         if not dull:
             if problems:
-                print(f"trial {trial}: {'; '.join(problems)}; drew {dist.name} inputs instead")
+                print(f"trial {trial}: {'; '.join(problems)}; drew {name} inputs instead")
             return drawn
-        problems.append(f"{dist.name} inputs: {dull}")
+        problems.append(f"{name} inputs: {dull}")
         first = first or drawn
     if first is not None:
         reason = "no input family moves every output (" + "; ".join(problems) + ")"

@@ -102,18 +102,51 @@ def random_array(
     """One random value of `shape` (not yet cast): small ints (-4..4, unsigned 0..8; 1..4 for a
     positive distribution; inside int4/uint4 too), fair bools, floats from `dist` (`fan_in`:
     a weight's, for a network-like draw)."""
-    from convcanon.verify.judge import is_narrow_int
-
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
-    if dtype.kind in "ui" or is_narrow_int(dtype):
-        unsigned = dtype.kind == "u" or dtype.name.startswith("uint")
-        positive = dist.low is not None or dist.network
-        low = 1 if positive else (0 if unsigned else -4)
-        high = 5 if positive else (9 if unsigned else 5)
-        return rng.integers(low, high, shape)
+    integers = _integer_range(dtype, dist)
+    if integers is not None:
+        low, high = integers
+        return rng.integers(low, high + 1, shape)
     real = _draw(shape, rng, dist, fan_in)
     return real + 1j * _draw(shape, rng, dist, fan_in) if dtype.kind == "c" else real
+
+
+def _integer_range(dtype: np.dtype, dist: Distribution) -> tuple[int, int] | None:
+    """The closed range integers of `dtype` are drawn from (None: not an integer type); small,
+    so that every integer type holds it and sums stay exact."""
+    from convcanon.verify.judge import is_narrow_int
+
+    if dtype == np.bool_ or not (dtype.kind in "ui" or is_narrow_int(dtype)):
+        return None
+    if dist.low is not None or dist.network:  # a positive family
+        return 1, 4
+    return (0, 8) if _unsigned(dtype) else (-4, 4)
+
+
+def _unsigned(dtype: np.dtype) -> bool:
+    return dtype.kind == "u" or dtype.name.startswith("uint")
+
+
+def drawn_description(dist: Distribution, inputs: list[np.ndarray]) -> str:
+    """What `dist` drew for `inputs`, by their element types: its name for floats (alone when
+    every input is a float), the integers' ranges, fair booleans. An integer program is not
+    drawn N(0,1), and its report must not say so."""
+    from convcanon.verify.judge import is_float
+
+    kinds: dict[str, None] = {}
+    floats_only = all(is_float(x.dtype) for x in inputs)
+    for x in inputs:
+        integers = _integer_range(x.dtype, dist)
+        if is_float(x.dtype):
+            kinds[dist.name if floats_only else f"{dist.name} floats"] = None
+        elif integers is not None:
+            low, high = integers
+            unsigned = "unsigned " if _unsigned(x.dtype) and low == 0 else ""
+            kinds[f"{unsigned}integers in [{low}, {high}]"] = None
+        else:
+            kinds["fair booleans"] = None
+    return " and ".join(kinds) or "none (no arguments)"
 
 
 def widen_inputs(inputs: list[np.ndarray]) -> list[np.ndarray]:

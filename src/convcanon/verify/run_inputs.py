@@ -1,6 +1,6 @@
 """Random inputs for `convcanon run` when none are given: the entry function's arguments drawn
 as `verify` draws its first trial's (N(0,1) floats, small integers, fair booleans), from
-`--seed`, with a note on stderr saying so when the run is over."""
+`--seed`, with a note on stderr saying what was drawn when the run is over."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.ir_kind import sniff_framework
+from convcanon.verify.inputs import DISTRIBUTIONS, drawn_description
 
 
 def _hlo_arguments(
@@ -54,7 +55,8 @@ class RandomFeed:
         if values:
             self.notes.append(
                 f"{SourceLoc(filename)}: note: no --inputs: @{name}'s {len(values)} argument(s)"
-                f" drawn at random (N(0,1) floats, small integers) with --seed {self.seed}"
+                f" drawn at random ({drawn_description(DISTRIBUTIONS[0], values)}) with --seed"
+                f" {self.seed}"
             )
         return {f"arg{index}": value for index, value in enumerate(values)}
 
