@@ -3,6 +3,7 @@ too) read in a child process, where a library that aborts or hangs cannot take t
 
 from __future__ import annotations
 
+import math
 import re
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
@@ -26,7 +27,17 @@ class ModuleFromBytecode(str):
     bytecode: bytes = b""
 
 
-BINARY_READER_TIMEOUT = 300.0  # seconds; MLIR reads a large bytecode file in a few
+# A reader of hostile bytes can loop forever (jaxlib's bytecode reader does on some flipped
+# bytes), so the wait is bounded by the work the input can need: the child reads, verifies and
+# prints 1.3-1.8 MB of bytecode a second here (bench/RESULTS_reader.md), and an honest file is
+# given 13-18x that, never under a floor ~60x what starting the child takes on a loaded machine.
+READER_FLOOR_SECONDS = 10.0
+READER_SECONDS_PER_MB = 10.0
+
+
+def reader_budget(size: int) -> float:
+    """Whole seconds a child may take to read `size` bytes of input."""
+    return float(max(READER_FLOOR_SECONDS, math.ceil(size * READER_SECONDS_PER_MB / 1e6)))
 
 
 CHILD_LOCATED = "@at "  # a child's error line: `@at LINE:COL message` when it has a position
@@ -38,16 +49,20 @@ def run_in_child(
     data: bytes,
     filename: str,
     what: str,
-    timeout: float = BINARY_READER_TIMEOUT,
+    timeout: float | None = None,
 ) -> bytes:
     """`call` (`from m import f; f()`) in a child Python with `data` on its stdin and `filename`
     and `argument` as its arguments; its stdout. A library that aborts or hangs there, or the
     line a child writes before exiting 1 (`CHILD_LOCATED` places it in the file), is
-    `filename: error: ...` here."""
+    `filename: error: ...` here. The child reads `data` unless given its own `timeout`: it has
+    `reader_budget(len(data))` seconds, past which the input is taken for damaged."""
     import subprocess
 
     from convcanon.child_process import child_env, how_it_ended, native_failure_message, python_argv
 
+    reading = timeout is None
+    if timeout is None:
+        timeout = reader_budget(len(data))
     try:
         child = subprocess.run(
             [*python_argv(call), filename, argument],
@@ -57,8 +72,14 @@ def run_in_child(
             timeout=timeout,
         )
     except subprocess.TimeoutExpired:  # the child is killed; a native hang is ours to bound
+        why = (
+            f", the time allowed for {len(data)} bytes ({READER_SECONDS_PER_MB:g} s a MB, at least"
+            f" {READER_FLOOR_SECONDS:g} s); the file may be damaged"
+            if reading
+            else ""
+        )
         raise ConvcanonError(
-            f"{what} did not finish in {timeout:g} s", SourceLoc(filename)
+            f"{what} did not finish in {timeout:g} s{why}", SourceLoc(filename)
         ) from None
     stderr = child.stderr.decode(errors="replace")
     if child.returncode == 0:

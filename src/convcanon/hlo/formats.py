@@ -165,6 +165,9 @@ def _other_dialect_ops(module: ir.Module) -> list[ir.Operation]:
     return found
 
 
+HLO_WRITER_TIMEOUT = 300.0  # seconds; it writes a module this command read and checked
+
+
 def emit(hlo_file: HloFile, kind: str, target: str = "") -> bytes:
     """The module in a binary output format: `bytecode`, `artifact` (for StableHLO `target`),
     `hlo-text` or `hlo-proto` (XLA's converter, in a child process)."""
@@ -175,7 +178,12 @@ def emit(hlo_file: HloFile, kind: str, target: str = "") -> bytes:
     call = "from convcanon.hlo.formats import hlo_child; hlo_child()"
     bytecode = module_bytecode(hlo_file.module)
     return run_in_child(
-        call, kind.removeprefix("hlo-"), bytecode, hlo_file.filename, "XLA's HLO writer"
+        call,
+        kind.removeprefix("hlo-"),
+        bytecode,
+        hlo_file.filename,
+        "XLA's HLO writer",
+        HLO_WRITER_TIMEOUT,
     )
 
 
