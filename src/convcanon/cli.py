@@ -50,9 +50,7 @@ def _reported(body: Callable[[], int]) -> int:
             flush_stdout()
         return code
     except ConvcanonError as err:
-        from convcanon.driver import render_with_notes
-
-        print(render_with_notes(err), file=sys.stderr)
+        print(err.render(), file=sys.stderr)
         return err.exit_code
     except UsageError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -188,6 +188,8 @@ def verify_chunks(
                 for error in getattr(err, "errors", [err]):
                     code = f"{error.code}: " if error.code else ""
                     checker.see("error", error.loc, code + error.message)
+                    for loc, note in error.notes:
+                        checker.see("note", loc, note)
         failures += checker.finish()
         outputs.append(output)
     if failures:

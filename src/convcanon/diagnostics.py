@@ -92,16 +92,37 @@ class ConvcanonError(Exception):
 
     exit_code = 1
 
-    def __init__(self, message: str, loc: SourceLoc | None = None, code: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        loc: SourceLoc | None = None,
+        code: str | None = None,
+        notes: list[tuple[SourceLoc | None, str]] | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.loc = loc
         self.code = code
+        # each note its own diagnostic at its own place, as MLIR attaches them to an error
+        # ("previously defined here"): `--verify-diagnostics` matches them to expected-note
+        self.notes = notes or []
 
     def render(self) -> str:
+        """The error line, then the notes its location carries (the user's source, for debug
+        info) and its own, each on its own line as mlir-opt prints them."""
         where = f"{self.loc}: " if self.loc is not None else ""
         code = f"{self.code}: " if self.code else ""
-        return shown(f"{where}error: {code}{self.message}")
+        located: Callable[[], list[str]] | None = getattr(self.loc, "notes", None)
+        lines = [f"{where}error: {code}{self.message}", *(located() if located else [])]
+        lines += [f"{loc}: note: {note}" if loc else f"note: {note}" for loc, note in self.notes]
+        return shown("\n".join(lines))
+
+    def folded_message(self) -> str:
+        """The message with its notes' texts after it, for a single line (a child process's
+        report)."""
+        if not self.notes:
+            return self.message
+        return f"{self.message} ({'; '.join(note for _, note in self.notes)})"
 
 
 # C0 controls but tab and newline, DEL and C1: a terminal acts on them (ESC starts a colour or

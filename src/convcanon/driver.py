@@ -260,13 +260,7 @@ class ChunkErrors(ConvcanonError):
         self.errors = errors
 
     def render(self) -> str:
-        return "\n".join(render_with_notes(err) for err in self.errors)
-
-
-def render_with_notes(err: ConvcanonError) -> str:
-    """`err.render()` plus the notes its location carries (the user's source, for debug info)."""
-    notes: Callable[[], list[str]] | None = getattr(err.loc, "notes", None)
-    return "\n".join([err.render(), *(notes() if notes is not None else [])])
+        return "\n".join(err.render() for err in self.errors)
 
 
 # One chunk's job: (text, where it starts in the file, or None for the whole file) -> output.

@@ -368,16 +368,14 @@ def error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonErr
     first = diagnostics[0]
     # verifier messages may end in a dump of the whole op ("(see current operation: ...)")
     message = first.message.split(" (see current operation:", 1)[0].strip().splitlines()[0]
-    notes = [
-        str(n.message).splitlines()[0]
+    notes: list[tuple[SourceLoc | None, str]] = [
+        (source_loc(n.location, filename), str(n.message).splitlines()[0])
         for n in first.notes
         if str(n.message).strip()
         and "for more info on dialect" not in n.message
         and not n.message.startswith(("see current operation", "in bytecode version"))
     ]
-    if notes:
-        message += " (" + "; ".join(notes) + ")"
-    return ConvcanonError(message, source_loc(first.location, filename))
+    return ConvcanonError(message, source_loc(first.location, filename), notes=notes)
 
 
 def print_module(

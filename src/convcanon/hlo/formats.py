@@ -93,7 +93,7 @@ def read_child() -> None:
             print_module(module, debug_info=True, large_elements_limit=16)
             out = module_bytecode(module) if artifact_version(data) else b""
     except ConvcanonError as err:
-        sys.stderr.write(err.message + "\n")
+        sys.stderr.write(err.folded_message() + "\n")
         sys.exit(1)
     sys.stdout.buffer.write(out)
     sys.stdout.flush()

@@ -324,9 +324,9 @@ def _converted_error(err: ir.MLIRError, positions: dict[str, tuple[int, int]]) -
     diagnostics = list(err.error_diagnostics)
     name = _instruction_name(diagnostics[0].location) if diagnostics else None
     if name is None:
-        return ConvcanonError(error.message)
+        return ConvcanonError(error.folded_message())
     return ConvcanonError(
-        f"instruction %{name}: {error.message}", _instruction_loc(positions, name)
+        f"instruction %{name}: {error.folded_message()}", _instruction_loc(positions, name)
     )
 
 
@@ -339,7 +339,7 @@ def child_main() -> None:
         bytecode = hlo_to_bytecode(data, sys.argv[1])
     except ConvcanonError as err:
         where = f"{CHILD_LOCATED}{err.loc.line}:{err.loc.col} " if err.loc and err.loc.line else ""
-        sys.stderr.write(where + err.message + "\n")
+        sys.stderr.write(where + err.folded_message() + "\n")
         sys.exit(1)
     sys.stdout.buffer.write(bytecode)
     sys.stdout.flush()

@@ -353,6 +353,7 @@ def _verify(hlo_file: HloFile, created: list[AnyOp]) -> None:
             f"internal error: the rewritten module does not verify: {error.message}"
             " (a convcanon bug: please report it with this input)",
             error.loc,
+            notes=error.notes,
         ) from None
 
 

@@ -141,9 +141,7 @@ class SeveralErrors(ConvcanonError):
         self.errors = errors
 
     def render(self) -> str:
-        from convcanon.driver import render_with_notes
-
-        return "\n".join(render_with_notes(err) for err in self.errors)
+        return "\n".join(err.render() for err in self.errors)
 
 
 def _verify_whole(

@@ -146,7 +146,7 @@ def _judge_piece(
             err.message,
         )
     except ConvcanonError as err:
-        return ConvVerdict("", "error", message=err.message)
+        return ConvVerdict("", "error", message=err.folded_message())
     tally = outcome.tally
     return ConvVerdict(
         "",

@@ -81,7 +81,7 @@ def widen_text(text: str, filename: str) -> Widened:
     try:
         module.operation.verify()
     except ir.MLIRError as err:
-        reason = error_from_mlir(err, filename, "verifier failed").message
+        reason = error_from_mlir(err, filename, "verifier failed").folded_message()
         return Widened(None, f"the f64 copy does not verify: {reason}", False)
     return Widened(print_module(module, debug_info=True))  # diagnostics keep their lines
 
