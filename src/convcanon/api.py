@@ -318,6 +318,7 @@ def verify_convs(
     `before` after `pipeline`. One `ConvVerdict` per rewritten conv, in order: its location,
     `verdict` (`ok`, `mismatch`, ...), AFTER's error absolute and over the output's scale.
     """
+    from convcanon.reference.parsed import each_text_parsed_once
     from convcanon.verify.command import check_options
     from convcanon.verify.judge import Tolerances
     from convcanon.verify.local import judge_convs
@@ -329,7 +330,7 @@ def verify_convs(
         raise UsageError("verify_convs takes `after` or `pipeline`, one of them")
     tolerances = Tolerances(rtol, atol)
     check_options(engine, trials, seed, [1], tolerances)
-    with one_report():
+    with one_report(), each_text_parsed_once():
         report = judge_convs(
             before, "<before>", after, "<after>", pipeline, engine, trials, seed, tolerances
         )

@@ -21,6 +21,7 @@ from convcanon.fileio.npz import holds_raw_bits, input_header, open_npz
 from convcanon.fileio.output_file import check_output_path, write_output
 from convcanon.fileio.reading import refuse_stdin_twice
 from convcanon.ir_kind import holds_no_op
+from convcanon.reference.parsed import each_text_parsed_once
 from convcanon.reference.run import check_input_names, run_hlo_text
 from convcanon.reference.summary import print_results
 
@@ -124,7 +125,7 @@ class _Job:
             self._report(f"{name}: ok ({len(results)} result(s))", results, chunk)
             self._name(results, f"{chunk}.{name}." if chunk else "")
             return
-        with text_starts_at_line(offset + 1):
+        with text_starts_at_line(offset + 1), each_text_parsed_once():
             feed = self.draw(text, self.filename, self.entry) if self.draw else self.feed
             reports = run_hlo_text(
                 _refined_to_inputs(text, self.filename, self.entry, feed),

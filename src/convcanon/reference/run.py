@@ -35,15 +35,15 @@ def run_hlo_text(
     """Parse and run one HLO module; returns a report per entry function that ran."""
     from jaxlib.mlir import ir
 
-    from convcanon.hlo.context import parse_module
     from convcanon.hlo.resources import inline_dense_resources
     from convcanon.ir_kind import with_input_kind_hint
     from convcanon.reference import hlo_interp
     from convcanon.reference.kernels.blas import blas_threads
+    from convcanon.reference.parsed import read_only_module
 
     try:
         text = inline_dense_resources(text, filename)  # the interpreter reads `dense` literals
-        module = parse_module(text, filename)
+        module = read_only_module(text, filename)
     except ConvcanonError as err:
         if err.loc is not None and err.loc.line:
             err.loc = SourceLoc(err.loc.file, err.loc.line + line_offset, err.loc.col)

@@ -15,6 +15,7 @@ from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
 from convcanon.fileio.limits import check_timeout
 from convcanon.fileio.module_input import read_mlir_input
 from convcanon.fileio.reading import refuse_stdin_twice
+from convcanon.reference.parsed import each_text_parsed_once
 from convcanon.verify.compare import compare
 from convcanon.verify.engine_process import DEFAULT_TIME_LIMIT, time_limit
 from convcanon.verify.half_b_plan import half_b_plan
@@ -60,7 +61,7 @@ def verify_command(
     if after is not None and pipeline is not None:
         raise UsageError("verify takes AFTER or -p PIPELINE, not both")
     refuse_stdin_twice({"BEFORE": before, "AFTER": after})
-    with time_limit(check_timeout(timeout)), one_report():
+    with time_limit(check_timeout(timeout)), one_report(), each_text_parsed_once():
         return _verify(
             before, after, engine, trials, seed, entry, batch_sizes, pipeline, tolerances
         )

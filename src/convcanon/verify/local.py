@@ -62,11 +62,11 @@ def judge_convs(
 ) -> LocalReport:
     """Judge each conv of BEFORE whose ops AFTER changed: AFTER is `after_text` (paired by
     location: print it with locations) or, with `pipeline`, BEFORE after it."""
-    from convcanon.hlo.context import parse_module, print_module, source_loc
-    from convcanon.hlo.io import parse_file_text
+    from convcanon.hlo.context import print_module, source_loc
+    from convcanon.reference.parsed import read_only_file, read_only_module
     from convcanon.verify.regions import conv_sites, function_ops, is_conv
 
-    original = parse_file_text(before_text, before_name)
+    original = read_only_file(before_text, before_name)
     convs = [op for op in function_ops(original.module) if is_conv(op)]
     positions = original.positions_of([op.name for op in convs])  # of a debug-info input
     labels = [
@@ -77,9 +77,9 @@ def judge_convs(
     if pipeline is not None:
         plain = print_module(original.module)
         after_text = after_pipeline(plain, _PLAIN_NAME, pipeline, with_locations=True)
-        before_module, name, after_name = parse_module(plain, _PLAIN_NAME), _PLAIN_NAME, ""
+        before_module, name, after_name = read_only_module(plain, _PLAIN_NAME), _PLAIN_NAME, ""
     assert after_text is not None
-    after_module = parse_module(after_text, after_name)
+    after_module = read_only_module(after_text, after_name)
     sites = conv_sites(before_module, name, after_module, after_name, labels)
     report = LocalReport()
     judged: dict[tuple[str, str], ConvVerdict] = {}

@@ -99,12 +99,12 @@ def _check_planned_peaks(
     """Refuse, before the inputs and their f64 copies (twice the bytes) are made, a module with
     a result over the memory limit, whatever engine runs it, and what the reference interpreter
     would refuse at an op where it runs the module (`check_planned_peaks`)."""
-    from convcanon.hlo.context import parse_module
     from convcanon.reference import hlo_interp
+    from convcanon.reference.parsed import read_only_module
 
     for (text, filename), reference in zip(modules, on_reference, strict=True):
         if text is not None:
-            module = parse_module(text, filename)
+            module = read_only_module(text, filename)
             hlo_interp.check_planned_peaks(module, filename, elementwise=reference)
 
 

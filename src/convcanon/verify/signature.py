@@ -26,10 +26,10 @@ def module_signature(text: str, filename: str, entry: str | None) -> Signature:
     """Parse `text` (HLO) and read the entry's argument types and the longest reduction."""
     from jaxlib.mlir import ir
 
-    from convcanon.hlo.context import parse_module
     from convcanon.reference import hlo_interp
+    from convcanon.reference.parsed import read_only_module
 
-    module = parse_module(text, filename)
+    module = read_only_module(text, filename)
     interp = hlo_interp.Interpreter(module, filename)
     if entry is None:
         public = [

@@ -1,0 +1,59 @@
+"""One parse per module text for a command that reads the same module many times.
+
+`verify` reads BEFORE for its signature, its memory plan, the local check and every trial's run
+on the reference interpreter (and AFTER and both f64 copies as often); `run` reads a module for
+its random inputs, then runs it. Inside `each_text_parsed_once`, every such reader shares the
+first parse of a text. The modules are shared, so only readers take them: a pass or a widening
+changes its module and parses its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jaxlib.mlir import ir
+
+    from convcanon.hlo.io import HloFile
+
+# (kind of text, text, file name, lines of the file before it) -> its parse; None outside
+# `each_text_parsed_once`
+_PARSED: ContextVar[dict[tuple[type, str, str, int], HloFile] | None] = ContextVar(
+    "parsed_modules", default=None
+)
+
+
+@contextlib.contextmanager
+def each_text_parsed_once() -> Iterator[None]:
+    """Readers inside share one parse of each (text, file name); all are freed on the way out."""
+    token = _PARSED.set({})
+    try:
+        yield
+    finally:
+        _PARSED.reset(token)
+
+
+def read_only_file(text: str, filename: str) -> HloFile:
+    """`parse_file_text(text, filename)`, shared inside `each_text_parsed_once`: the caller
+    must not change the module. A text that does not parse is parsed (and refused) each time."""
+    from convcanon.diagnostics import lines_before
+    from convcanon.hlo.io import parse_file_text
+
+    parsed = _PARSED.get()
+    if parsed is None:
+        return parse_file_text(text, filename)
+    # text read from bytecode prints differently; a chunk's ops are placed after the lines
+    # before it
+    key = (type(text), text, filename, lines_before())
+    found = parsed.get(key)
+    if found is None:
+        found = parsed[key] = parse_file_text(text, filename)
+    return found
+
+
+def read_only_module(text: str, filename: str) -> ir.Module:
+    """The module of `read_only_file`: not to be changed."""
+    return read_only_file(text, filename).module
