@@ -25,7 +25,7 @@ from convcanon.fileio.stdout import (
     stdout_written_whole,
     write_stdout,
 )
-from convcanon.ir_kind import UNREGISTERED_DIALECTS
+from convcanon.ir_kind import SINGLE_THREADED, UNREGISTERED_DIALECTS
 from convcanon.opt_arguments import mlir_opt_argv, opt_parser, requested_instruments
 
 # XLA's C++ logging reads this when jaxlib loads: keep stderr for our diagnostics.
@@ -97,6 +97,7 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
         if pass_flags and args.pass_pipeline:
             raise UsageError("convcanon-opt: give either --pass-pipeline or pass flags, not both")
         UNREGISTERED_DIALECTS.set(args.allow_unregistered_dialect)
+        SINGLE_THREADED.set(args.mlir_disable_threading)
         return _run_opt(args, args.pass_pipeline or ",".join(pass_flags), script=argv is None)
 
     code = _guarded(body)
@@ -122,6 +123,7 @@ def _run_opt(args: argparse.Namespace, pipeline: str, script: bool) -> int:
             debug_info=True if args.mlir_print_debuginfo else None,
             generic=True if args.mlir_print_op_generic else None,
             elide_elements=args.mlir_elide_elementsattrs_if_larger,
+            local_scope=args.mlir_print_local_scope,
         ),
         instruments=requested_instruments(args),
         output_format=output_format(args.emit_bytecode, args.target_version, args.emit_hlo),

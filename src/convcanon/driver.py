@@ -28,10 +28,19 @@ class PrintOptions(NamedTuple):
     debug_info: bool | None = None  # --mlir-print-debuginfo
     generic: bool | None = None  # --mlir-print-op-generic
     elide_elements: int | None = None  # --mlir-elide-elementsattrs-if-larger
+    local_scope: bool = False  # --mlir-print-local-scope
 
     @property
     def default(self) -> bool:
-        return self.debug_info is None and self.generic is None and self.elide_elements is None
+        return self == AS_PARSED
+
+    def mlir_only(self) -> list[str]:
+        """The flags asked for that only MLIR's printer (HLO modules) has."""
+        flags = {
+            "--mlir-elide-elementsattrs-if-larger": self.elide_elements is not None,
+            "--mlir-print-local-scope": self.local_scope,
+        }
+        return [flag for flag, asked in flags.items() if asked]
 
 
 AS_PARSED = PrintOptions()  # locations and generic form as the input had them
@@ -71,7 +80,7 @@ class FrameworkAdapter(NamedTuple):
 
     parse: str  # (text, filename) -> module; raises ConvcanonError
     print: str  # (module) -> str
-    print_with: str  # (module, *, debug_info, generic, large_elements_limit) -> str
+    print_with: str  # (module, options: PrintOptions) -> str
     scope: str = ""  # () -> the context manager a whole job runs in, if any
     framework: str = ""  # its name in FRAMEWORKS, for the hint a refused file gets
 
@@ -92,35 +101,39 @@ class FrameworkAdapter(NamedTuple):
     def print_module(self, module: Any, options: PrintOptions = AS_PARSED) -> str:
         if options.default:
             return self._load(self.print)(module)
-        return self._load(self.print_with)(
-            module,
-            debug_info=options.debug_info,
-            generic=options.generic,
-            large_elements_limit=options.elide_elements,
-        )
+        return self._load(self.print_with)(module, options)
 
 
-def print_xdsl(
-    module: Any,
-    *,
-    debug_info: bool | None,
-    generic: bool | None,
-    large_elements_limit: int | None = None,
-) -> str:
+def print_hlo(module: Any, options: PrintOptions) -> str:
+    """MLIR's printer with mlir-opt's flags."""
+    from convcanon.hlo.io import print_file
+
+    return print_file(
+        module,
+        debug_info=options.debug_info,
+        generic=options.generic,
+        large_elements_limit=options.elide_elements,
+        local_scope=options.local_scope,
+    )
+
+
+def print_xdsl(module: Any, options: PrintOptions) -> str:
     """xDSL's printer with mlir-opt's flags (the custom form is `migraphx.io.print_file`)."""
     import io
 
-    if large_elements_limit is not None:
+    if unsupported := options.mlir_only():
         raise UsageError(
-            "--mlir-elide-elementsattrs-if-larger prints HLO modules only: xDSL's printer,"
-            " which prints migraphx/TOSA modules, cannot elide"
+            f"{', '.join(unsupported)} prints HLO modules only: xDSL's printer, which prints"
+            " migraphx/TOSA modules, has no such option"
         )
 
     from xdsl.printer import Printer
 
     stream = io.StringIO()
     Printer(
-        stream=stream, print_generic_format=bool(generic), print_debuginfo=bool(debug_info)
+        stream=stream,
+        print_generic_format=bool(options.generic),
+        print_debuginfo=bool(options.debug_info),
     ).print_op(module)
     text = stream.getvalue()
     return text if text.endswith("\n") else text + "\n"
@@ -130,7 +143,7 @@ FRAMEWORKS: Mapping[str, FrameworkAdapter] = {
     "hlo": FrameworkAdapter(
         "convcanon.hlo.io:parse_file_text",
         "convcanon.hlo.io:print_file",
-        "convcanon.hlo.io:print_file",
+        "convcanon.driver:print_hlo",
         "convcanon.hlo.context:generic_op_classes",
         framework="hlo",
     ),

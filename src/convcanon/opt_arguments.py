@@ -162,7 +162,27 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
             help=f"print the module {when} every pass",
         )
     habits.add_argument(
+        "--mlir-print-ir-after-change",
+        action="store_true",
+        help="of the dumps after a pass, print only those where the pass changed the module",
+    )
+    habits.add_argument(
+        "--mlir-print-ir-after-failure",
+        action="store_true",
+        help="print the module after a pass only when it fails (any pass)",
+    )
+    habits.add_argument(
+        "--mlir-print-ir-module-scope",
+        action="store_true",
+        help="name the module each dump prints in its header (every dump prints the module)",
+    )
+    habits.add_argument(
         "--mlir-timing", action="store_true", help="report each pass's wall time, as mlir-opt"
+    )
+    habits.add_argument(
+        "--mlir-disable-threading",
+        action="store_true",
+        help="run MLIR's passes on one thread (convcanon's own passes always do)",
     )
     parser.add_argument(
         "--mlir-elide-elementsattrs-if-larger",
@@ -170,6 +190,11 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         default=None,
         help="print elements attributes of more than N elements elided (HLO modules)",
+    )
+    parser.add_argument(
+        "--mlir-print-local-scope",
+        action="store_true",
+        help="print each location inline, not as an alias at the end (HLO modules)",
     )
     parser.add_argument(
         "--verify-diagnostics",
@@ -189,6 +214,9 @@ def requested_instruments(args: argparse.Namespace) -> PassInstruments | None:
         frozenset().union(*map(_pass_names, args.mlir_print_ir_after)),
         args.mlir_print_ir_before_all,
         args.mlir_print_ir_after_all,
+        args.mlir_print_ir_after_change,
+        args.mlir_print_ir_after_failure,
+        args.mlir_print_ir_module_scope,
     )
     if not (printing.enabled or args.mlir_timing or args.dump_pass_pipeline):
         return None

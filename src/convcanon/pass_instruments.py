@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from convcanon.diagnostics import ConvcanonError
 from convcanon.pipeline import UPSTREAM_ENTRY, UPSTREAM_PASSES, PassInfo, PassInvocation
 from convcanon.records import NamedTuple
 
@@ -84,16 +85,42 @@ class IrPrinting(NamedTuple):
     after: frozenset[str] = frozenset()
     before_all: bool = False
     after_all: bool = False
+    after_change: bool = False  # an after-dump only where the pass changed the module
+    after_failure: bool = False  # after-dumps of every pass, only where it fails
+    module_scope: bool = False  # the header names the module printed
 
     @property
     def enabled(self) -> bool:
-        return bool(self.before or self.after or self.before_all or self.after_all)
+        return bool(
+            self.before or self.after or self.before_all or self.after_all or self.after_failure
+        )
+
+    def before_pass(self, names: set[str]) -> bool:
+        return self.before_all or bool(names & self.before)
+
+    def after_pass(self, names: set[str]) -> bool:
+        """Whether the pass gets an after-dump (a failing one; or any, unless only failures
+        are asked for), as mlir-opt's filters decide."""
+        return self.after_all or self.after_failure or bool(names & self.after)
 
 
 def _arguments(invocation: PassInvocation) -> set[str]:
     """The pass arguments an item runs (`func.func(cse,canonicalize)` runs two)."""
     text = textual(invocation)
     return set(re.findall(r"(?:^|[(,])\s*([\w.$-]+)(?=[{,)]|$)", text)) | {invocation.info.name}
+
+
+def _scope(module: Any) -> str:
+    """`'builtin.module' operation: @name`: the op a dump prints, as mlir-opt's module-scope
+    header names it (a jaxlib module is held in its file record; an xDSL module is the op)."""
+    held = getattr(module, "module", module)
+    op = getattr(held, "operation", held)
+    symbol = getattr(op, "sym_name", None)  # xDSL
+    attributes = getattr(op, "attributes", {})
+    if symbol is None and "sym_name" in attributes:
+        symbol = attributes["sym_name"]
+    name = getattr(symbol, "data", None) or getattr(symbol, "value", None)
+    return f"'{op.name}' operation" + (f": @{name}" if name else "")
 
 
 class PassInstruments:
@@ -135,17 +162,39 @@ class PassInstruments:
         run: Callable[[], Any],
     ) -> Any:
         """`run()` the pass, with its IR dumps and its timer."""
+        printing = self.printing
         names = _arguments(invocation)
-        if self.printing.before_all or names & self.printing.before:
-            self._dump("Before", invocation, printer(module))
-        with self.timed(index + 1, class_name(invocation.info)):
-            result = run()
-        if self.printing.after_all or names & self.printing.after:
-            self._dump("After", invocation, printer(module))
+        if printing.before_pass(names):
+            self._dump("Before", invocation, module, printer(module))
+        after = printing.after_pass(names)
+        # the module as printed before, where only a change gets a dump (mlir-opt compares
+        # fingerprints of the IR; the printed text is one)
+        unchanged = printer(module) if after and printing.after_change else None
+        try:
+            with self.timed(index + 1, class_name(invocation.info)):
+                result = run()
+        except ConvcanonError:
+            if after:
+                self._dump("After", invocation, module, printer(module), failed=True)
+            raise
+        if after and not printing.after_failure:
+            text = printer(module)
+            if text != unchanged:
+                self._dump("After", invocation, module, text)
         return result
 
-    def _dump(self, when: str, invocation: PassInvocation, module_text: str) -> None:
-        title = f"{class_name(invocation.info)}: {textual(invocation)}"
+    def _dump(
+        self,
+        when: str,
+        invocation: PassInvocation,
+        module: Any,
+        module_text: str,
+        failed: bool = False,
+    ) -> None:
+        outcome = " Failed" if failed else ""
+        title = f"{class_name(invocation.info)}{outcome}: {textual(invocation)}"
+        if self.printing.module_scope:
+            title += f" ({_scope(module)})"
         sys.stderr.write(f"// -----// IR Dump {when} {title} //----- //\n{module_text}\n\n")
 
     def report(self) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,3 +29,14 @@ class Result:
 
 
 Runner = Callable[..., Result]
+
+IREE_OPT = Path(sys.executable).parent / "iree-opt"  # iree-base-compiler, a test extra
+
+
+def iree_opt(*args: object, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """iree-opt (a real mlir-opt) on these arguments; with `check`, it must succeed."""
+    result = subprocess.run(
+        [IREE_OPT, *map(str, args)], capture_output=True, text=True, timeout=120
+    )
+    assert not check or result.returncode == 0, result.stderr
+    return result

@@ -6,16 +6,13 @@ dumps and the timing report, `--mlir-elide-elementsattrs-if-larger`,
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cli_support import CNN, MIGRAPHX_EXP, Runner  # pyright: ignore[reportMissingImports]
+from cli_support import CNN, MIGRAPHX_EXP, Runner, iree_opt  # pyright: ignore[reportMissingImports]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-IREE_OPT = Path(sys.executable).parent / "iree-opt"  # iree-base-compiler, a test extra
 GENERAL = "stablehlo-canonicalize-conv{gate=general}"
 TWICE = (
     "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -38,14 +35,6 @@ UNREGISTERED = (
 )
 
 
-def _iree_opt(*args: object) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [IREE_OPT, *map(str, args)], capture_output=True, text=True, timeout=120
-    )
-    assert result.returncode == 0, result.stderr
-    return result
-
-
 @pytest.fixture
 def twice(tmp_path: Path) -> Path:
     """TWICE, in a file."""
@@ -59,7 +48,7 @@ def test_mlir_passes_run_in_order_beside_ours(opt: Runner, tmp_path: Path) -> No
     assert opt(CNN, "-p", GENERAL, "-o", ours).code == 0
     mixed = opt(CNN, "-p", f"{GENERAL},canonicalize,cse")
     assert mixed.code == 0, mixed.err
-    theirs = _iree_opt(ours, "--pass-pipeline=builtin.module(canonicalize,cse)")
+    theirs = iree_opt(ours, "--pass-pipeline=builtin.module(canonicalize,cse)")
     assert mixed.out.rstrip() == theirs.stdout.rstrip()
     assert mixed.out != ours.read_text()  # the MLIR passes did something
 
@@ -109,7 +98,7 @@ def test_dump_pass_pipeline_is_mlir_opt_s(opt: Runner, twice: Path) -> None:
     pipeline = "canonicalize,func.func(cse),symbol-dce"
     ours = opt(twice, "-p", pipeline, "--dump-pass-pipeline")
     assert ours.code == 0, ours.err
-    theirs = _iree_opt(twice, f"--pass-pipeline=builtin.module({pipeline})", "--dump-pass-pipeline")
+    theirs = iree_opt(twice, f"--pass-pipeline=builtin.module({pipeline})", "--dump-pass-pipeline")
     assert ours.err == theirs.stderr
 
 
@@ -123,7 +112,7 @@ def test_ir_dumps_are_mlir_opt_s(opt: Runner, twice: Path) -> None:
     flags = ["--mlir-print-ir-after-all", "--mlir-print-ir-before=cse"]
     ours = opt(twice, "-p", "canonicalize,cse", *flags, "-o", "/dev/null")
     assert ours.code == 0, ours.err
-    theirs = _iree_opt(twice, "--pass-pipeline=builtin.module(canonicalize,cse)", *flags)
+    theirs = iree_opt(twice, "--pass-pipeline=builtin.module(canonicalize,cse)", *flags)
     assert ours.err == theirs.stderr
 
 
@@ -145,7 +134,7 @@ def test_timing_report_is_mlir_opt_s_layout(opt: Runner, twice: Path) -> None:
     analysis)."""
     ours = opt(twice, "-p", "canonicalize,cse", "--mlir-timing", "-o", "/dev/null")
     assert ours.code == 0, ours.err
-    theirs = _iree_opt(
+    theirs = iree_opt(
         twice,
         "--pass-pipeline=builtin.module(canonicalize,cse)",
         "--mlir-timing",
@@ -174,7 +163,7 @@ def test_elided_elements_print_as_mlir_opt_prints_them(opt: Runner, tmp_path: Pa
     ours = opt(source, *flags)
     assert ours.code == 0, ours.err
     assert "__elided__" in ours.out
-    assert ours.out.rstrip() == _iree_opt(source, *flags).stdout.rstrip()
+    assert ours.out.rstrip() == iree_opt(source, *flags).stdout.rstrip()
 
 
 def test_elision_on_migraphx_is_a_usage_error(opt: Runner, tmp_path: Path) -> None:
@@ -198,7 +187,7 @@ def test_unregistered_ops_pass_through_untouched(opt: Runner, tmp_path: Path) ->
     # and upstream MLIR reads what we wrote
     written = tmp_path / "out.mlir"
     written.write_text(result.out)
-    _iree_opt(written, "--allow-unregistered-dialect")
+    iree_opt(written, "--allow-unregistered-dialect")
 
 
 def test_output_twice_is_a_usage_error(opt: Runner, cc: Runner, tmp_path: Path) -> None:
@@ -230,7 +219,7 @@ _BAD_ADD = "  %{n} = stablehlo.add %a, %a : (tensor<4xf32>, tensor<4xf32>) -> te
     kind=st.sampled_from(["error", "warning", "remark"]),
     regex=st.booleans(),
 )
-def test_verify_diagnostics_reads_expectations_as_iree_opt(
+def test_verify_diagnostics_reads_expectations_asiree_opt(
     opt: Runner,
     tmp_path: Path,
     bad: int,
@@ -264,7 +253,5 @@ def test_verify_diagnostics_reads_expectations_as_iree_opt(
     source = tmp_path / "v.mlir"
     source.write_text("\n".join(lines) + "\n")
     ours = opt(source, "--verify-diagnostics")
-    theirs = subprocess.run(
-        [IREE_OPT, source, "--verify-diagnostics"], capture_output=True, text=True, timeout=120
-    )
+    theirs = iree_opt(source, "--verify-diagnostics", check=False)
     assert (ours.code, _error_lines(ours.err)) == (theirs.returncode, _error_lines(theirs.stderr))

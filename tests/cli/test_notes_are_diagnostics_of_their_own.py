@@ -6,16 +6,13 @@ mlir-opt) on errors that carry a note at another line."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from cli_support import Runner  # pyright: ignore[reportMissingImports]
+from cli_support import Runner, iree_opt  # pyright: ignore[reportMissingImports]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-IREE_OPT = Path(sys.executable).parent / "iree-opt"  # iree-base-compiler, a test extra
 ADD = "  %{name} = stablehlo.add %a, %a : tensor<4xf32>"
 FUNC = "func.func @{name}(%a: tensor<4xf32>) -> tensor<4xf32> {{"
 
@@ -43,10 +40,6 @@ def _diagnostic_lines(stderr: str) -> list[str]:
     ]
 
 
-def _iree_opt(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([IREE_OPT, *map(str, args)], capture_output=True, text=True, timeout=120)
-
-
 @pytest.mark.parametrize("kind", ["ssa", "symbol"])
 def test_an_error_s_note_prints_on_its_own_line_as_mlir_opt_prints_it(
     opt: Runner, tmp_path: Path, kind: str
@@ -54,7 +47,7 @@ def test_an_error_s_note_prints_on_its_own_line_as_mlir_opt_prints_it(
     lines, _, _ = _program(kind, 2)
     (source := tmp_path / "n.mlir").write_text("\n".join(lines) + "\n")
     ours = opt(source, "-p", "stablehlo-canonicalize-conv")
-    theirs = _iree_opt(source)
+    theirs = iree_opt(source, check=False)
     assert ours.code == theirs.returncode == 1
     assert _diagnostic_lines(ours.err) == _diagnostic_lines(theirs.stderr)
     assert len(_diagnostic_lines(ours.err)) == 2
@@ -86,7 +79,7 @@ def test_expected_note_matches_an_error_s_note_as_mlir_opt_does(
         lines[target] += f" // expected-{severity} {{{{{text}}}}}"
     (source := tmp_path / "v.mlir").write_text("\n".join(lines) + "\n")
     ours = opt(source, "--verify-diagnostics")
-    theirs = _iree_opt(source, "--verify-diagnostics")
+    theirs = iree_opt(source, "--verify-diagnostics", check=False)
     assert (ours.code, sorted(_diagnostic_lines(ours.err))) == (
         theirs.returncode,
         sorted(_diagnostic_lines(theirs.stderr)),

@@ -29,7 +29,7 @@ from convcanon.diagnostics import (
     lines_before,
     nesting_may_exceed,
 )
-from convcanon.ir_kind import UNREGISTERED_DIALECTS
+from convcanon.ir_kind import SINGLE_THREADED, UNREGISTERED_DIALECTS
 
 
 class _PlainContext(ir.Context):
@@ -55,7 +55,8 @@ _BUILT_DIALECTS = ("func", "arith", "tensor")
 
 def make_context(allow_unregistered: bool | None = None) -> ir.Context:
     """A fresh context with func, arith, tensor, stablehlo, chlo and mhlo loaded; ops of
-    unregistered dialects parse if asked, or under `--allow-unregistered-dialect`."""
+    unregistered dialects parse if asked, or under `--allow-unregistered-dialect`; MLIR's
+    passes run on one thread under `--mlir-disable-threading`."""
     context = _PlainContext()
     context.append_dialect_registry(_registry())
     for name in _BUILT_DIALECTS:
@@ -66,6 +67,8 @@ def make_context(allow_unregistered: bool | None = None) -> ir.Context:
     if allow_unregistered is None:
         allow_unregistered = UNREGISTERED_DIALECTS.get()
     context.allow_unregistered_dialects = allow_unregistered
+    if SINGLE_THREADED.get():
+        context.enable_multithreading(False)
     return context
 
 
@@ -383,9 +386,11 @@ def print_module(
     debug_info: bool = False,
     generic: bool = False,
     large_elements_limit: int | None = None,
+    local_scope: bool = False,
 ) -> str:
-    """Print like `mlir-opt`: pretty (or generic) form, debug locations only if asked, elements
-    attributes past `large_elements_limit` elements elided."""
+    """Print like `mlir-opt`: pretty (or generic) form, debug locations only if asked (inline,
+    not as aliases, with `local_scope`), elements attributes past `large_elements_limit`
+    elements elided."""
     # Parsing and every pass verify, so the printer need not verify again. The printer hands
     # Python one chunk per token; bytes chunks cost ~20% less than str chunks, then one decode.
     asm = module.operation.get_asm(
@@ -394,6 +399,7 @@ def print_module(
         print_generic_op_form=generic,
         assume_verified=True,
         large_elements_limit=large_elements_limit,
+        use_local_scope=local_scope,
     )
     text = asm.decode() if isinstance(asm, bytes) else str(asm)
     return text if text.endswith("\n") else text + "\n"

@@ -1,0 +1,140 @@
+"""The mlir-opt flags a debugging session or a lit RUN line adds, checked against iree-opt (a real
+mlir-opt) where it can run the same pipeline: `--mlir-print-ir-after-change`,
+`--mlir-print-ir-after-failure`, `--mlir-print-ir-module-scope`, `--mlir-print-local-scope` and
+`--mlir-disable-threading`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_support import MIGRAPHX_EXP, Runner, iree_opt  # pyright: ignore[reportMissingImports]
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from convcanon.hlo import context
+
+# Two adds cse merges, in a named module: the first cse changes it, a second one does not.
+PROGRAM = (
+    "module @m {\n"
+    "  func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "    %0 = stablehlo.add %a, %a : tensor<4xf32>\n"
+    "    %1 = stablehlo.add %a, %a : tensor<4xf32>\n"
+    "    %2 = stablehlo.multiply %0, %1 : tensor<4xf32>\n"
+    "    return %2 : tensor<4xf32>\n  }\n}\n"
+)
+# A conv whose padding wraps int64: our pass fails at it, before rewriting anything.
+WRAPPING = (
+    "module @w {\n"
+    "  func.func @main(%x: tensor<1x8x8x1xf32>, %w: tensor<3x3x1x1xf32>) -> tensor<1x4x6x1xf32> {\n"
+    "    %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->"
+    "[b, 0, 1, f], window = {pad = [[9223372036854775807, 9223372036854775807], [0, 0]]}"
+    " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x8x8x1xf32>,"
+    " tensor<3x3x1x1xf32>) -> tensor<1x4x6x1xf32>\n"
+    "    return %0 : tensor<1x4x6x1xf32>\n  }\n}\n"
+)
+CONV = "stablehlo-canonicalize-conv{gate=general}"
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    (path := tmp_path / "p.mlir").write_text(PROGRAM)
+    return path
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    passes=st.lists(st.sampled_from(["cse", "canonicalize", "symbol-dce"]), min_size=1, max_size=3),
+    when=st.sampled_from(
+        [
+            ["--mlir-print-ir-after-all"],
+            ["--mlir-print-ir-after=cse"],
+            ["--mlir-print-ir-before-all", "--mlir-print-ir-after-all"],
+        ]
+    ),
+    change=st.booleans(),
+    failure=st.booleans(),
+    scope=st.booleans(),
+)
+def test_ir_dumps_are_iree_opt_s_under_every_printing_flag(
+    opt: Runner,
+    program: Path,
+    passes: list[str],
+    when: list[str],
+    change: bool,
+    failure: bool,
+    scope: bool,
+) -> None:
+    """Which dumps print, their headers and the module in each: iree-opt's, byte for byte
+    (iree-opt asks for --mlir-disable-threading with the module scope)."""
+    flags = [*when]
+    flags += ["--mlir-print-ir-after-change"] if change else []
+    flags += ["--mlir-print-ir-after-failure"] if failure else []
+    flags += ["--mlir-print-ir-module-scope", "--mlir-disable-threading"] if scope else []
+    pipeline = ",".join(passes)
+    ours = opt(program, "-p", pipeline, *flags, "-o", "/dev/null")
+    assert ours.code == 0, ours.err
+    theirs = iree_opt(program, f"--pass-pipeline=builtin.module({pipeline})", *flags)
+    assert ours.err == theirs.stderr
+
+
+def test_a_second_cse_changes_nothing_and_is_not_dumped(opt: Runner, program: Path) -> None:
+    flags = ["--mlir-print-ir-after-all", "--mlir-print-ir-after-change"]
+    result = opt(program, "-p", "cse,cse", *flags, "-o", "/dev/null")
+    assert result.code == 0
+    assert re.findall(r"^// -----// IR Dump .*$", result.err, re.M) == [
+        "// -----// IR Dump After CSEPass: cse //----- //"
+    ]
+
+
+def test_a_failing_pass_dumps_the_module_it_failed_on(opt: Runner, tmp_path: Path) -> None:
+    """Only the failing pass is dumped, named as failed, the module scope named; then its error,
+    exit 1 and nothing written."""
+    (source := tmp_path / "w.mlir").write_text(WRAPPING)
+    output = tmp_path / "out.mlir"
+    flags = ["--mlir-print-ir-after-failure", "--mlir-print-ir-module-scope"]
+    result = opt(source, "-p", f"cse,{CONV},cse", *flags, "-o", output)
+    assert result.code == 1 and not output.exists()
+    headers = re.findall(r"^// -----// IR Dump .*$", result.err, re.M)
+    assert len(headers) == 1
+    failed = "StablehloCanonicalizeConvPass Failed: stablehlo-canonicalize-conv{"
+    assert headers[0].startswith(f"// -----// IR Dump After {failed}")
+    assert headers[0].endswith(" ('builtin.module' operation: @w) //----- //")
+    dumped, error = result.err.split("//----- //\n", 1)[1].split("\n\n\n", 1)
+    assert "pad = [[9223372036854775807, 9223372036854775807], [0, 0]]" in dumped
+    assert error.startswith(f"{source}:3:10: error: spatial dim 0 pads to ")
+
+
+def test_local_scope_prints_locations_inline_asiree_opt(opt: Runner, program: Path) -> None:
+    flags = ["--mlir-print-debuginfo", "--mlir-print-local-scope"]
+    ours = opt(program, "-p", "cse", *flags)
+    assert ours.code == 0, ours.err
+    assert "#loc" not in ours.out and f'loc("{program}":3:' in ours.out
+    assert ours.out == iree_opt(program, "--pass-pipeline=builtin.module(cse)", *flags).stdout
+
+
+def test_local_scope_on_migraphx_is_a_usage_error(opt: Runner, tmp_path: Path) -> None:
+    (source := tmp_path / "exp.mlir").write_text(MIGRAPHX_EXP)
+    result = opt(source, "--mlir-print-local-scope")
+    assert result.code == 2 and "--mlir-print-local-scope prints HLO modules only" in result.err
+
+
+def test_disable_threading_reaches_every_mlir_context(
+    opt: Runner, program: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each context the run makes is told to run single-threaded; the output is unchanged."""
+    told: list[bool] = []
+
+    def enable_multithreading(self: Any, enable: bool) -> None:
+        told.append(enable)
+
+    monkeypatch.setattr(context._PlainContext, "enable_multithreading", enable_multithreading)
+    plain = opt(program, "-p", "cse,canonicalize")
+    assert told == []
+    single = opt(program, "-p", "cse,canonicalize", "-mlir-disable-threading")
+    assert single.code == 0 and single.out == plain.out
+    assert told and not any(told)
