@@ -291,10 +291,11 @@ def run_opt(
     print_options: PrintOptions = AS_PARSED,
     instruments: PassInstruments | None = None,
     output_format: OutputFormat = TEXT,
-    verify_diagnostics: bool = False,
+    verify_diagnostics: str | None = None,
 ) -> int:
-    """convcanon-opt: read, run the pipeline, write; with `verify_diagnostics`, the diagnostics
-    are checked against the input's `expected-*` comments instead of reported."""
+    """convcanon-opt: read, run the pipeline, write; with `verify_diagnostics` (`all` or
+    `only-expected`), the diagnostics are checked against the input's `expected-*` comments
+    instead of reported."""
     passes = parse_pipeline(pipeline)  # usage errors before reading anything
     if split_input_file and output_format.kind != "text":
         raise UsageError(f"{output_format.flag} writes one module: not with --split-input-file")
@@ -316,7 +317,8 @@ def run_opt(
     chunks = _chunks(text, split_input_file)
     result: str | bytes
     if verify_diagnostics:
-        result = _verified(chunks, filename, job, split_input_file)
+        only_expected = verify_diagnostics == "only-expected"
+        result = _verified(chunks, filename, job, split_input_file, only_expected)
     elif split_input_file:
         result = _each_chunk(chunks, job)
     else:
@@ -371,13 +373,17 @@ def _each_chunk(chunks: list[tuple[int, str]], job: ChunkJob) -> str:
 
 
 def _verified(
-    chunks: list[tuple[int, str]], filename: str, job: ChunkJob, split: bool
+    chunks: list[tuple[int, str]],
+    filename: str,
+    job: ChunkJob,
+    split: bool,
+    only_expected: bool,
 ) -> str | bytes:
     """The output under `--verify-diagnostics`: each chunk's diagnostics checked against its
     `expected-*` comments, every mismatch raised."""
     from convcanon.diagnostic_verifier import verify_chunks
 
     outputs = verify_chunks(
-        chunks, filename, lambda chunk, line: job(chunk, line if split else None)
+        chunks, filename, lambda chunk, line: job(chunk, line if split else None), only_expected
     )
     return outputs[0] if len(outputs) == 1 else "// -----\n".join(map(str, outputs))

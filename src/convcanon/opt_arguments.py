@@ -198,9 +198,13 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--verify-diagnostics",
-        action="store_true",
+        nargs="?",
+        const="all",
+        choices=("all", "only-expected"),
+        metavar="=all|=only-expected",
         help="check the diagnostics against the input's expected-error/-warning/-remark/-note"
-        " comments (as mlir-opt); exit 0 when they all match",
+        " comments (as mlir-opt); exit 0 when they all match. =only-expected checks only that"
+        " each expected one comes, and lets any other through unreported",
     )
     add_allow_unregistered(parser)
 
@@ -233,7 +237,8 @@ def mlir_opt_argv(
     argv: Sequence[str], parser: argparse.ArgumentParser
 ) -> tuple[list[str], list[str]]:
     """mlir-opt spellings argparse does not know: `-long-option` as `--long-option` (so
-    `-pass-pipeline=X` is not `-p ass-pipeline=X`), and passes as flags (`--pass`,
+    `-pass-pipeline=X` is not `-p ass-pipeline=X`), an optional value only after `=`
+    (`--verify-diagnostics file.mlir` reads the file), and passes as flags (`--pass`,
     `--pass='opt=v opt2=w'`), returned in order as pipeline items."""
     long_options = {o for o in parser._option_string_actions if o.startswith("--")}
     rest: list[str] = []
@@ -246,6 +251,9 @@ def mlir_opt_argv(
         name, eq, value = arg.partition("=")
         if name.startswith("-") and not name.startswith("--") and "-" + name in long_options:
             name = "-" + name
+        if name == "--verify-diagnostics":  # its level only after `=`: never the next argument
+            rest.append(f"{name}={value or 'all'}")
+            continue
         if name.startswith("--") and name[2:] in PASSES:
             value = value.strip()
             if value.startswith("{") and value.endswith("}"):

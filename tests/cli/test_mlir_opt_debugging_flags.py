@@ -109,7 +109,7 @@ def test_a_failing_pass_dumps_the_module_it_failed_on(opt: Runner, tmp_path: Pat
     assert error.startswith(f"{source}:3:10: error: spatial dim 0 pads to ")
 
 
-def test_local_scope_prints_locations_inline_asiree_opt(opt: Runner, program: Path) -> None:
+def test_local_scope_prints_locations_inline_as_iree_opt(opt: Runner, program: Path) -> None:
     flags = ["--mlir-print-debuginfo", "--mlir-print-local-scope"]
     ours = opt(program, "-p", "cse", *flags)
     assert ours.code == 0, ours.err

@@ -218,8 +218,9 @@ _BAD_ADD = "  %{n} = stablehlo.add %a, %a : (tensor<4xf32>, tensor<4xf32>) -> te
     text=st.sampled_from(["same shape", "requires the same shape for all", "nope", "Same"]),
     kind=st.sampled_from(["error", "warning", "remark"]),
     regex=st.booleans(),
+    level=st.sampled_from(["", "=all", "=only-expected"]),
 )
-def test_verify_diagnostics_reads_expectations_asiree_opt(
+def test_verify_diagnostics_reads_expectations_as_iree_opt(
     opt: Runner,
     tmp_path: Path,
     bad: int,
@@ -229,9 +230,11 @@ def test_verify_diagnostics_reads_expectations_asiree_opt(
     text: str,
     kind: str,
     regex: bool,
+    level: str,
 ) -> None:
     """A function of six lines, one an op the verifier refuses, and an expectation placed on it
-    or near it by each designator: our verdict and every error line are iree-opt's."""
+    or near it by each designator, checked at each level (`=only-expected` reports only what
+    never came): our verdict and every error line are iree-opt's."""
     body = [f"  %{n} = stablehlo.add %a, %a : tensor<4xf32>" for n in range(6)]
     body[bad] = _BAD_ADD.format(n=bad)
     pattern = "{{[a-z]+}} shape" if regex else text
@@ -252,6 +255,6 @@ def test_verify_diagnostics_reads_expectations_asiree_opt(
     lines += ["  return %a : tensor<4xf32>", "}"]
     source = tmp_path / "v.mlir"
     source.write_text("\n".join(lines) + "\n")
-    ours = opt(source, "--verify-diagnostics")
-    theirs = iree_opt(source, "--verify-diagnostics", check=False)
+    ours = opt(f"--verify-diagnostics{level}", source)  # a bare flag takes no argument
+    theirs = iree_opt(source, f"--verify-diagnostics{level}", check=False)
     assert (ours.code, _error_lines(ours.err)) == (theirs.returncode, _error_lines(theirs.stderr))
