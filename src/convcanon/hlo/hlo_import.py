@@ -171,26 +171,48 @@ def _edit_field(message: bytes, number: int, edit: Callable[[bytes], bytes] | No
 
 
 # xla/service/hlo.proto: HloModuleProto.computations = 3, HloComputationProto.instructions = 2,
-# HloInstructionProto.metadata = 7 (protobuf field numbers never change meaning).
-_COMPUTATIONS, _INSTRUCTIONS, _METADATA = 3, 2, 7
+# HloInstructionProto.name = 1 and .metadata = 7, OpMetadata.op_name = 2 (protobuf field numbers
+# never change meaning).
+_COMPUTATIONS, _INSTRUCTIONS, _NAME, _METADATA, _OP_NAME = 3, 2, 1, 7, 2
+# between a metadata op_name and its instruction's name: no HLO name holds it
+_TAG = "\x00"
 
 
-def without_metadata(proto: bytes) -> bytes | None:
-    """The HloModuleProto with no instruction's `metadata`, so XLA's converter names each op
-    after its instruction (it writes the metadata's op_name instead when there is one); None
-    when no instruction has metadata."""
+def _last_payload(message: bytes, number: int) -> bytes:
+    """The payload of the last length-delimited field `number` of `message` (protobuf's rule
+    for a repeated scalar), b"" when it has none."""
+    found = [b""]
+
+    def keep(payload: bytes) -> bytes:
+        found[0] = payload
+        return payload
+
+    _edit_field(message, number, keep)
+    return found[0]
+
+
+def with_instruction_names(proto: bytes) -> bytes | None:
+    """The HloModuleProto with each metadata op_name followed by `_TAG` and its instruction's
+    name. XLA's converter names an op after its op_name when it has one, else after its
+    instruction: tagged, one conversion says both (see `_split_tag`). None when no instruction
+    has an op_name."""
 
     def instruction(data: bytes) -> bytes:
-        return _edit_field(data, _METADATA, None)
+        tag = _TAG.encode() + _last_payload(data, _NAME)
+
+        def metadata(fields: bytes) -> bytes:
+            return _edit_field(fields, _OP_NAME, lambda op_name: op_name and op_name + tag)
+
+        return _edit_field(data, _METADATA, metadata)
 
     def computation(data: bytes) -> bytes:
         return _edit_field(data, _INSTRUCTIONS, instruction)
 
     try:
-        stripped = _edit_field(proto, _COMPUTATIONS, computation)
+        tagged = _edit_field(proto, _COMPUTATIONS, computation)
     except ValueError:  # XLA read the proto already: only a wire type it never writes
         return None
-    return stripped if stripped != proto else None
+    return tagged if tagged != proto else None
 
 
 def _ops_in_order(module: ir.Module) -> list[ir.Operation]:
@@ -207,11 +229,33 @@ def _ops_in_order(module: ir.Module) -> list[ir.Operation]:
 
 def _instruction_name(location: ir.Location) -> str | None:
     """The instruction a converted op came from: XLA's converter names the op after it when
-    the instruction has no metadata (`loc("c")`)."""
+    the instruction has no op_name (`loc("c")`), after the op_name `with_instruction_names`
+    tagged with it when it has one."""
+    tagged = _split_tag(location)[1]
+    if tagged is not None:
+        return tagged
     location = downcast(location)
     if isinstance(location, ir.NameLoc) and isinstance(location.child_loc, ir.UnknownLoc):
         return location.name_str
     return None
+
+
+def _split_tag(location: ir.Location) -> tuple[ir.Location, str | None]:
+    """A converted op's location as XLA writes it from the instruction's metadata (its
+    op_name's `NameLoc` alone, over a stack frame, or fused with a source line), and the
+    instruction's name that `with_instruction_names` tagged the op_name with (None: untagged)."""
+    location = downcast(location)
+    context = location.context
+    if isinstance(location, ir.NameLoc) and _TAG in location.name_str:
+        op_name, _, instruction = location.name_str.rpartition(_TAG)
+        return ir.Location.name(op_name, location.child_loc, context), instruction
+    if isinstance(location, ir.FusedLoc):
+        parts = [p for p in location.locations if isinstance(p, ir.Location)]
+        if parts:
+            first, instruction = _split_tag(parts[0])
+            if instruction is not None:
+                return ir.Location.fused([first, *parts[1:]], context=context), instruction
+    return location, None
 
 
 def _as_jax_writes_it(location: ir.Location) -> ir.Location:
@@ -231,36 +275,34 @@ def _as_jax_writes_it(location: ir.Location) -> ir.Location:
 
 
 def place_at_instructions(
-    module: ir.Module,
-    with_metadata: ir.Module | None,
-    positions: dict[str, tuple[int, int]],
-    filename: str,
+    module: ir.Module, positions: dict[str, tuple[int, int]], filename: str
 ) -> None:
-    """Give each op of `module` (converted without metadata: its locations name instructions)
-    its instruction's place in the HLO file (`file:line:col`; line 0 for a proto, which has no
-    lines) fused after the location the same op has in `with_metadata` (converted with it)."""
-    ops = _ops_in_order(module)
-    carrying = _ops_in_order(with_metadata) if with_metadata is not None else []
-    if [op.name for op in carrying] != [op.name for op in ops]:
-        carrying = []  # not the same module op for op: the metadata cannot be placed
+    """Give each op of `module` (converted from `with_instruction_names`' proto: its locations
+    name instructions) its instruction's place in the HLO file (`file:line:col`; line 0 for a
+    proto, which has no lines) fused after the location its metadata gives it."""
     with module.context:
-        for index, op in enumerate(ops):
-            name = _instruction_name(op.location)
+        for op in _ops_in_order(module):
+            origin, name = _split_tag(op.location)
+            if name is None:  # no op_name: the location names the instruction, or nothing
+                origin, name = None, _instruction_name(op.location)
             line, col = positions.get(name, (0, 0)) if name else (0, 0)
             here = ir.Location.file(filename, line, col)
-            origin = _as_jax_writes_it(carrying[index].location) if carrying else None
+            origin = _as_jax_writes_it(origin) if origin is not None else None
             if origin is not None and _instruction_name(origin) is None:
                 op.location = ir.Location.fused([origin, here])
             elif name and not line:  # no metadata and no line: the instruction's name says which
-                op.location = ir.Location.fused([op.location, here])
+                op.location = ir.Location.fused([ir.Location.name(name), here])
             else:
                 op.location = here
             for region in op.regions:  # a function's arguments are its parameter instructions
                 for block in region.blocks:
                     for argument in block.arguments:
-                        where = positions.get(_instruction_name(argument.location) or "")
+                        name = _instruction_name(argument.location)
+                        where = positions.get(name or "")
                         if where is not None:
                             argument.set_location(ir.Location.file(filename, *where))
+                        elif name is not None:  # its op_name's tag off: the name alone
+                            argument.set_location(ir.Location.name(name))
 
 
 def hlo_to_bytecode(data: bytes, filename: str) -> bytes:
@@ -298,10 +340,8 @@ def hlo_to_bytecode(data: bytes, filename: str) -> bytes:
             raise _converted_error(err, positions) from None
 
     context = make_context()
-    stripped = without_metadata(data)
-    located = converted(stripped or data)  # every op named after its instruction
-    with_metadata = converted(data) if stripped is not None else None
-    place_at_instructions(located, with_metadata, positions, _location_name(filename))
+    located = converted(with_instruction_names(data) or data)  # each op names its instruction
+    place_at_instructions(located, positions, _location_name(filename))
     out = io.BytesIO()
     located.operation.write_bytecode(out)
     return out.getvalue()
