@@ -28,21 +28,17 @@ def parse(text: str, filename: str) -> ModuleOp:
 
 
 def entry_function(module: ModuleOp, filename: str, entry: str | None) -> func.FuncOp:
-    """`entry`, else @main, else the first public function."""
+    """`entry`, else @main, else the only public function (`signature.chosen_entry`)."""
+    from convcanon.verify.signature import chosen_entry
+
     functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
     by_name = {f.sym_name.data: f for f in functions}
-    if entry is None:
-        public = [
-            f for f in functions if f.sym_visibility is None or f.sym_visibility.data == "public"
-        ]
-        chosen = by_name.get("main") or (public[0] if public else None)
-    else:
-        chosen = by_name.get(entry)
-    if chosen is None:
-        known = ", ".join(by_name) or "none"
-        raise ConvcanonError(
-            f"no entry function @{entry or 'main'} (functions: {known})", SourceLoc(filename)
-        )
+    public = [
+        f.sym_name.data
+        for f in functions
+        if f.sym_visibility is None or f.sym_visibility.data == "public"
+    ]
+    chosen = by_name[chosen_entry(entry, list(by_name), public, SourceLoc(filename))]
     if not chosen.body.blocks:
         from convcanon.migraphx.io import op_location
 

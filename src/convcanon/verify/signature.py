@@ -31,19 +31,13 @@ def module_signature(text: str, filename: str, entry: str | None) -> Signature:
 
     module = read_only_module(text, filename)
     interp = hlo_interp.Interpreter(module, filename)
-    if entry is None:
-        public = [
-            name
-            for name, func in interp.functions.items()
-            if "sym_visibility" not in func.attributes
-            or ir.StringAttr(func.attributes["sym_visibility"]).value == "public"
-        ]
-        entry = "main" if "main" in interp.functions else (public[0] if public else None)
-    if entry is None or entry not in interp.functions:
-        known = ", ".join(interp.functions) or "none"
-        raise ConvcanonError(
-            f"no entry function @{entry or 'main'} (functions: {known})", SourceLoc(filename)
-        )
+    public = [
+        name
+        for name, func in interp.functions.items()
+        if "sym_visibility" not in func.attributes
+        or ir.StringAttr(func.attributes["sym_visibility"]).value == "public"
+    ]
+    entry = chosen_entry(entry, list(interp.functions), public, SourceLoc(filename))
     if not interp.functions[entry].regions[0].blocks:
         raise ConvcanonError(
             f"@{entry} is a declaration: it has no body to run", interp.loc(interp.functions[entry])
@@ -58,6 +52,25 @@ def module_signature(text: str, filename: str, entry: str | None) -> Signature:
                 interp.loc(interp.functions[entry]),
             )
     return Signature(entry, args, _longest_reduction(module), _weight_arguments(block))
+
+
+def chosen_entry(entry: str | None, functions: list[str], public: list[str], loc: SourceLoc) -> str:
+    """The function `verify` compares: `entry`, else @main, else the only public function.
+    Several public functions and no @main is refused: judging the first alone said ok of two
+    modules whose other functions differ."""
+    if entry is None and "main" not in functions and len(public) > 1:
+        names = ", ".join(f"@{name}" for name in public)
+        raise ConvcanonError(
+            f"no @main and {len(public)} public functions ({names}): name the one to compare"
+            " with --entry",
+            loc,
+        )
+    if entry is None:
+        entry = "main" if "main" in functions or not public else public[0]
+    if entry not in functions:
+        known = ", ".join(functions) or "none"
+        raise ConvcanonError(f"no entry function @{entry} (functions: {known})", loc)
+    return entry
 
 
 # ops that carry a weight to a conv or dot unchanged in value (a kernel is often reshaped,
