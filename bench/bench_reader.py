@@ -130,8 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         ]
     )
     print(text)
-    if not args.no_write:
-        (BENCH / "RESULTS_reader.md").write_text(text)
+    if not args.no_write:  # the nesting table (bench_nesting.py) below it is kept
+        results = BENCH / "RESULTS_reader.md"
+        old = results.read_text() if results.exists() else ""
+        kept = old[old.index("\n## How deep a nest") :] if "\n## How deep a nest" in old else ""
+        results.write_text(text + kept)
     return 0
 
 

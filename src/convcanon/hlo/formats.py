@@ -87,16 +87,53 @@ def read_child() -> None:
         if sys.argv[2] == "text":
             out = print_module(module, debug_info=True).encode()
         else:
-            # printed here once, so that a type, attribute or location nested too deep for
-            # MLIR's printer kills this child, not the command that prints it (elements
-            # elided: the weights are the printing's time, and hold no nesting)
-            print_module(module, debug_info=True, large_elements_limit=16)
-            out = module_bytecode(module) if artifact_version(data) else b""
+            sys.stderr.write(NESTS_TOO_DEEP + "\n")  # the message if the check kills this child
+            sys.stderr.flush()
+            written = bytecode_on_a_small_stack(module)
+            if written is None:
+                raise ConvcanonError("MLIR's bytecode writer failed", SourceLoc(sys.argv[1]))
+            out = written if artifact_version(data) else b""
     except ConvcanonError as err:
         sys.stderr.write(err.folded_message() + "\n")
         sys.exit(1)
     sys.stdout.buffer.write(out)
     sys.stdout.flush()
+
+
+NESTS_TOO_DEEP = (
+    "a type, attribute, location or region of the module nests deeper than this command handles"
+)
+SMALL_STACK_SHARE = 8  # the nesting check's stack is this process's stack divided by this
+
+
+def bytecode_on_a_small_stack(module: ir.Module) -> bytes | None:
+    """`module_bytecode`, written on a thread with an eighth of this process's stack: the check
+    that a module read from bytecode nests no deeper than the command can print or write.
+
+    MLIR's printer and bytecode writer recurse once per level of a type, attribute, location
+    or region, and bytecode holds a 20k-deep nest in a few hundred KB, where the command
+    would die of a stack overflow. The writer walks all that the printer prints, with smaller
+    frames: on an eighth of the stack it stops at 1k-6k levels, the printer on the whole one
+    at 8k-20k (bench/RESULTS_reader.md), so what this lets through is at least 2.5x within
+    what the command's printer and writer take; real modules nest a few dozen levels. A print
+    did this check before, at the cost of the whole module printed (~0.7 s at 100k ops)."""
+    import resource
+    import threading
+
+    limit = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    whole = DEFAULT_STACK if limit == resource.RLIM_INFINITY else min(limit, DEFAULT_STACK)
+    written: list[bytes] = []
+    previous = threading.stack_size(max(whole // SMALL_STACK_SHARE, 1 << 16))
+    try:
+        writer = threading.Thread(target=lambda: written.append(module_bytecode(module)))
+        writer.start()
+    finally:
+        threading.stack_size(previous)
+    writer.join()
+    return written[0] if written else None  # None: the writer raised (its thread printed why)
+
+
+DEFAULT_STACK = 8 << 20  # Linux's default stack: of a process's main thread and of a thread
 
 
 def module_bytecode(module: ir.Module) -> bytes:
