@@ -62,7 +62,7 @@ def test_run_of_an_integer_conv_names_integers(integer_conv, tmp_path, capsys):
 DTYPES = [
     np.dtype(t)
     for t in (np.float32, np.float64, ml_dtypes.bfloat16, np.int8, np.int32, np.uint8, np.bool_)
-] + [np.dtype(ml_dtypes.int4), np.dtype(ml_dtypes.uint4)]
+] + [np.dtype(t) for t in (ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2)]
 RANGE = re.compile(r"(unsigned )?integers in \[(-?\d+), (-?\d+)\]")
 
 
@@ -73,12 +73,18 @@ RANGE = re.compile(r"(unsigned )?integers in \[(-?\d+), (-?\d+)\]")
     st.integers(0, 2**32 - 1),
 )
 def test_description_is_what_was_drawn(dtypes, dist, seed):
-    """Every drawn integer lies in a range the description names, every range named is drawn
-    from, the family is named exactly when a float is drawn, booleans when a bool is."""
+    """Every drawn integer lies in its type and in a range the description names, every range
+    named is drawn from, the family is named exactly when a float is drawn, booleans when a bool
+    is."""
     from convcanon.verify.inputs import drawn_description
 
     rng = np.random.default_rng(seed)
-    inputs = [random_array(d, (64,), rng, dist).astype(d) for d in dtypes]
+    drawn = [random_array(d, (64,), rng, dist) for d in dtypes]
+    for d, raw in zip(dtypes, drawn, strict=True):
+        if d.kind in "iu" or d.name.startswith(("int", "uint")):  # not cast yet: nothing wraps
+            held = ml_dtypes.iinfo(d)  # i2 holds -2..1
+            assert held.min <= raw.min() and raw.max() <= held.max, (d, raw)
+    inputs = [raw.astype(d) for d, raw in zip(dtypes, drawn, strict=True)]
     text = drawn_description(dist, inputs)
     ranges = {(bool(u), int(lo), int(hi)) for u, lo, hi in RANGE.findall(text)}
     used = set()

@@ -100,7 +100,7 @@ def random_array(
     fan_in: int | None = None,
 ) -> np.ndarray:
     """One random value of `shape` (not yet cast): small ints (-4..4, unsigned 0..8; 1..4 for a
-    positive distribution; inside int4/uint4 too), fair bools, floats from `dist` (`fan_in`:
+    positive distribution; inside the type: i2 holds -2..1), fair bools, floats from `dist` (`fan_in`:
     a weight's, for a network-like draw)."""
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
@@ -113,15 +113,20 @@ def random_array(
 
 
 def _integer_range(dtype: np.dtype, dist: Distribution) -> tuple[int, int] | None:
-    """The closed range integers of `dtype` are drawn from (None: not an integer type); small,
-    so that every integer type holds it and sums stay exact."""
+    """The closed range integers of `dtype` are drawn from (None: not an integer type): small,
+    so that sums stay exact, and inside the type (i2 holds -2..1: a 4 drawn there wrapped)."""
+    import ml_dtypes
+
     from convcanon.verify.judge import is_narrow_int
 
     if dtype == np.bool_ or not (dtype.kind in "ui" or is_narrow_int(dtype)):
         return None
     if dist.low is not None or dist.network:  # a positive family
-        return 1, 4
-    return (0, 8) if _unsigned(dtype) else (-4, 4)
+        low, high = 1, 4
+    else:
+        low, high = (0, 8) if _unsigned(dtype) else (-4, 4)
+    held = ml_dtypes.iinfo(dtype)
+    return max(low, int(held.min)), min(high, int(held.max))
 
 
 def _unsigned(dtype: np.dtype) -> bool:
