@@ -100,8 +100,8 @@ def random_array(
     fan_in: int | None = None,
 ) -> np.ndarray:
     """One random value of `shape` (not yet cast): small ints (-4..4, unsigned 0..8; 1..4 for a
-    positive distribution; inside the type: i2 holds -2..1), fair bools, floats from `dist` (`fan_in`:
-    a weight's, for a network-like draw)."""
+    positive distribution; inside the type: i2 holds -2..1), fair bools, floats from `dist`
+    (`fan_in`: a weight's, for a network-like draw)."""
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
     integers = _integer_range(dtype, dist)
