@@ -5,13 +5,17 @@ reference engine of `convcanon verify` both call it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio.npz import holds_raw_bits, input_header
+
+if TYPE_CHECKING:
+    from convcanon.reference.hlo.values import TensorType
 
 
 @dataclass
@@ -61,10 +65,9 @@ def run_hlo_text(
         if not func.regions[0].blocks:
             where = interp.loc(func)
             raise ConvcanonError(f"@{name} is a declaration: it has no body to run", where)
-        arg_types = [
-            hlo_interp.tensor_type(a.type, interp.loc(func))
-            for a in func.regions[0].blocks[0].arguments
-        ]
+        arguments = func.regions[0].blocks[0].arguments
+        arg_types = [hlo_interp.tensor_type(a.type, interp.loc(func)) for a in arguments]
+        refuse_tuple_arguments(name, arguments, arg_types, interp.loc(func))
         args = _bind_inputs(name, arg_types, inputs or {}, filename, len(names) > 1)
         before = len(env.checks)
         with ir.Location.unknown(module.context), blas_threads():
@@ -97,6 +100,22 @@ def _entries(interp: object, entry: str | None, filename: str) -> list[str]:
             SourceLoc(filename),
         )
     return names
+
+
+def refuse_tuple_arguments(
+    name: str, arguments: Sequence[Any], arg_types: Sequence[TensorType], loc: SourceLoc
+) -> None:
+    """An entry whose argument is a tuple is refused at the entry: inputs (npz arrays, random
+    draws) are tensors, and a tuple has no element type to hold them in."""
+    from convcanon.reference.hlo.values import TUPLE
+
+    for index, tt in enumerate(arg_types):
+        if tt.element == TUPLE:
+            raise ConvcanonError(
+                f"@{name} argument {index} is a tuple ({arguments[index].type}): inputs are"
+                " given and drawn for tensor arguments only",
+                loc,
+            )
 
 
 def _bind_inputs(

@@ -28,6 +28,7 @@ def module_signature(text: str, filename: str, entry: str | None) -> Signature:
 
     from convcanon.reference import hlo_interp
     from convcanon.reference.parsed import read_only_module
+    from convcanon.reference.run import refuse_tuple_arguments
 
     module = read_only_module(text, filename)
     interp = hlo_interp.Interpreter(module, filename)
@@ -44,6 +45,7 @@ def module_signature(text: str, filename: str, entry: str | None) -> Signature:
         )
     block = interp.functions[entry].regions[0].blocks[0]
     args = [hlo_interp.tensor_type(a.type, SourceLoc(filename)) for a in block.arguments]
+    refuse_tuple_arguments(entry, list(block.arguments), args, interp.loc(interp.functions[entry]))
     for index, arg in enumerate(args):  # random inputs are allocated before any interpreter runs
         if arg.nbytes > hlo_interp.DEFAULT_MEMORY_LIMIT:
             raise ConvcanonError(

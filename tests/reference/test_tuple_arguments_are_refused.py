@@ -1,0 +1,45 @@
+"""An entry that takes a tuple is refused at the entry by `run` and `verify`: the draw of random
+inputs (and `run --inputs`) asked a tuple for its element type and died with a KeyError
+traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from convcanon.cli import main
+
+TUPLE_ENTRY = """func.func @main(%arg0: tuple<tensor<4xf32>, tensor<2xi32>>) -> tensor<4xf32> {
+  %0 = stablehlo.get_tuple_element %arg0[0] : (tuple<tensor<4xf32>, tensor<2xi32>>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["verify", "{m}", "{m}"],
+        ["verify", "{m}", "{m}", "--engine", "xla"],
+        ["run", "{m}"],
+        ["run", "{m}", "--inputs", "{npz}"],
+    ],
+    ids=["verify", "verify-xla", "run", "run-inputs"],
+)
+def test_a_tuple_argument_is_one_diagnostic(command: list[str], tmp_path: Path):
+    module, npz = tmp_path / "m.mlir", tmp_path / "in.npz"
+    module.write_text(TUPLE_ENTRY)
+    np.savez(npz, arg0=np.zeros(4, np.float32))
+    argv = [part.format(m=module, npz=npz) for part in command]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    assert code == 1 and out.getvalue() == ""
+    assert err.getvalue() == (
+        f"{module}:1:1: error: @main argument 0 is a tuple (tuple<tensor<4xf32>, tensor<2xi32>>):"
+        " inputs are given and drawn for tensor arguments only\n"
+    )
