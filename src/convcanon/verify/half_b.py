@@ -51,19 +51,23 @@ def entry_function(module: ModuleOp, filename: str, entry: str | None) -> func.F
 
 def check_memory(function: func.FuncOp, args: list[FlatArg], filename: str) -> None:
     """Refuse, before verify allocates its random input buffers, an argument over the
-    interpreter's memory limit (a hostile `tensor<99999999999x4xf32>` must not eat the machine)."""
+    interpreter's memory limit (a hostile `tensor<99999999999x4xf32>` must not eat the machine),
+    or arguments over it together (`inputs.check_drawn_bytes`)."""
     from convcanon.migraphx.io import op_location
     from convcanon.reference.migraphx_interp import DEFAULT_MEMORY_LIMIT
+    from convcanon.verify.inputs import InputsTooLarge, check_drawn_bytes
 
     for index, arg in enumerate(args):
         needed = math.prod(arg.shape) * arg.dtype.itemsize
         if needed > DEFAULT_MEMORY_LIMIT:
-            raise ConvcanonError(
+            raise InputsTooLarge(
                 f"@{function.sym_name.data} argument {index} (flat buffer {arg.element}"
                 f"{list(arg.shape)}) needs {needed} bytes, over the memory limit of "
                 f"{DEFAULT_MEMORY_LIMIT}",
                 op_location(function) or SourceLoc(filename),
             )
+    where = op_location(function) or SourceLoc(filename)
+    check_drawn_bytes(args, function.sym_name.data, DEFAULT_MEMORY_LIMIT, where)
 
 
 def _elements(ty: Attribute) -> int:

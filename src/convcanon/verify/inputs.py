@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from convcanon.diagnostics import ConvcanonError, SourceLoc
+
 
 @dataclass(frozen=True)
 class Distribution:
@@ -52,6 +54,27 @@ def random_inputs(
         normalize(random_array(tt.dtype, tt.shape, rng, dist, _fan_in(i, tt.shape, weights)), tt)
         for i, tt in enumerate(args)
     ]
+
+
+class InputsTooLarge(ConvcanonError):
+    """Random inputs that would take more memory than the limit: refused before any is drawn
+    (`run` says so too, rather than that inputs are missing)."""
+
+
+def check_drawn_bytes(args: list, entry: str, limit: int, loc: SourceLoc) -> None:
+    """Refuse, before anything is drawn, arguments whose random values take over `limit` bytes
+    together: each is drawn in 64 bits (complex: 128) and kept in its own type, and verify
+    holds an f64 copy of them all. Each argument under the limit was not enough: ten of them
+    were drawn whole. `args`: anything with `shape` and `dtype` (HLO and flat arguments)."""
+    total = sum(
+        math.prod(a.shape) * (a.dtype.itemsize + (16 if a.dtype.kind == "c" else 8)) for a in args
+    )
+    if total > limit:
+        raise InputsTooLarge(
+            f"@{entry}'s {len(args)} argument(s) take {total} bytes drawn at random (each in its"
+            f" type and in 64 bits), over the memory limit of {limit}",
+            loc,
+        )
 
 
 def _fan_in(index: int, shape: tuple[int, ...], weights: dict[int, int] | None) -> int | None:

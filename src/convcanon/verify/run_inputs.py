@@ -10,7 +10,7 @@ import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.ir_kind import sniff_framework
-from convcanon.verify.inputs import DISTRIBUTIONS, drawn_description
+from convcanon.verify.inputs import DISTRIBUTIONS, InputsTooLarge, drawn_description
 
 
 def _hlo_arguments(
@@ -50,6 +50,8 @@ class RandomFeed:
         arguments = _xdsl_arguments if sniff_framework(text) == "xdsl" else _hlo_arguments
         try:
             name, values = arguments(text, filename, entry, self.rng)
+        except InputsTooLarge:  # `run` would say they are missing
+            raise
         except ConvcanonError:  # no such entry, a dynamic shape: `run` says it in its words
             return {}
         if values:

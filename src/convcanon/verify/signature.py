@@ -29,6 +29,7 @@ def module_signature(text: str, filename: str, entry: str | None) -> Signature:
     from convcanon.reference import hlo_interp
     from convcanon.reference.parsed import read_only_module
     from convcanon.reference.run import refuse_tuple_arguments
+    from convcanon.verify.inputs import InputsTooLarge, check_drawn_bytes
 
     module = read_only_module(text, filename)
     interp = hlo_interp.Interpreter(module, filename)
@@ -48,11 +49,13 @@ def module_signature(text: str, filename: str, entry: str | None) -> Signature:
     refuse_tuple_arguments(entry, list(block.arguments), args, interp.loc(interp.functions[entry]))
     for index, arg in enumerate(args):  # random inputs are allocated before any interpreter runs
         if arg.nbytes > hlo_interp.DEFAULT_MEMORY_LIMIT:
-            raise ConvcanonError(
+            raise InputsTooLarge(
                 f"@{entry} argument {index} ({arg.element}{list(arg.shape)}) needs {arg.nbytes} "
                 f"bytes, over the memory limit of {hlo_interp.DEFAULT_MEMORY_LIMIT}",
                 interp.loc(interp.functions[entry]),
             )
+    limit, where = hlo_interp.DEFAULT_MEMORY_LIMIT, interp.loc(interp.functions[entry])
+    check_drawn_bytes(args, entry, limit, where)
     return Signature(entry, args, _longest_reduction(module), _weight_arguments(block))
 
 
