@@ -119,7 +119,7 @@ def read_mlir_input(path: str, *, as_text: bool = True) -> tuple[str, str]:
     portable artifact too), read in a child process and returned as text (or, without
     `as_text`, as checked bytecode: see ModuleFromBytecode). XLA HLO (text or a binary
     HloModuleProto) is refused with a hint to convert it."""
-    name, data = read_input_bytes(path, text=True)
+    name, data = read_input_bytes(path)
     if data.startswith(MLIR_BYTECODE_MAGIC):
         return name, module_text_from_bytecode(data, name, as_text)
     try:

@@ -1,7 +1,7 @@
 """Reading a file or stdin whole, bounded.
 
 A file over the input size limit, or a device that never ends (`/dev/zero`), is refused before it
-is read whole; a text stream's NUL byte is refused as soon as it is read.
+is read whole; a stream is refused as soon as it has sent more than the limit.
 """
 
 from __future__ import annotations
@@ -17,35 +17,22 @@ from convcanon.fileio.limits import input_limit, over_limit
 
 READ_CHUNK = 1 << 20  # what a stream is read in, so a refusal never waits for the whole input
 
-MLIR_BYTECODE_MAGIC = b"ML\xefR"  # bytecode is binary: its NUL bytes are no reason to refuse it
+MLIR_BYTECODE_MAGIC = b"ML\xefR"  # the first bytes of MLIR bytecode
 
 
-def _read_bounded(
-    handle: BinaryIO, loc: SourceLoc, limit: int, text: bool, first: int = READ_CHUNK
-) -> bytes:
-    """Read chunks until EOF, refusing as soon as more than `limit` bytes came; with `text`, also
-    at the first NUL byte (no MLIR or program text has one), so `cat /dev/zero |` stops at once.
+def _read_bounded(handle: BinaryIO, loc: SourceLoc, limit: int, first: int = READ_CHUNK) -> bytes:
+    """Read chunks until EOF, refusing as soon as more than `limit` bytes came, so `cat
+    /dev/zero |` stops at the limit. NUL bytes are read as any other: MLIR's lexer takes one as
+    whitespace (in a string or a comment, as part of it), from a file and from stdin alike.
     `first` sizes the first read (a regular file's size: one read, no join)."""
     chunks: list[bytes] = []
-    total = lines = line_start = 0
+    total = 0
     size = max(first, 1)
     while True:
         chunk = handle.read(min(size, limit + 1 - total))
         size = READ_CHUNK
         if not chunk:
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        if text and total == 0 and chunk.startswith(MLIR_BYTECODE_MAGIC):
-            text = False  # MLIR bytecode: binary, NUL bytes included
-        if text and (nul := chunk.find(b"\0")) >= 0:
-            lines += chunk.count(b"\n", 0, nul)
-            last = chunk.rfind(b"\n", 0, nul)
-            line_start = total + last + 1 if last >= 0 else line_start
-            where = SourceLoc(loc.file, lines + 1, total + nul - line_start + 1)
-            raise ConvcanonError("not UTF-8 text (a NUL byte)", where)
-        if text:
-            lines += chunk.count(b"\n")
-            last = chunk.rfind(b"\n")
-            line_start = total + last + 1 if last >= 0 else line_start
         chunks.append(chunk)
         total += len(chunk)
         if total > limit:
@@ -68,15 +55,13 @@ def _os_error(err: OSError, loc: SourceLoc) -> ConvcanonError:
     return ConvcanonError(err.strerror or str(err), loc)
 
 
-def read_input_bytes(
-    path: str, limit: int | None = None, *, text: bool = False
-) -> tuple[str, bytes]:
+def read_input_bytes(path: str, limit: int | None = None) -> tuple[str, bytes]:
     """Read a file (`-` is stdin) whole, bounded; returns (display name, bytes).
 
     Regular files over the limit are refused from their size alone; pipes, FIFOs and terminals
     are read in chunks up to the limit; other devices (`/dev/zero`, `/dev/urandom`, disks) are
-    refused unless they are empty, like `/dev/null`. With `text`, a stream's NUL byte is refused
-    as soon as it is read (a regular file's is left to the parser, which locates it).
+    refused unless they are empty, like `/dev/null`. The bytes are the same from a file and from
+    a pipe: whatever they hold is the parser's to judge.
     """
     limit = input_limit(limit)
     name = "<stdin>" if path == "-" else path
@@ -91,14 +76,14 @@ def read_input_bytes(
                 if len(data) > limit:
                     raise over_limit(loc, limit)
                 return name, data
-            return name, _read_from(stdin.buffer, loc, limit, text)
+            return name, _read_from(stdin.buffer, loc, limit)
         with open(path, "rb", buffering=0) as raw:
-            return name, _read_from(raw, loc, limit, text)
+            return name, _read_from(raw, loc, limit)
     except OSError as err:
         raise _os_error(err, loc) from None
 
 
-def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int, text: bool) -> bytes:
+def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int) -> bytes:
     try:
         mode = os.fstat(handle.fileno()).st_mode
     except (OSError, io.UnsupportedOperation):
@@ -109,7 +94,7 @@ def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int, text: bool) -> byte
         size = os.fstat(handle.fileno()).st_size
         if size > limit:
             raise over_limit(loc, limit, size)
-        return _read_bounded(handle, loc, limit, text=False, first=size + 1)
+        return _read_bounded(handle, loc, limit, first=size + 1)
     elif (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) and not os.isatty(handle.fileno()):
         if handle.read(1):
             kind = "character" if stat.S_ISCHR(mode) else "block"
@@ -117,7 +102,7 @@ def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int, text: bool) -> byte
                 f"is a {kind} device, not a file (a device like /dev/zero never ends)", loc
             )
         return b""
-    return _read_bounded(handle, loc, limit, text)
+    return _read_bounded(handle, loc, limit)
 
 
 class NotUtf8Error(ConvcanonError):
@@ -133,7 +118,7 @@ def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
 
     Newlines are normalized as Python's text mode does, so locations count lines the usual way.
     """
-    name, data = read_input_bytes(path, limit, text=True)
+    name, data = read_input_bytes(path, limit)
     return name, decoded(name, data)
 
 
