@@ -6,16 +6,15 @@ draw that raises if reached); and `run` says so instead of "missing input(s)".""
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import pytest
 from _counting import Reached, record_calls  # pyright: ignore[reportMissingImports]
 
 import convcanon.verify.inputs
-from convcanon.cli import main
 from convcanon.reference import hlo_interp, migraphx_interp
+
+from .cli_calls import cli
 
 LIMIT = 4_000_000  # bytes; each argument below is 2,000,000 in f32
 THREE_ARGUMENTS = """func.func @main(%a: tensor<500000xf32>, %b: tensor<500000xf32>,
@@ -38,13 +37,6 @@ REFUSAL = (
 )
 
 
-def _cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def limited(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hlo_interp, "DEFAULT_MEMORY_LIMIT", LIMIT)
@@ -60,7 +52,7 @@ def test_arguments_under_the_limit_one_by_one_are_refused_together(
     module = tmp_path / "m.mlir"
     module.write_text(program)
     try:
-        code, out, err = _cli(*(part.format(m=module) for part in command))
+        code, out, err = cli(*(part.format(m=module) for part in command))
     except Reached as reached:
         pytest.fail(f"inputs were drawn: {reached}")
     assert code == 1 and out == "", (out, err)
@@ -74,7 +66,7 @@ def test_run_names_the_limit_an_argument_is_over(tmp_path: Path):
         "func.func @main(%a: tensor<100000x100000x100000xf32>) -> tensor<100000x100000x100000xf32>"
         " {\n  return %a : tensor<100000x100000x100000xf32>\n}\n"
     )
-    code, out, err = _cli("run", str(module))
+    code, out, err = cli("run", str(module))
     assert code == 1 and out == "", (out, err)
     assert err == (
         f"{module}:1:1: error: @main argument 0 (f32[100000, 100000, 100000]) needs"

@@ -6,14 +6,11 @@ help says "default: main, or the only one"; now that is what verify does, in bot
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import pytest
 
-from convcanon.cli import main
-
+from .cli_calls import cli
 from .lowered_pair import lowered_and_broken
 
 TWO_FUNCTIONS = """func.func @f(%arg0: tensor<4xf32>) -> tensor<4xf32> {
@@ -42,13 +39,6 @@ func.func @g(%arg0: !migraphx.shaped<4xf32, 1>) -> !migraphx.shaped<4xf32, 1> {
 """  # noqa: E501
 
 
-def _cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def pair(tmp_path: Path) -> tuple[str, str]:
     before, after = tmp_path / "before.mlir", tmp_path / "after.mlir"
@@ -60,7 +50,7 @@ def pair(tmp_path: Path) -> tuple[str, str]:
 @pytest.mark.parametrize("engine", ["reference", "xla"])
 def test_several_public_functions_and_no_main_is_refused(pair, engine):
     before, after = pair
-    code, out, err = _cli("verify", before, after, "--engine", engine)
+    code, out, err = cli("verify", before, after, "--engine", engine)
     assert code == 1 and "ok" not in out, (out, err)
     assert err.strip() == (
         f"{before}: error: no @main and 2 public functions (@f, @g): name the one to compare"
@@ -70,9 +60,9 @@ def test_several_public_functions_and_no_main_is_refused(pair, engine):
 
 def test_each_named_entry_is_judged_on_xla(pair):
     before, after = pair
-    code, out, err = _cli("verify", before, after, "--engine", "xla", "--entry", "g")
+    code, out, err = cli("verify", before, after, "--engine", "xla", "--entry", "g")
     assert code == 1 and "error: mismatch (engine xla" in err, (out, err)
-    code, out, err = _cli("verify", before, after, "--engine", "xla", "--entry", "f")
+    code, out, err = cli("verify", before, after, "--engine", "xla", "--entry", "f")
     assert code == 0 and out.startswith("ok: 3 trial(s) on engine xla"), (out, err)
 
 
@@ -80,7 +70,7 @@ def test_the_only_public_function_is_the_entry(tmp_path):
     """A private helper beside one public function: that function, as before."""
     path = tmp_path / "one.mlir"
     path.write_text(TWO_FUNCTIONS.replace("func.func @f", "func.func private @f"))
-    code, out, err = _cli("verify", str(path), str(path), "--engine", "xla")
+    code, out, err = cli("verify", str(path), str(path), "--engine", "xla")
     assert code == 0 and out.startswith("ok:"), (out, err)
 
 
@@ -88,8 +78,8 @@ def test_a_migraphx_module_with_two_public_functions_is_refused(tmp_path):
     source, lowered, _ = lowered_and_broken(
         tmp_path, MIGRAPHX_TWO_FUNCTIONS, "tosa.tanh", "tosa.tanh"
     )
-    code, out, err = _cli("verify", source, lowered, "--engine", "iree")
+    code, out, err = cli("verify", source, lowered, "--engine", "iree")
     assert code == 1 and "ok" not in out, (out, err)
     assert "no @main and 2 public functions (@f, @g)" in err, err
-    code, out, err = _cli("verify", source, lowered, "--engine", "iree", "--entry", "g")
+    code, out, err = cli("verify", source, lowered, "--engine", "iree", "--entry", "g")
     assert code == 0 and "\nok: 3 trial(s) on engine iree" in out, (out, err)
