@@ -76,6 +76,7 @@ def test_description_is_what_was_drawn(dtypes, dist, seed):
     """Every drawn integer lies in its type and in a range the description names, every range
     named is drawn from, the family is named exactly when a float is drawn, booleans when a bool
     is."""
+    from convcanon.reference.migraphx_interp import FlatArg
     from convcanon.verify.inputs import drawn_description
 
     rng = np.random.default_rng(seed)
@@ -85,7 +86,7 @@ def test_description_is_what_was_drawn(dtypes, dist, seed):
             held = ml_dtypes.iinfo(d)  # i2 holds -2..1
             assert held.min <= raw.min() and raw.max() <= held.max, (d, raw)
     inputs = [raw.astype(d) for d, raw in zip(dtypes, drawn, strict=True)]
-    text = drawn_description(dist, inputs)
+    text = drawn_description(dist, [FlatArg((64,), d, d.name) for d in dtypes])
     ranges = {(bool(u), int(lo), int(hi)) for u, lo, hi in RANGE.findall(text)}
     used = set()
     for x in inputs:

@@ -81,6 +81,11 @@ class FlatArg:
     dtype: np.dtype
     element: str
 
+    @property
+    def declared_dtype(self) -> np.dtype:
+        """As HLO's `TensorType.declared_dtype`: a flat buffer is held in its own type."""
+        return self.dtype
+
 
 def flat_args(function: func.FuncOp) -> list[FlatArg]:
     """A storage buffer (`types=conformant`) counts as the values it stores: the engines pack

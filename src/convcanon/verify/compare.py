@@ -175,7 +175,7 @@ def _trial_inputs(
     first: Drawn | None = None
     for dist in DISTRIBUTIONS:
         inputs = plan.make_inputs(rng, dist)
-        name = drawn_description(dist, inputs)
+        name = drawn_description(dist, plan.args)
         out_before = plan.run_before(before_text, before_name, plan.entry, inputs)
         truth = _run_truth(plan.truth, plan.truth.before_text, before_name, plan.entry, inputs)
         bad = non_finite(truth if truth is not None else [np.asarray(b) for b in out_before])

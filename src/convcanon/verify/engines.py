@@ -7,6 +7,7 @@ package, not a traceback. Each engine returns the entry function's results as nu
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
@@ -82,11 +83,38 @@ def xla_engine(
     text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
 ) -> list[np.ndarray]:
     """XLA's CPU backend via JAX's client, on exactly this module, in a child process (XLA
-    aborts the process on some modules MLIR verifies)."""
+    aborts the process on some modules MLIR verifies). Sub-byte integers go in as their own
+    types and come back in the byte the interpreter keeps them in (`as_declared`)."""
     _require("jax", "xla", "jax")
     from convcanon.verify.engine_process import run_xla
 
-    return run_xla(entry_as_main(text, filename, entry), inputs, filename)
+    results = run_xla(
+        entry_as_main(text, filename, entry), as_declared(text, filename, entry, inputs), filename
+    )
+    return [_in_a_byte(r) for r in results]
+
+
+def as_declared(
+    text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
+) -> list[np.ndarray]:
+    """`inputs` with each sub-byte integer argument (kept in a byte) cast to its declared type:
+    XLA refused the module's i4 arguments given int8 buffers (RuntimeProgramInputMismatch)."""
+    from convcanon.verify.signature import module_signature
+
+    if re.search(r"[x<]u?i[24]>", text) is None:  # no sub-byte tensor: nothing to read
+        return list(inputs)
+    args = module_signature(text, filename, entry).args
+    return [x.astype(tt.declared_dtype) for x, tt in zip(inputs, args, strict=True)]
+
+
+def _in_a_byte(result: np.ndarray) -> np.ndarray:
+    """A sub-byte integer result in the byte the interpreter keeps it in, so both engines'
+    results compare; others unchanged."""
+    from convcanon.verify.judge import is_narrow_int
+
+    if not is_narrow_int(result.dtype):
+        return result
+    return result.astype(np.uint8 if result.dtype.name.startswith("uint") else np.int8)
 
 
 def iree_engine(

@@ -51,7 +51,9 @@ def random_inputs(
     from convcanon.reference.hlo_interp import normalize
 
     return [
-        normalize(random_array(tt.dtype, tt.shape, rng, dist, _fan_in(i, tt.shape, weights)), tt)
+        normalize(
+            random_array(tt.declared_dtype, tt.shape, rng, dist, _fan_in(i, tt.shape, weights)), tt
+        )
         for i, tt in enumerate(args)
     ]
 
@@ -156,21 +158,23 @@ def _unsigned(dtype: np.dtype) -> bool:
     return dtype.kind == "u" or dtype.name.startswith("uint")
 
 
-def drawn_description(dist: Distribution, inputs: list[np.ndarray]) -> str:
-    """What `dist` drew for `inputs`, by their element types: its name for floats (alone when
-    every input is a float), the integers' ranges, fair booleans. An integer program is not
-    drawn N(0,1), and its report must not say so."""
+def drawn_description(dist: Distribution, args: list) -> str:
+    """What `dist` draws for arguments `args` (anything with `declared_dtype`: HLO and flat
+    arguments), by their element types: its name for floats (alone when every input is a
+    float), the integers' ranges, fair booleans. An integer program is not drawn N(0,1), and
+    its report must not say so."""
     from convcanon.verify.judge import is_float
 
     kinds: dict[str, None] = {}
-    floats_only = all(is_float(x.dtype) for x in inputs)
-    for x in inputs:
-        integers = _integer_range(x.dtype, dist)
-        if is_float(x.dtype):
+    dtypes = [a.declared_dtype for a in args]
+    floats_only = all(is_float(d) for d in dtypes)
+    for dtype in dtypes:
+        integers = _integer_range(dtype, dist)
+        if is_float(dtype):
             kinds[dist.name if floats_only else f"{dist.name} floats"] = None
         elif integers is not None:
             low, high = integers
-            unsigned = "unsigned " if _unsigned(x.dtype) and low == 0 else ""
+            unsigned = "unsigned " if _unsigned(dtype) and low == 0 else ""
             kinds[f"{unsigned}integers in [{low}, {high}]"] = None
         else:
             kinds["fair booleans"] = None

@@ -15,17 +15,19 @@ from convcanon.verify.inputs import DISTRIBUTIONS, InputsTooLarge, drawn_descrip
 
 def _hlo_arguments(
     text: str, filename: str, entry: str | None, rng: np.random.Generator
-) -> tuple[str, list[np.ndarray]]:
+) -> tuple[str, list, list[np.ndarray]]:
+    """The entry's name, its arguments (`TensorType`s) and their random values."""
     from convcanon.verify.inputs import random_inputs
     from convcanon.verify.signature import module_signature
 
     signature = module_signature(text, filename, entry)
-    return signature.entry, random_inputs(signature.args, rng)
+    return signature.entry, signature.args, random_inputs(signature.args, rng)
 
 
 def _xdsl_arguments(
     text: str, filename: str, entry: str | None, rng: np.random.Generator
-) -> tuple[str, list[np.ndarray]]:
+) -> tuple[str, list, list[np.ndarray]]:
+    """The entry's name, its flat arguments and their random values."""
     from convcanon.reference.migraphx_interp import flat_args
     from convcanon.verify import half_b
     from convcanon.verify.inputs import random_buffers
@@ -33,7 +35,7 @@ def _xdsl_arguments(
     function = half_b.entry_function(half_b.parse(text, filename), filename, entry)
     args = flat_args(function)
     half_b.check_memory(function, args, filename)
-    return function.sym_name.data, random_buffers(args, rng)
+    return function.sym_name.data, args, random_buffers(args, rng)
 
 
 class RandomFeed:
@@ -49,7 +51,7 @@ class RandomFeed:
     def __call__(self, text: str, filename: str, entry: str | None) -> dict[str, np.ndarray]:
         arguments = _xdsl_arguments if sniff_framework(text) == "xdsl" else _hlo_arguments
         try:
-            name, values = arguments(text, filename, entry, self.rng)
+            name, args, values = arguments(text, filename, entry, self.rng)
         except InputsTooLarge:  # `run` would say they are missing
             raise
         except ConvcanonError:  # no such entry, a dynamic shape: `run` says it in its words
@@ -57,7 +59,7 @@ class RandomFeed:
         if values:
             self.notes.append(
                 f"{SourceLoc(filename)}: note: no --inputs: @{name}'s {len(values)} argument(s)"
-                f" drawn at random ({drawn_description(DISTRIBUTIONS[0], values)}) with --seed"
+                f" drawn at random ({drawn_description(DISTRIBUTIONS[0], args)}) with --seed"
                 f" {self.seed}"
             )
         return {f"arg{index}": value for index, value in enumerate(values)}

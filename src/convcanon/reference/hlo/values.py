@@ -60,6 +60,15 @@ class TensorType:
         return np.dtype(_DTYPES[self.element])
 
     @property
+    def declared_dtype(self) -> np.dtype:
+        """The element type as XLA holds it and as random values are drawn for it: a sub-byte
+        integer's own type (`dtype` is the byte the interpreter keeps it in)."""
+        if self.element not in NARROW:
+            return self.dtype
+        bits, signed = NARROW[self.element]
+        return np.dtype(getattr(ml_dtypes, f"{'' if signed else 'u'}int{bits}"))
+
+    @property
     def nbytes(self) -> int:
         if self.element == TUPLE:
             return 0
