@@ -117,7 +117,8 @@ def _run_opt(args: argparse.Namespace, pipeline: str, script: bool) -> int:
         pipeline,
         args.output,
         stats=args.stats,
-        split_input_file=args.split_input_file,
+        split_marker=args.split_input_file,
+        output_marker=args.output_split_marker,
         input_hlo=args.input_hlo,
         print_options=PrintOptions(
             debug_info=True if args.mlir_print_debuginfo else None,

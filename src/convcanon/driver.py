@@ -16,7 +16,7 @@ from typing import Any
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, text_starts_at_line
 from convcanon.fileio.module_input import ModuleFromBytecode, read_mlir_input
 from convcanon.fileio.output_file import check_output_path, write_output
-from convcanon.ir_kind import sniff_framework, with_input_kind_hint
+from convcanon.ir_kind import SPLIT_MARKER, sniff_framework, with_input_kind_hint
 from convcanon.pass_instruments import PassInstruments, dump_pass_pipeline
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
 from convcanon.records import NamedTuple
@@ -286,25 +286,27 @@ def run_opt(
     output_path: str,
     *,
     stats: bool = False,
-    split_input_file: bool = False,
+    split_marker: str = "",
+    output_marker: str = SPLIT_MARKER,
     input_hlo: bool = False,
     print_options: PrintOptions = AS_PARSED,
     instruments: PassInstruments | None = None,
     output_format: OutputFormat = TEXT,
     verify_diagnostics: str | None = None,
 ) -> int:
-    """convcanon-opt: read, run the pipeline, write; with `verify_diagnostics` (`all` or
-    `only-expected`), the diagnostics are checked against the input's `expected-*` comments
-    instead of reported."""
+    """convcanon-opt: read, run the pipeline, write; with a `split_marker`, each chunk between
+    its lines on its own, the outputs joined by `output_marker` lines; with `verify_diagnostics`
+    (`all` or `only-expected`), the diagnostics are checked against the input's `expected-*`
+    comments instead of reported."""
     passes = parse_pipeline(pipeline)  # usage errors before reading anything
-    if split_input_file and output_format.kind != "text":
+    if split_marker and output_format.kind != "text":
         raise UsageError(f"{output_format.flag} writes one module: not with --split-input-file")
     if instruments is not None and instruments.dump_pipeline:
         sys.stderr.write(dump_pass_pipeline(passes) + "\n\n")
     check_output_path(input_path, output_path)
     filename, text, print_options = _read_opt_input(input_path, input_hlo, print_options)
     # bytecode stays bytecode (checked in a child); it has no `// -----` to split at
-    split_input_file = split_input_file and not isinstance(text, ModuleFromBytecode)
+    split_marker = "" if isinstance(text, ModuleFromBytecode) else split_marker
     collected = PipelineStats(passes)
 
     def job(chunk: str, line: int | None) -> str | bytes:
@@ -314,13 +316,14 @@ def run_opt(
             chunk, filename, pipeline, collected, print_options, line, instruments, output_format
         )
 
-    chunks = _chunks(text, split_input_file)
+    chunks = _chunks(text, split_marker)
+    joined = Joined(output_marker, bool(split_marker))
     result: str | bytes
     if verify_diagnostics:
         only_expected = verify_diagnostics == "only-expected"
-        result = _verified(chunks, filename, job, split_input_file, only_expected)
-    elif split_input_file:
-        result = _each_chunk(chunks, job)
+        result = _verified(chunks, filename, job, joined, only_expected)
+    elif split_marker:
+        result = _each_chunk(chunks, job, joined)
     else:
         result = job(text, None)
     if stats:
@@ -347,16 +350,28 @@ def _read_opt_input(
     return path, text, print_options
 
 
-def _chunks(text: str, split: bool) -> list[tuple[int, str]]:
-    """(first line, text) of each `// -----` chunk, or of the whole file when not split."""
-    if not split:
+def _chunks(text: str, marker: str) -> list[tuple[int, str]]:
+    """(first line, text) of each chunk between `marker` lines, or of the whole file when there
+    is no marker."""
+    if not marker:
         return [(1, text)]
     from convcanon.hlo.context import split_input_file
 
-    return [(offset + 1, chunk) for offset, chunk in split_input_file(text)]
+    return [(offset + 1, chunk) for offset, chunk in split_input_file(text, marker)]
 
 
-def _each_chunk(chunks: list[tuple[int, str]], job: ChunkJob) -> str:
+class Joined(NamedTuple):
+    """How split chunks' outputs are joined: a line of `marker` between them (an empty line
+    when the marker is empty), as mlir-opt's `--output-split-marker`."""
+
+    marker: str
+    split: bool  # whether the input was split at all
+
+    def join(self, texts: list[str]) -> str:
+        return f"{self.marker}\n".join(texts)
+
+
+def _each_chunk(chunks: list[tuple[int, str]], job: ChunkJob, joined: Joined) -> str:
     """Every chunk's output, joined as mlir-opt joins them; every bad chunk's error is raised
     together, as mlir-opt reports them all."""
     texts: list[str] = []
@@ -369,14 +384,14 @@ def _each_chunk(chunks: list[tuple[int, str]], job: ChunkJob) -> str:
             errors.append(err)
     if errors:
         raise ChunkErrors(errors)
-    return "// -----\n".join(texts)
+    return joined.join(texts)
 
 
 def _verified(
     chunks: list[tuple[int, str]],
     filename: str,
     job: ChunkJob,
-    split: bool,
+    joined: Joined,
     only_expected: bool,
 ) -> str | bytes:
     """The output under `--verify-diagnostics`: each chunk's diagnostics checked against its
@@ -384,6 +399,9 @@ def _verified(
     from convcanon.diagnostic_verifier import verify_chunks
 
     outputs = verify_chunks(
-        chunks, filename, lambda chunk, line: job(chunk, line if split else None), only_expected
+        chunks,
+        filename,
+        lambda chunk, line: job(chunk, line if joined.split else None),
+        only_expected,
     )
-    return outputs[0] if len(outputs) == 1 else "// -----\n".join(map(str, outputs))
+    return outputs[0] if len(outputs) == 1 else joined.join(list(map(str, outputs)))

@@ -8,6 +8,8 @@ from contextvars import ContextVar
 
 # `--allow-unregistered-dialect`: both halves' parsers let ops of unknown dialects through.
 UNREGISTERED_DIALECTS: ContextVar[bool] = ContextVar("allow_unregistered_dialect", default=False)
+# The line mlir-opt's `--split-input-file` cuts a file at, and puts between the chunks' outputs.
+SPLIT_MARKER = "// -----"
 # `--mlir-disable-threading`: MLIR contexts run their passes on one thread.
 SINGLE_THREADED: ContextVar[bool] = ContextVar("mlir_disable_threading", default=False)
 

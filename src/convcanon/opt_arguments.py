@@ -17,6 +17,7 @@ from convcanon.cli_arguments import (
     integer_at_least,
 )
 from convcanon.fileio.limits import INT64_MAX
+from convcanon.ir_kind import SPLIT_MARKER
 from convcanon.pipeline import PASSES, PassInfo
 
 if TYPE_CHECKING:
@@ -72,8 +73,18 @@ def opt_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--split-input-file",
-        action="store_true",
-        help="process each `// -----` chunk on its own; every bad chunk's error is reported",
+        nargs="?",
+        const=SPLIT_MARKER,
+        default="",
+        metavar="=MARKER",
+        help=f"process each chunk between `{SPLIT_MARKER}` lines (or MARKER lines) on its own;"
+        " every bad chunk's error is reported",
+    )
+    parser.add_argument(
+        "--output-split-marker",
+        default=SPLIT_MARKER,
+        metavar="MARKER",
+        help="the line between split chunks' outputs (empty: none)",
     )
     parser.add_argument(
         "--mlir-print-debuginfo",
@@ -233,6 +244,11 @@ def _example_options(info: PassInfo) -> str:
     )
 
 
+# Flags whose value comes only after `=`, and their value when bare or `=` gives none (as
+# mlir-opt reads them).
+_VALUE_AFTER_EQUALS = {"--verify-diagnostics": "all", "--split-input-file": SPLIT_MARKER}
+
+
 def mlir_opt_argv(
     argv: Sequence[str], parser: argparse.ArgumentParser
 ) -> tuple[list[str], list[str]]:
@@ -251,8 +267,8 @@ def mlir_opt_argv(
         name, eq, value = arg.partition("=")
         if name.startswith("-") and not name.startswith("--") and "-" + name in long_options:
             name = "-" + name
-        if name == "--verify-diagnostics":  # its level only after `=`: never the next argument
-            rest.append(f"{name}={value or 'all'}")
+        if name in _VALUE_AFTER_EQUALS:  # never the next argument
+            rest.append(f"{name}={value or _VALUE_AFTER_EQUALS[name]}")
             continue
         if name.startswith("--") and name[2:] in PASSES:
             value = value.strip()

@@ -138,3 +138,39 @@ def test_disable_threading_reaches_every_mlir_context(
     single = opt(program, "-p", "cse,canonicalize", "-mlir-disable-threading")
     assert single.code == 0 and single.out == plain.out
     assert told and not any(told)
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    functions=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=4),
+    marker=st.sampled_from(["// -----", "//=== cut", "// -- next --"]),
+    cut_with=st.sampled_from(["bare", "marker", "empty"]),
+    output_marker=st.sampled_from([None, "// -----", "// XX", ""]),
+)
+def test_split_markers_cut_and_join_as_iree_opt(
+    opt: Runner,
+    tmp_path: Path,
+    functions: list[str],
+    marker: str,
+    cut_with: str,
+    output_marker: str | None,
+) -> None:
+    """`--split-input-file[=MARKER]` (bare, with a marker, or `=`: the default marker) and
+    `--output-split-marker`: the same modules and marker lines as iree-opt, blank lines aside
+    (mlir-opt ends each module with one more)."""
+    body = [f"func.func @{name}{n}() {{\n  return\n}}\n" for n, name in enumerate(functions)]
+    (source := tmp_path / "s.mlir").write_text(f"{marker}\n".join(body))
+    flag = {"bare": "--split-input-file", "empty": "--split-input-file="}.get(
+        cut_with, f"--split-input-file={marker}"
+    )
+    flags = [flag] if output_marker is None else [flag, f"--output-split-marker={output_marker}"]
+    ours = opt(*flags, source)  # a bare flag takes no argument
+    theirs = iree_opt(source, *flags)
+    assert ours.code == 0, ours.err
+
+    def lines(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.strip()]
+
+    assert lines(ours.out) == lines(theirs.stdout)

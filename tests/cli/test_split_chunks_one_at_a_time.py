@@ -43,7 +43,7 @@ def test_a_split_file_holds_no_chunk_context_after_its_chunk(tmp_path: Path) -> 
     source = tmp_path / "chunks.mlir"
     source.write_text("// -----\n".join([EMPTY] * 60))
     before = ir.Context._get_live_count()
-    assert driver.run_opt(str(source), "", str(tmp_path / "out.mlir"), split_input_file=True) == 0
+    assert driver.run_opt(str(source), "", str(tmp_path / "out.mlir"), split_marker="// -----") == 0
     assert ir.Context._get_live_count() - before == 0
 
 
@@ -62,7 +62,7 @@ def test_each_chunk_is_parsed_once_and_alone(
     monkeypatch.setattr(hlo_io, "parse_module", counting)
     source = tmp_path / "chunks.mlir"
     source.write_text("// -----\n".join([EMPTY] * chunks))
-    assert driver.run_opt(str(source), "", str(tmp_path / "out.mlir"), split_input_file=True) == 0
+    assert driver.run_opt(str(source), "", str(tmp_path / "out.mlir"), split_marker="// -----") == 0
     assert len(handed) == chunks and sum(handed) == len(EMPTY) * chunks
 
 

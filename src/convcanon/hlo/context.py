@@ -29,7 +29,7 @@ from convcanon.diagnostics import (
     lines_before,
     nesting_may_exceed,
 )
-from convcanon.ir_kind import SINGLE_THREADED, UNREGISTERED_DIALECTS
+from convcanon.ir_kind import SINGLE_THREADED, SPLIT_MARKER, UNREGISTERED_DIALECTS
 
 
 class _PlainContext(ir.Context):
@@ -405,13 +405,13 @@ def print_module(
     return text if text.endswith("\n") else text + "\n"
 
 
-def split_input_file(text: str) -> Iterator[tuple[int, str]]:
-    """Split at `// -----` lines like mlir-opt: (lines before the chunk, chunk) pairs, one at a
-    time, so a caller holds one chunk's module at once."""
+def split_input_file(text: str, marker: str = SPLIT_MARKER) -> Iterator[tuple[int, str]]:
+    """Split at `marker` lines (`// -----`) like mlir-opt: (lines before the chunk, chunk)
+    pairs, one at a time, so a caller holds one chunk's module at once."""
     start = offset = 0
-    for marker in re.finditer(r"(?m)^[ \t]*// -----[ \t]*(?:\n|\Z)", text):
-        chunk = text[start : marker.start()]
+    for cut in re.finditer(rf"(?m)^[ \t]*{re.escape(marker)}[ \t]*(?:\n|\Z)", text):
+        chunk = text[start : cut.start()]
         yield offset, chunk
         offset += chunk.count("\n") + 1
-        start = marker.end()
+        start = cut.end()
     yield offset, text[start:]
