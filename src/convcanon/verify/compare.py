@@ -21,7 +21,13 @@ import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.verify.half_b_plan import as_bits_of
-from convcanon.verify.inputs import DISTRIBUTIONS, drawn_description, perturbed, widen_inputs
+from convcanon.verify.inputs import (
+    DISTRIBUTIONS,
+    Distribution,
+    drawn_description,
+    perturbed,
+    widen_inputs,
+)
 from convcanon.verify.summary import ill_conditioned_reason, summary
 
 if TYPE_CHECKING:
@@ -188,7 +194,7 @@ def _trial_inputs(
             problems.append(f"{name} inputs make {what} non-finite ({detail})")
             continue
         drawn = Drawn(name, inputs, truth, out_before)
-        dull = _insensitive_outputs(plan, before_text, before_name, drawn, rng)
+        dull = _insensitive_outputs(plan, before_text, before_name, drawn, dist, rng)
         if not dull:
             if problems:
                 print(f"trial {trial}: {'; '.join(problems)}; drew {name} inputs instead")
@@ -205,16 +211,24 @@ def _trial_inputs(
 
 
 def _insensitive_outputs(
-    plan: Plan, before_text: str, before_name: str, drawn: Drawn, rng: np.random.Generator
+    plan: Plan,
+    before_text: str,
+    before_name: str,
+    drawn: Drawn,
+    dist: Distribution,
+    rng: np.random.Generator,
 ) -> str:
-    """Which float outputs do not respond to the inputs (a saturated softmax, a constant):
-    the truth (or BEFORE) at inputs scaled by up to PERTURBATION, element-wise. "" when every
-    output responds, or when there are no float inputs to move."""
+    """Which outputs do not respond to the inputs (a saturated softmax, a constant): the truth
+    (or BEFORE) at inputs scaled by up to PERTURBATION, element-wise, for its float outputs;
+    with no float input to scale, at inputs drawn again from `dist`, for every output (an
+    integer program clipped to a constant said ok of any rewrite). "" when every output
+    responds, or when there are no inputs to move."""
     from convcanon.verify.judge import MIN_RESPONSIVE, PERTURBATION, is_float, responsive_share
 
-    if not any(is_float(x.dtype) and x.size for x in drawn.inputs):
+    redrawn = not any(is_float(x.dtype) and x.size for x in drawn.inputs)
+    if redrawn and not any(x.size for x in drawn.inputs):
         return ""
-    moved_inputs = perturbed(drawn.inputs, rng)
+    moved_inputs = plan.make_inputs(rng, dist) if redrawn else perturbed(drawn.inputs, rng)
     if drawn.truth is not None:
         base = drawn.truth
         moved = _run_truth(
@@ -224,12 +238,13 @@ def _insensitive_outputs(
         base = [np.asarray(b) for b in drawn.out_before]
         moved = plan.run_before(before_text, before_name, plan.entry, moved_inputs)
     assert moved is not None
+    how = "drawn again" if redrawn else f"scaled by 1 +- {PERTURBATION:g}"
     dull = []
     for i, (own, b, m) in enumerate(zip(drawn.out_before, base, moved, strict=True)):
-        share = responsive_share(np.asarray(own), np.asarray(b), np.asarray(m))
+        share = responsive_share(np.asarray(own), np.asarray(b), np.asarray(m), redrawn)
         if share < MIN_RESPONSIVE:
             dull.append(
                 f"output {i} does not respond ({share:.0%} of its elements move when the inputs "
-                f"are scaled by 1 +- {PERTURBATION:g}; at least {MIN_RESPONSIVE:.0%} must)"
+                f"are {how}; at least {MIN_RESPONSIVE:.0%} must)"
             )
     return ", ".join(dull)

@@ -305,11 +305,18 @@ def ill_conditioned_bound(dtype: np.dtype) -> float:
     return max(min(ILL_CONDITIONED_ULPS * eps, ILL_CONDITIONED_MAX), ROUNDING_ULPS * eps)
 
 
-def responsive_share(output: np.ndarray, base: np.ndarray, moved: np.ndarray) -> float:
+def responsive_share(
+    output: np.ndarray, base: np.ndarray, moved: np.ndarray, exact_too: bool = False
+) -> float:
     """The share of `output`'s elements that moved (`base` to `moved`, both wide) by more than
-    RESPONSE of its scale; 1.0 for an output that is not a float."""
-    if not is_float(output.dtype) or output.size == 0:
+    RESPONSE of its scale; an integer or bool output's share that changed at all when
+    `exact_too` (the inputs were drawn again), else 1.0."""
+    if output.size == 0:
         return 1.0
+    if not is_float(output.dtype):
+        if not exact_too:
+            return 1.0
+        return float(np.count_nonzero(np.asarray(base) != np.asarray(moved))) / output.size
     wide_base, wide_moved = _wide(np.asarray(base)), _wide(np.asarray(moved))
     scale = float(np.abs(wide_base).max())
     if not math.isfinite(scale) or scale == 0.0:
