@@ -29,8 +29,9 @@ class ModuleFromBytecode(str):
 
 # A reader of hostile bytes can loop forever (jaxlib's bytecode reader does on some flipped
 # bytes), so the wait is bounded by the work the input can need: the child reads, verifies and
-# prints 1.3-1.8 MB of bytecode a second here (bench/RESULTS_reader.md), and an honest file is
-# given 13-18x that, never under a floor ~60x what starting the child takes on a loaded machine.
+# prints 0.9-1.8 MB of bytecode a second here, under a load of 3-6 on 2 cores
+# (bench/RESULTS_reader.md), and an honest file is given 10-18x that, never under a floor
+# 30-60x what starting the child takes on such a machine.
 READER_FLOOR_SECONDS = 10.0
 READER_SECONDS_PER_MB = 10.0
 
