@@ -29,6 +29,9 @@ class PrintOptions(NamedTuple):
     generic: bool | None = None  # --mlir-print-op-generic
     elide_elements: int | None = None  # --mlir-elide-elementsattrs-if-larger
     local_scope: bool = False  # --mlir-print-local-scope
+    nameloc_prefix: bool = False  # --mlir-use-nameloc-as-prefix
+    elide_resources: int | None = None  # --mlir-elide-resource-strings-if-larger
+    skip_regions: bool = False  # --mlir-print-skip-regions
 
     @property
     def default(self) -> bool:
@@ -39,6 +42,9 @@ class PrintOptions(NamedTuple):
         flags = {
             "--mlir-elide-elementsattrs-if-larger": self.elide_elements is not None,
             "--mlir-print-local-scope": self.local_scope,
+            "--mlir-use-nameloc-as-prefix": self.nameloc_prefix,
+            "--mlir-elide-resource-strings-if-larger": self.elide_resources is not None,
+            "--mlir-print-skip-regions": self.skip_regions,
         }
         return [flag for flag, asked in flags.items() if asked]
 
@@ -106,14 +112,18 @@ class FrameworkAdapter(NamedTuple):
 
 def print_hlo(module: Any, options: PrintOptions) -> str:
     """MLIR's printer with mlir-opt's flags."""
+    from convcanon.hlo.context import AsmFlags
     from convcanon.hlo.io import print_file
 
+    flags = AsmFlags(
+        options.local_scope, options.nameloc_prefix, options.elide_resources, options.skip_regions
+    )
     return print_file(
         module,
         debug_info=options.debug_info,
         generic=options.generic,
         large_elements_limit=options.elide_elements,
-        local_scope=options.local_scope,
+        flags=flags,
     )
 
 

@@ -208,6 +208,30 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         help="print each location inline, not as an alias at the end (HLO modules)",
     )
     parser.add_argument(
+        "--mlir-use-nameloc-as-prefix",
+        action="store_true",
+        help='name each value after its op\'s name location (`%%sum` for `loc("sum")`; HLO'
+        " modules)",
+    )
+    parser.add_argument(
+        "--mlir-elide-resource-strings-if-larger",
+        type=integer_at_least(0, INT64_MAX),
+        metavar="N",
+        default=None,
+        help="print resource blobs of more than N characters elided (HLO modules)",
+    )
+    parser.add_argument(
+        "--mlir-print-skip-regions",
+        action="store_true",
+        help="print every op's regions as {...} (HLO modules)",
+    )
+    parser.add_argument(
+        "--mlir-print-assume-verified",
+        action="store_true",
+        help="print without verifying first: what convcanon-opt always does, since parsing and"
+        " every pass verify",
+    )
+    parser.add_argument(
         "--verify-diagnostics",
         nargs="?",
         const="all",

@@ -117,12 +117,6 @@ def test_local_scope_prints_locations_inline_as_iree_opt(opt: Runner, program: P
     assert ours.out == iree_opt(program, "--pass-pipeline=builtin.module(cse)", *flags).stdout
 
 
-def test_local_scope_on_migraphx_is_a_usage_error(opt: Runner, tmp_path: Path) -> None:
-    (source := tmp_path / "exp.mlir").write_text(MIGRAPHX_EXP)
-    result = opt(source, "--mlir-print-local-scope")
-    assert result.code == 2 and "--mlir-print-local-scope prints HLO modules only" in result.err
-
-
 def test_disable_threading_reaches_every_mlir_context(
     opt: Runner, program: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,3 +168,55 @@ def test_split_markers_cut_and_join_as_iree_opt(
         return [line for line in text.splitlines() if line.strip()]
 
     assert lines(ours.out) == lines(theirs.stdout)
+
+
+# Values with name locations, and a constant held in a resource blob.
+NAMED = (
+    "module {\n"
+    "  func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+    '    %0 = stablehlo.add %a, %a : tensor<4xf32> loc("sum")\n'
+    "    %c = stablehlo.constant dense_resource<blob1> : tensor<4xf32>\n"
+    '    %1 = stablehlo.multiply %0, %c : tensor<4xf32> loc("prod")\n'
+    "    return %1 : tensor<4xf32>\n  }\n}\n"
+    "{-#\n  dialect_resources: {\n    builtin: {\n"
+    '      blob1: "0x040000000000803F0000004000004040000080400000"\n'
+    "    }\n  }\n#-}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--mlir-use-nameloc-as-prefix"],
+        ["--mlir-elide-resource-strings-if-larger=10"],
+        ["--mlir-elide-resource-strings-if-larger=1000"],
+        ["--mlir-print-skip-regions"],
+        ["--mlir-print-assume-verified"],
+        ["--mlir-use-nameloc-as-prefix", "--mlir-print-local-scope"],
+    ],
+)
+def test_printer_flags_print_as_iree_opt(opt: Runner, tmp_path: Path, flags: list[str]) -> None:
+    """The module as iree-opt prints it under each flag (mlir-opt ends it with one more
+    newline)."""
+    (source := tmp_path / "n.mlir").write_text(NAMED)
+    ours = opt(source, *flags, "--mlir-print-debuginfo")
+    assert ours.code == 0, ours.err
+    theirs = iree_opt(source, *flags, "--mlir-print-debuginfo")
+    assert ours.out.rstrip() == theirs.stdout.rstrip()
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--mlir-print-local-scope",
+        "--mlir-use-nameloc-as-prefix",
+        "--mlir-elide-resource-strings-if-larger=10",
+        "--mlir-print-skip-regions",
+    ],
+)
+def test_mlir_printer_flags_on_migraphx_are_usage_errors(
+    opt: Runner, tmp_path: Path, flag: str
+) -> None:
+    (source := tmp_path / "exp.mlir").write_text(MIGRAPHX_EXP)
+    result = opt(source, flag)
+    assert result.code == 2 and f"{flag.split('=')[0]} prints HLO modules only" in result.err

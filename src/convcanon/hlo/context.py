@@ -30,6 +30,7 @@ from convcanon.diagnostics import (
     nesting_may_exceed,
 )
 from convcanon.ir_kind import SINGLE_THREADED, SPLIT_MARKER, UNREGISTERED_DIALECTS
+from convcanon.records import NamedTuple
 
 
 class _PlainContext(ir.Context):
@@ -381,16 +382,27 @@ def error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonErr
     return ConvcanonError(message, source_loc(first.location, filename), notes=notes)
 
 
+class AsmFlags(NamedTuple):
+    """mlir-opt's printer flags that only change how the text reads."""
+
+    local_scope: bool = False  # --mlir-print-local-scope: locations inline, not as aliases
+    nameloc_prefix: bool = False  # --mlir-use-nameloc-as-prefix: `%sum` for a `loc("sum")`
+    elide_resources: int | None = None  # --mlir-elide-resource-strings-if-larger
+    skip_regions: bool = False  # --mlir-print-skip-regions: `module {...}`
+
+
+PLAIN_ASM = AsmFlags()
+
+
 def print_module(
     module: ir.Module,
     debug_info: bool = False,
     generic: bool = False,
     large_elements_limit: int | None = None,
-    local_scope: bool = False,
+    flags: AsmFlags = PLAIN_ASM,
 ) -> str:
-    """Print like `mlir-opt`: pretty (or generic) form, debug locations only if asked (inline,
-    not as aliases, with `local_scope`), elements attributes past `large_elements_limit`
-    elements elided."""
+    """Print like `mlir-opt`: pretty (or generic) form, debug locations only if asked, elements
+    attributes past `large_elements_limit` elements elided, and as `flags` ask."""
     # Parsing and every pass verify, so the printer need not verify again. The printer hands
     # Python one chunk per token; bytes chunks cost ~20% less than str chunks, then one decode.
     asm = module.operation.get_asm(
@@ -399,7 +411,10 @@ def print_module(
         print_generic_op_form=generic,
         assume_verified=True,
         large_elements_limit=large_elements_limit,
-        use_local_scope=local_scope,
+        use_local_scope=flags.local_scope,
+        use_name_loc_as_prefix=flags.nameloc_prefix,
+        large_resource_limit=flags.elide_resources,
+        skip_regions=flags.skip_regions,
     )
     text = asm.decode() if isinstance(asm, bytes) else str(asm)
     return text if text.endswith("\n") else text + "\n"

@@ -8,6 +8,8 @@ from convcanon.diagnostics import SourceLoc, lines_before
 from convcanon.fileio.module_input import ModuleFromBytecode
 from convcanon.fileio.stdout import encode_text
 from convcanon.hlo.context import (
+    PLAIN_ASM,
+    AsmFlags,
     error_from_mlir,
     ir,
     make_context,
@@ -136,18 +138,18 @@ def print_file(
     debug_info: bool | None = None,
     generic: bool | None = None,
     large_elements_limit: int | None = None,
-    local_scope: bool = False,
+    flags: AsmFlags = PLAIN_ASM,
 ) -> str:
     """Print as parsed (locations and generic form kept), or as `--mlir-print-debuginfo` /
-    `--mlir-print-op-generic` / `--mlir-elide-elementsattrs-if-larger` /
-    `--mlir-print-local-scope` ask. Text positions print with the input's name, as mlir-opt."""
+    `--mlir-print-op-generic` / `--mlir-elide-elementsattrs-if-larger` and `flags` ask. Text
+    positions print with the input's name, as mlir-opt."""
     with_locations = parsed.debug_info if debug_info is None else debug_info
     text = print_module(
         parsed.module,
         debug_info=with_locations,
         generic=parsed.generic if generic is None else generic,
         large_elements_limit=large_elements_limit,
-        local_scope=local_scope,
+        flags=flags,
     )
     # The parser names the buffer "-": ops the input gives no location of their own print as
     # `loc("-":L:C)` (all of them, or some where only some ops carry one), where mlir-opt
