@@ -29,13 +29,19 @@ def run_cli(
 def assert_no_harm(
     outcome: Outcome, input_file: Path, input_digest: str, output_file: Path | None
 ) -> None:
-    """Exit 0/1/2; failures end in a diagnostic, no traceback; input intact; no partial output."""
+    """Exit 0/1/2; failures end in an error (and the notes MLIR attaches to it), no traceback;
+    input intact; no partial output."""
     assert outcome.code in (0, 1, 2), outcome
     assert "Traceback" not in outcome.stderr
     assert hashlib.sha256(input_file.read_bytes()).hexdigest() == input_digest
     if outcome.code != 0:
         lines = [line for line in outcome.stderr.splitlines() if line.strip()]
-        assert len(lines) >= 1 and "error: " in lines[-1], outcome.stderr
+        errors = [n for n, line in enumerate(lines) if "error: " in line]
+        assert errors, outcome.stderr
+        notes = lines[errors[-1] + 1 :]
+        assert all(": note: " in line or line.startswith("note: ") for line in notes), (
+            outcome.stderr
+        )
         if output_file is not None:
             assert not output_file.exists(), "a failed run left an output file"
     leftovers = [p for p in input_file.parent.iterdir() if p.name.endswith(".tmp")]
