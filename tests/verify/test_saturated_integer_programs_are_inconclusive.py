@@ -1,8 +1,10 @@
-"""An integer program whose output is clipped to a constant says nothing about a rewrite: with
-no float input to scale, verify skipped the signal check and said ok of a rewrite whose pad was
-moved by one pixel (XLA and the reference alike). Now the inputs are drawn again, an output
-that does not change is no signal, and the verdict is inconclusive (exit 3), as it is for a
-saturated float program; an integer conv whose output responds is still ok."""
+"""An output that is not a float says nothing about a rewrite when it does not change: verify
+skipped the signal check for a program with no float input (an i8 conv clipped to a constant)
+and for one with no float output (a float conv compared with 1e6: all false), and said ok of
+a rewrite whose pad was moved by one pixel (XLA and the reference alike). Now the inputs are
+drawn again, an output that does not change is no signal, and the verdict is inconclusive
+(exit 3), as it is for a saturated float program; integer and argmax outputs that respond are
+still judged, and the moved pad is a mismatch there."""
 
 from __future__ import annotations
 
@@ -20,29 +22,37 @@ PAD = "low = [0, 1, 1, 0], high = [0, 2, 2, 0]"
 MOVED = "low = [0, 2, 1, 0], high = [0, 1, 2, 0]"  # the window one row lower
 
 
-def _exported(offset: int) -> str:
-    """i8 x i8 -> i32 strided conv, times 1000 plus `offset`, clipped to [0, 6]."""
+def _exported(kind: str) -> str:
+    """A strided conv, then: i8 x i8 -> i32 times 1000 (plus 1e6 when saturated) clipped to
+    [0, 6]; or in f32, compared with 1e6, or its argmax."""
     import jax
     import jax.numpy as jnp
     from jax import lax
 
+    element = jnp.int8 if kind.startswith("int") else jnp.float32
+
     def net(x: jax.Array, w: jax.Array) -> jax.Array:
         dims = ("NHWC", "HWIO", "NHWC")
+        wide = jnp.int32 if element == jnp.int8 else None
         y = lax.conv_general_dilated(
-            x, w, (2, 2), [(1, 1), (1, 1)], None, None, dims, preferred_element_type=jnp.int32
+            x, w, (2, 2), [(1, 1), (1, 1)], None, None, dims, preferred_element_type=wide
         )
-        return jnp.clip(y * 1000 + offset, 0, 6)
+        if kind == "comparison":
+            return y > 1e6
+        if kind == "argmax":
+            return jnp.argmax(y.reshape(-1))
+        return jnp.clip(y * 1000 + (1_000_000 if kind == "int-saturated" else 0), 0, 6)
 
     specs = [
-        jax.ShapeDtypeStruct((1, 9, 9, 3), jnp.int8),
-        jax.ShapeDtypeStruct((3, 3, 3, 4), jnp.int8),
+        jax.ShapeDtypeStruct((1, 9, 9, 3), element),
+        jax.ShapeDtypeStruct((3, 3, 3, 4), element),
     ]
     return jax.jit(net).lower(*specs).as_text()
 
 
-def _pair(tmp_path: Path, offset: int) -> tuple[str, str]:
+def _pair(tmp_path: Path, kind: str) -> tuple[str, str]:
     before, broken = tmp_path / "before.mlir", tmp_path / "broken.mlir"
-    text = _exported(offset)
+    text = _exported(kind)
     before.write_text(text)
     canonical = transform_text(text, str(before), "stablehlo-canonicalize-conv")
     assert isinstance(canonical, str) and PAD in canonical, canonical
@@ -50,9 +60,10 @@ def _pair(tmp_path: Path, offset: int) -> tuple[str, str]:
     return str(before), str(broken)
 
 
+@pytest.mark.parametrize("kind", ["int-saturated", "comparison"])
 @pytest.mark.parametrize("engine", ["reference", "xla"])
-def test_a_moved_pad_under_a_saturated_integer_output_is_inconclusive(engine, tmp_path):
-    before, broken = _pair(tmp_path, 1_000_000)  # every output clipped to 6
+def test_a_moved_pad_under_an_output_that_never_changes_is_inconclusive(kind, engine, tmp_path):
+    before, broken = _pair(tmp_path, kind)
     code, out, err = cli("verify", before, broken, "--engine", engine)
     assert code == 3 and out.startswith(f"inconclusive: 3 trial(s) on engine {engine}"), (out, err)
     assert (
@@ -60,8 +71,9 @@ def test_a_moved_pad_under_a_saturated_integer_output_is_inconclusive(engine, tm
     )
 
 
-def test_an_integer_output_that_responds_still_judges(tmp_path):
-    before, broken = _pair(tmp_path, 0)  # 0 or 6 by the conv's sign
+@pytest.mark.parametrize("kind", ["int", "argmax"])
+def test_an_output_that_responds_still_judges(kind, tmp_path):
+    before, broken = _pair(tmp_path, kind)
     code, out, err = cli("verify", before, before, "--engine", "xla")
     assert code == 0 and out.startswith("ok: 3 trial(s) on engine xla"), (out, err)
     code, out, err = cli("verify", before, broken, "--engine", "xla")

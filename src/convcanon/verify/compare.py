@@ -220,12 +220,16 @@ def _insensitive_outputs(
 ) -> str:
     """Which outputs do not respond to the inputs (a saturated softmax, a constant): the truth
     (or BEFORE) at inputs scaled by up to PERTURBATION, element-wise, for its float outputs;
-    with no float input to scale, at inputs drawn again from `dist`, for every output (an
-    integer program clipped to a constant said ok of any rewrite). "" when every output
-    responds, or when there are no inputs to move."""
+    with no float input to scale or no float output to see it, at inputs drawn again from
+    `dist`, for every output (an integer program clipped to a constant, or a float one whose
+    only output is a comparison, said ok of any rewrite). "" when every output responds, or
+    when there are no inputs to move."""
     from convcanon.verify.judge import MIN_RESPONSIVE, PERTURBATION, is_float, responsive_share
 
-    redrawn = not any(is_float(x.dtype) and x.size for x in drawn.inputs)
+    outputs = [np.asarray(b) for b in drawn.out_before]
+    redrawn = not any(is_float(x.dtype) and x.size for x in drawn.inputs) or not any(
+        is_float(b.dtype) and b.size for b in outputs
+    )
     if redrawn and not any(x.size for x in drawn.inputs):
         return ""
     moved_inputs = plan.make_inputs(rng, dist) if redrawn else perturbed(drawn.inputs, rng)
