@@ -219,12 +219,12 @@ def _insensitive_outputs(
     rng: np.random.Generator,
 ) -> str:
     """Which outputs do not respond to the inputs (a saturated softmax, a constant): the truth
-    (or BEFORE) at inputs scaled by up to PERTURBATION, element-wise, for its float outputs;
-    with no float input to scale or no float output to see it, at inputs drawn again from
-    `dist`, for every output (an integer program clipped to a constant, or a float one whose
-    only output is a comparison, said ok of any rewrite). "" when every output responds, or
-    when there are no inputs to move."""
-    from convcanon.verify.judge import MIN_RESPONSIVE, PERTURBATION, is_float, responsive_share
+    (or BEFORE) at inputs scaled by up to `perturbation` of their types, element-wise, for its
+    float outputs; with no float input to scale or no float output to see it, at inputs drawn
+    again from `dist`, for every output (an integer program clipped to a constant, or a float
+    one whose only output is a comparison, said ok of any rewrite). "" when every output
+    responds, or when there are no inputs to move."""
+    from convcanon.verify.judge import MIN_RESPONSIVE, is_float, perturbation, responsive_share
 
     outputs = [np.asarray(b) for b in drawn.out_before]
     redrawn = not any(is_float(x.dtype) and x.size for x in drawn.inputs) or not any(
@@ -242,7 +242,8 @@ def _insensitive_outputs(
         base = [np.asarray(b) for b in drawn.out_before]
         moved = plan.run_before(before_text, before_name, plan.entry, moved_inputs)
     assert moved is not None
-    how = "drawn again" if redrawn else f"scaled by 1 +- {PERTURBATION:g}"
+    reach = max([perturbation(x.dtype) for x in drawn.inputs if is_float(x.dtype)], default=0.0)
+    how = "drawn again" if redrawn else f"scaled by 1 +- {reach:g}"
     dull = []
     for i, (own, b, m) in enumerate(zip(drawn.out_before, base, moved, strict=True)):
         share = responsive_share(np.asarray(own), np.asarray(b), np.asarray(m), redrawn)

@@ -45,11 +45,13 @@ ILL_CONDITIONED_MAX = 0.1
 ROUNDING_ULPS = 16.0
 # an output responds to its inputs when at least MIN_RESPONSIVE of its elements move by more
 # than RESPONSE of its scale when every float input is scaled by a random factor within
-# PERTURBATION (at least PERTURBATION_ULPS steps of its type) of 1. Small, so that a saturated
-# softmax keeps its 0s and 1s (a large one could flip which class is 1: that moves, but says
-# nothing about the values under it)
+# PERTURBATION (at least PERTURBATION_ULPS steps of its type, at most PERTURBATION_MAX) of 1.
+# Small, so that a saturated softmax keeps its 0s and 1s (a large one could flip which class
+# is 1: that moves, but says nothing about the values under it); under 1, so that no factor
+# flips a sign (16 steps of f8E4M3FN are 2.0: a positive input could turn negative)
 PERTURBATION = 1e-3
 PERTURBATION_ULPS = 16.0
+PERTURBATION_MAX = 0.5
 RESPONSE = 1e-6
 MIN_RESPONSIVE = 0.1
 
@@ -328,4 +330,4 @@ def responsive_share(
 
 def perturbation(dtype: np.dtype) -> float:
     """How far from 1 the factors that scale an input of `dtype` reach."""
-    return max(PERTURBATION, PERTURBATION_ULPS * epsilon(dtype))
+    return min(max(PERTURBATION, PERTURBATION_ULPS * epsilon(dtype)), PERTURBATION_MAX)
