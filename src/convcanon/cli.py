@@ -130,7 +130,9 @@ def _run_opt(args: argparse.Namespace, pipeline: str, script: bool) -> int:
             skip_regions=args.mlir_print_skip_regions,
         ),
         instruments=requested_instruments(args),
-        output_format=output_format(args.emit_bytecode, args.target_version, args.emit_hlo),
+        output_format=output_format(
+            args.emit_bytecode, args.target_version, args.emit_hlo, args.emit_bytecode_version
+        ),
         verify_diagnostics=args.verify_diagnostics,
     )
 

@@ -58,7 +58,7 @@ class OutputFormat(NamedTuple):
     (`--emit-hlo`)."""
 
     kind: str = "text"
-    target: str = ""  # the StableHLO version of an artifact
+    target: str = ""  # the version written: an artifact's StableHLO, bytecode's (or current)
 
     @property
     def flag(self) -> str:
@@ -70,8 +70,16 @@ class OutputFormat(NamedTuple):
 TEXT = OutputFormat()
 
 
-def output_format(bytecode: bool, target_version: str | None, hlo: str | None) -> OutputFormat:
+def output_format(
+    bytecode: bool, target_version: str | None, hlo: str | None, bytecode_version: int | None = None
+) -> OutputFormat:
     """The format convcanon-opt's flags ask for (argparse keeps them exclusive)."""
+    if bytecode_version is not None:
+        if not bytecode:
+            raise UsageError(
+                "--emit-bytecode-version is the version --emit-bytecode writes: give both"
+            )
+        return OutputFormat("bytecode", str(bytecode_version))
     if target_version is not None:
         from convcanon.hlo.formats import check_target_version
 

@@ -125,6 +125,14 @@ def _add_output_formats(parser: argparse.ArgumentParser) -> None:
     emit.add_argument(
         "--emit-bytecode", action="store_true", help="write MLIR bytecode, as mlir-opt does"
     )
+    parser.add_argument(
+        "--emit-bytecode-version",
+        type=integer_at_least(0, INT64_MAX),
+        metavar="N",
+        default=None,
+        help="the MLIR bytecode version --emit-bytecode writes, for an older reader (default:"
+        " the current one; the writer names the versions it can write)",
+    )
     emit.add_argument(
         "--target-version",
         metavar="X.Y.Z",

@@ -136,10 +136,19 @@ def bytecode_on_a_small_stack(module: ir.Module) -> bytes | None:
 DEFAULT_STACK = 8 << 20  # Linux's default stack: of a process's main thread and of a thread
 
 
-def module_bytecode(module: ir.Module) -> bytes:
-    """The module as MLIR bytecode, as `mlir-opt --emit-bytecode` writes it."""
+def module_bytecode(module: ir.Module, version: int | None = None, filename: str = "-") -> bytes:
+    """The module as MLIR bytecode, as `mlir-opt --emit-bytecode` writes it: in the current
+    bytecode version, or `version` (`--emit-bytecode-version`; the writer refuses one it
+    cannot write, or one too old for the module, as mlir-opt reports it)."""
     buffer = io.BytesIO()
-    module.operation.write_bytecode(buffer)
+    if version is None:
+        module.operation.write_bytecode(buffer)
+        return buffer.getvalue()
+    with _collected(module.context, filename) as errors:
+        try:
+            module.operation.write_bytecode(buffer, desired_version=version)
+        except ValueError as err:
+            raise (errors[0] if errors else ConvcanonError(str(err), SourceLoc(filename))) from None
     return buffer.getvalue()
 
 
@@ -209,7 +218,7 @@ def emit(hlo_file: HloFile, kind: str, target: str = "") -> bytes:
     """The module in a binary output format: `bytecode`, `artifact` (for StableHLO `target`),
     `hlo-text` or `hlo-proto` (XLA's converter, in a child process)."""
     if kind == "bytecode":
-        return module_bytecode(hlo_file.module)
+        return module_bytecode(hlo_file.module, int(target) if target else None, hlo_file.filename)
     if kind == "artifact":
         return portable_artifact(hlo_file.module, target, hlo_file.filename)
     call = "from convcanon.hlo.formats import hlo_child; hlo_child()"
