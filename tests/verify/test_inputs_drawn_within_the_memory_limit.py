@@ -45,14 +45,13 @@ def limited(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("program", [THREE_ARGUMENTS, MIGRAPHX_THREE_ARGUMENTS], ids=["hlo", "mgx"])
-@pytest.mark.parametrize("command", [["verify", "{m}", "{m}"], ["run", "{m}"]], ids=str)
 def test_arguments_under_the_limit_one_by_one_are_refused_together(
-    program: str, command: list[str], limited: None, tmp_path: Path
+    program: str, limited: None, tmp_path: Path
 ):
     module = tmp_path / "m.mlir"
     module.write_text(program)
     try:
-        code, out, err = cli(*(part.format(m=module) for part in command))
+        code, out, err = cli("verify", str(module), str(module))
     except Reached as reached:
         pytest.fail(f"inputs were drawn: {reached}")
     assert code == 1 and out == "", (out, err)
@@ -72,3 +71,20 @@ def test_run_names_the_limit_an_argument_is_over(tmp_path: Path):
         f"{module}:1:1: error: @main argument 0 (f32[100000, 100000, 100000]) needs"
         " 4000000000000000 bytes, over the memory limit of 4294967296\n"
     )
+
+
+@pytest.mark.parametrize("program", [THREE_ARGUMENTS, MIGRAPHX_THREE_ARGUMENTS], ids=["hlo", "mgx"])
+def test_run_draws_within_its_own_memory_limit(
+    program: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    """`run` draws within its `--memory-limit` (the draw was checked against the default 4 GiB,
+    so a 4 MB limit let 18 MB be drawn before the interpreter refused the run)."""
+    record_calls(monkeypatch, convcanon.verify.inputs, "random_array", refuse=True)
+    module = tmp_path / "m.mlir"
+    module.write_text(program)
+    try:
+        code, out, err = cli("run", str(module), "--memory-limit", "4000000")
+    except Reached as reached:
+        pytest.fail(f"inputs were drawn: {reached}")
+    assert code == 1 and out == "", (out, err)
+    assert err.endswith(f"error: {REFUSAL}\n"), err

@@ -25,6 +25,9 @@ from convcanon.reference.parsed import each_text_parsed_once
 from convcanon.reference.run import check_input_names, run_hlo_text
 from convcanon.reference.summary import print_results
 
+# (text, filename, entry, memory limit) -> the entry's arguments, drawn within the limit
+Draw = Callable[[str, str, str | None, int], Mapping[str, np.ndarray]]
+
 
 def parse_memory_limit(text: str | int) -> int:
     """`4GiB`, `512MiB`, `1000000` (bytes) -> bytes; anything else is a usage error."""
@@ -45,14 +48,14 @@ def run_command(
     split_input_file: bool = False,
     memory_limit: str | int = "4GiB",
     max_loop_iterations: int | None = None,
-    draw: Callable[[str, str, str | None], Mapping[str, np.ndarray]] | None = None,
+    draw: Draw | None = None,
 ) -> int:
     """Run every entry function; exit 0 only if every check held (only then write outputs).
 
     With `split_input_file` each `// -----` chunk is a module of its own (HLO or migraphx/TOSA,
     split before either interpreter sees it), its results named `chunkK.FUNCTION.resultI`; every
     bad chunk's error is reported, at its line in the file. Without `inputs`, `draw(text,
-    filename, entry)` gives each module's arguments, if given."""
+    filename, entry, memory limit)` gives each module's arguments, if given."""
     limit = parse_memory_limit(memory_limit)
     check_output_path(input, output)
     if inputs:
@@ -109,7 +112,7 @@ class _Job:
         self.output_is_stdout = output == "-"  # `-o -`: the npz is stdout, the status lines stderr
         self.outputs: dict[str, np.ndarray] = {}
         self.failed = 0  # functions that failed a check
-        self.draw: Callable[[str, str, str | None], Mapping[str, np.ndarray]] | None = None
+        self.draw: Draw | None = None
 
     def run(self, text: str, offset: int = 0, chunk: str = "") -> None:
         """Run a file, or the chunk `chunk` that has `offset` lines of the file before it:
@@ -119,14 +122,18 @@ class _Job:
 
         if sniff_framework(text) == "xdsl":  # xDSL's positions: the chunk after its lines
             placed = "\n" * offset + text
-            feed = self.draw(placed, self.filename, self.entry) if self.draw else self.feed
+            feed = (
+                self.draw(placed, self.filename, self.entry, self.limit) if self.draw else self.feed
+            )
             results = _run_xdsl(placed, self.filename, self.entry, feed, self.limit)
             name = self.entry or "main"
             self._report(f"{name}: ok ({len(results)} result(s))", results, chunk)
             self._name(results, f"{chunk}.{name}." if chunk else "")
             return
         with text_starts_at_line(offset + 1), each_text_parsed_once():
-            feed = self.draw(text, self.filename, self.entry) if self.draw else self.feed
+            feed = (
+                self.draw(text, self.filename, self.entry, self.limit) if self.draw else self.feed
+            )
             reports = run_hlo_text(
                 _refined_to_inputs(text, self.filename, self.entry, feed),
                 self.filename,

@@ -49,25 +49,28 @@ def entry_function(module: ModuleOp, filename: str, entry: str | None) -> func.F
     return chosen
 
 
-def check_memory(function: func.FuncOp, args: list[FlatArg], filename: str) -> None:
+def check_memory(
+    function: func.FuncOp, args: list[FlatArg], filename: str, limit: int | None = None
+) -> None:
     """Refuse, before verify allocates its random input buffers, an argument over the
     interpreter's memory limit (a hostile `tensor<99999999999x4xf32>` must not eat the machine),
-    or arguments over it together (`inputs.check_drawn_bytes`)."""
+    or arguments over it together (`inputs.check_drawn_bytes`); `limit`: `run --memory-limit`."""
     from convcanon.migraphx.io import op_location
     from convcanon.reference.migraphx_interp import DEFAULT_MEMORY_LIMIT
     from convcanon.verify.inputs import InputsTooLarge, check_drawn_bytes
 
+    limit = limit or DEFAULT_MEMORY_LIMIT
     for index, arg in enumerate(args):
         needed = math.prod(arg.shape) * arg.dtype.itemsize
-        if needed > DEFAULT_MEMORY_LIMIT:
+        if needed > limit:
             raise InputsTooLarge(
                 f"@{function.sym_name.data} argument {index} (flat buffer {arg.element}"
                 f"{list(arg.shape)}) needs {needed} bytes, over the memory limit of "
-                f"{DEFAULT_MEMORY_LIMIT}",
+                f"{limit}",
                 op_location(function) or SourceLoc(filename),
             )
     where = op_location(function) or SourceLoc(filename)
-    check_drawn_bytes(args, function.sym_name.data, DEFAULT_MEMORY_LIMIT, where)
+    check_drawn_bytes(args, function.sym_name.data, limit, where)
 
 
 def _elements(ty: Attribute) -> int:

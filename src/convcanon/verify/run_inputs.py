@@ -14,18 +14,18 @@ from convcanon.verify.inputs import DISTRIBUTIONS, InputsTooLarge, drawn_descrip
 
 
 def _hlo_arguments(
-    text: str, filename: str, entry: str | None, rng: np.random.Generator
+    text: str, filename: str, entry: str | None, rng: np.random.Generator, limit: int
 ) -> tuple[str, list, list[np.ndarray]]:
     """The entry's name, its arguments (`TensorType`s) and their random values."""
     from convcanon.verify.inputs import random_inputs
     from convcanon.verify.signature import module_signature
 
-    signature = module_signature(text, filename, entry)
+    signature = module_signature(text, filename, entry, limit)
     return signature.entry, signature.args, random_inputs(signature.args, rng)
 
 
 def _xdsl_arguments(
-    text: str, filename: str, entry: str | None, rng: np.random.Generator
+    text: str, filename: str, entry: str | None, rng: np.random.Generator, limit: int
 ) -> tuple[str, list, list[np.ndarray]]:
     """The entry's name, its flat arguments and their random values."""
     from convcanon.reference.migraphx_interp import flat_args
@@ -34,7 +34,7 @@ def _xdsl_arguments(
 
     function = half_b.entry_function(half_b.parse(text, filename), filename, entry)
     args = flat_args(function)
-    half_b.check_memory(function, args, filename)
+    half_b.check_memory(function, args, filename, limit)
     return function.sym_name.data, args, random_buffers(args, rng)
 
 
@@ -48,10 +48,12 @@ class RandomFeed:
         self.rng = np.random.default_rng(seed)
         self.notes: list[str] = []
 
-    def __call__(self, text: str, filename: str, entry: str | None) -> dict[str, np.ndarray]:
+    def __call__(
+        self, text: str, filename: str, entry: str | None, limit: int
+    ) -> dict[str, np.ndarray]:
         arguments = _xdsl_arguments if sniff_framework(text) == "xdsl" else _hlo_arguments
         try:
-            name, args, values = arguments(text, filename, entry, self.rng)
+            name, args, values = arguments(text, filename, entry, self.rng, limit)
         except InputsTooLarge:  # `run` would say they are missing
             raise
         except ConvcanonError:  # no such entry, a dynamic shape: `run` says it in its words

@@ -22,8 +22,12 @@ class Signature:
     weights: dict[int, int]
 
 
-def module_signature(text: str, filename: str, entry: str | None) -> Signature:
-    """Parse `text` (HLO) and read the entry's argument types and the longest reduction."""
+def module_signature(
+    text: str, filename: str, entry: str | None, memory_limit: int | None = None
+) -> Signature:
+    """Parse `text` (HLO) and read the entry's argument types and the longest reduction;
+    arguments whose random values would not fit in `memory_limit` (default: the interpreter's)
+    are refused."""
     from jaxlib.mlir import ir
 
     from convcanon.reference import hlo_interp
@@ -47,14 +51,15 @@ def module_signature(text: str, filename: str, entry: str | None) -> Signature:
     block = interp.functions[entry].regions[0].blocks[0]
     args = [hlo_interp.tensor_type(a.type, SourceLoc(filename)) for a in block.arguments]
     refuse_tuple_arguments(entry, list(block.arguments), args, interp.loc(interp.functions[entry]))
+    limit = memory_limit or hlo_interp.DEFAULT_MEMORY_LIMIT
+    where = interp.loc(interp.functions[entry])
     for index, arg in enumerate(args):  # random inputs are allocated before any interpreter runs
-        if arg.nbytes > hlo_interp.DEFAULT_MEMORY_LIMIT:
+        if arg.nbytes > limit:
             raise InputsTooLarge(
                 f"@{entry} argument {index} ({arg.element}{list(arg.shape)}) needs {arg.nbytes} "
-                f"bytes, over the memory limit of {hlo_interp.DEFAULT_MEMORY_LIMIT}",
-                interp.loc(interp.functions[entry]),
+                f"bytes, over the memory limit of {limit}",
+                where,
             )
-    limit, where = hlo_interp.DEFAULT_MEMORY_LIMIT, interp.loc(interp.functions[entry])
     check_drawn_bytes(args, entry, limit, where)
     return Signature(entry, args, _longest_reduction(module), _weight_arguments(block))
 
