@@ -259,14 +259,25 @@ def _convert(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[Ten
     if x.dtype.kind == "c" and target.kind != "c":
         x = np.real(x)
     if x.dtype.kind in "fV" and target.kind in "iu":
-        info = np.iinfo(target)
-        with np.errstate(all="ignore"):
-            wide = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0)
-            return [np.clip(wide, info.min, info.max).astype(target)]
+        return [_float_to_int(x, rt[0])]
     if target == np.bool_:
         return [x != 0]
     with np.errstate(all="ignore"):  # a float too big for the narrower type becomes inf
         return [x.astype(target)]
+
+
+def _float_to_int(x: np.ndarray, result: TensorType) -> np.ndarray:
+    """Float to integer as XLA converts: truncated, NaN to 0, saturated at the bounds of the
+    declared type (i4 at -8..7, not the byte it is kept in), infinities too. The bound is
+    compared as a float, never cast: f64(INT64_MAX) is 2**63, which cast wrapped to INT64_MIN."""
+    import ml_dtypes
+
+    target = result.dtype
+    info = ml_dtypes.iinfo(result.declared_dtype)
+    wide = np.trunc(x.astype(np.float64))
+    high, low = wide >= float(info.max), wide <= float(info.min)  # NaN is neither
+    inside = np.where(high | low | np.isnan(wide), 0.0, wide).astype(target)
+    return np.where(high, target.type(info.max), np.where(low, target.type(info.min), inside))
 
 
 def _bitcast_convert(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
