@@ -140,6 +140,92 @@ def _split_top_level(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+def _unwrapped(text: str) -> str:
+    """The pipeline inside its anchors: `builtin.module(...)`, and `func.func(...)` or
+    `any(...)` around the whole of it (every pass here runs on the module, which gives the same
+    result), only where the anchor's parenthesis closes at the end: `func.func(cse),
+    func.func(canonicalize)` is two items, not one."""
+    body = text.strip()
+    while True:
+        for anchor in ("builtin.module(", "func.func(", "any("):
+            if body.startswith(anchor) and _closing(body, len(anchor) - 1) == len(body) - 1:
+                body = body[len(anchor) : -1].strip()
+                break
+        else:
+            return body
+
+
+def _closing(text: str, start: int) -> int:
+    """Where the parenthesis at `start` closes (-1 if it does not); braces of options nest on
+    their own, as `_split_top_level` reads them."""
+    braces = parens = 0
+    for index in range(start, len(text)):
+        ch = text[index]
+        braces += (ch == "{") - (ch == "}")
+        if braces == 0 and ch in "()":
+            parens += 1 if ch == "(" else -1
+            if parens == 0:
+                return index
+    return -1
+
+
+def option_tokens(written: str) -> list[str]:
+    """A pass's options text split as MLIR's pass option parser splits it: at spaces, except
+    inside quotes ('...', "...") or braces; then `key=value` with a value's enclosing quotes or
+    braces dropped (`gate="general"` is `gate=general`)."""
+    tokens: list[str] = []
+    current: list[str] = []
+    closer = ""  # the quote or brace the current group waits for
+    depth = 0
+    for ch in written:
+        if closer:
+            current.append(ch)
+            if ch == "{" and closer == "}":
+                depth += 1
+            elif ch == closer:
+                depth -= closer == "}"
+                if closer != "}" or depth == 0:
+                    closer = ""
+            continue
+        if ch.isspace():
+            if current:
+                tokens.append("".join(current))
+                current = []
+            continue
+        current.append(ch)
+        if ch in "'\"{":
+            closer = "}" if ch == "{" else ch
+            depth = ch == "{"
+    if current:
+        tokens.append("".join(current))
+    return [_unquoted(token) for token in tokens]
+
+
+def _options_text(rest: str) -> tuple[str, str, str]:
+    """`rest` (what follows a pass's `{`) as (its options, `}` or "" if they never end, what
+    follows them): a brace inside a quoted or braced value does not end them."""
+    depth = 1
+    quote = ""
+    for index, ch in enumerate(rest):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "{}":
+            depth += 1 if ch == "{" else -1
+            if depth == 0:
+                return rest[:index], "}", rest[index + 1 :]
+    return rest, "", ""
+
+
+def _unquoted(token: str) -> str:
+    key, eq, value = token.partition("=")
+    value = value.strip()
+    if len(value) > 2 and (value[0], value[-1]) in (("'", "'"), ('"', '"'), ("{", "}")):
+        value = value[1:-1].strip()
+    return key + eq + value
+
+
 def _known_passes() -> str:
     return ", ".join(sorted(PASSES))
 
@@ -147,12 +233,8 @@ def _known_passes() -> str:
 def parse_pipeline(text: str) -> list[PassInvocation]:
     """Parse `name{key=value key2=value2},name2` (an outer `builtin.module(...)` is accepted).
     A name that is not ours is one of the MLIR passes jaxlib registers, or a usage error."""
-    body = text.strip()
-    for wrapper in ("builtin.module(", "func.func("):
-        if body.startswith(wrapper) and body.endswith(")"):
-            body = body[len(wrapper) : -1]
     invocations = []
-    for item in _split_top_level(body):
+    for item in _split_top_level(_unwrapped(text)):
         name, brace, rest = item.partition("{")
         name = name.strip()
         _refuse_commas_between_options(name, rest if brace else "")
@@ -162,7 +244,7 @@ def parse_pipeline(text: str) -> list[PassInvocation]:
             continue
         options: dict[str, OptionValue] = {o.name: o.default for o in info.options}
         if brace:
-            written, close, after = rest.partition("}")
+            written, close, after = _options_text(rest)
             if not close:
                 raise UsageError(f"{name}: options must end with '}}'")
             if after.strip():
@@ -171,7 +253,7 @@ def parse_pipeline(text: str) -> list[PassInvocation]:
                     " (passes are separated by commas)"
                 )
             specs = {o.name: o for o in info.options}
-            for token in written.split():
+            for token in option_tokens(written):
                 key, _, value = token.partition("=")
                 spec = specs.get(key)
                 if spec is None:

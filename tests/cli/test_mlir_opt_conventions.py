@@ -10,7 +10,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from cli_support import CNN, MIGRAPHX_EXP, Runner  # pyright: ignore[reportMissingImports]
+from cli_support import CNN, MIGRAPHX_EXP, Runner, iree_opt  # pyright: ignore[reportMissingImports]
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from convcanon.command_arguments import main_parser
 from convcanon.opt_arguments import opt_parser
@@ -37,6 +39,14 @@ def by_pipeline() -> str:
         ["-pass-pipeline", GENERAL],
         [f"--pass-pipeline=builtin.module({GENERAL})"],
         ["-p", GENERAL],
+        # MLIR's pass option parser drops a value's quotes or braces; `any(...)` anchors
+        # anywhere, and our passes run on the module under any anchor
+        ["-p", 'stablehlo-canonicalize-conv{gate="general"}'],
+        ["-p", "stablehlo-canonicalize-conv{gate='general'}"],
+        ["-p", "stablehlo-canonicalize-conv{gate={general} engine='generic'}"],
+        ["-p", f"any({GENERAL})"],
+        ["-p", f"builtin.module(any({GENERAL}))"],
+        ["-p", f"builtin.module(func.func({GENERAL}))"],
     ],
 )
 def test_every_spelling_runs_the_same_pipeline(
@@ -163,3 +173,27 @@ def test_help_lists_the_pass_flags(opt: Runner) -> None:
     with pytest.raises(SystemExit) as exit_:
         opt("--help")
     assert exit_.value.code == 0
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    items=st.lists(
+        st.tuples(st.sampled_from(["cse", "canonicalize"]), st.booleans()), min_size=1, max_size=3
+    ),
+    anchored=st.booleans(),
+)
+@example(items=[("cse", True), ("canonicalize", True)], anchored=True)
+@example(items=[("canonicalize", True), ("cse", False), ("cse", True)], anchored=False)
+def test_nested_anchors_run_as_iree_opt_runs_them(
+    opt: Runner, items: list[tuple[str, bool]], anchored: bool
+) -> None:
+    """`func.func(cse),func.func(canonicalize)` and the like, with or without the
+    `builtin.module(...)` anchor: the module iree-opt prints (it was refused as unbalanced when
+    the first item opened a `func.func(` the last one closed)."""
+    body = ",".join(f"func.func({name})" if nested else name for name, nested in items)
+    ours = opt(CNN, "-p", f"builtin.module({body})" if anchored else body)
+    assert ours.code == 0, ours.err
+    theirs = iree_opt(CNN, f"--pass-pipeline=builtin.module({body})")
+    assert ours.out.rstrip() == theirs.stdout.rstrip()
