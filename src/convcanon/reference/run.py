@@ -5,17 +5,14 @@ reference engine of `convcanon verify` both call it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio.npz import holds_raw_bits, input_header
-
-if TYPE_CHECKING:
-    from convcanon.reference.hlo.values import TensorType
 
 
 @dataclass
@@ -65,9 +62,11 @@ def run_hlo_text(
         if not func.regions[0].blocks:
             where = interp.loc(func)
             raise ConvcanonError(f"@{name} is a declaration: it has no body to run", where)
-        arguments = func.regions[0].blocks[0].arguments
-        arg_types = [hlo_interp.tensor_type(a.type, interp.loc(func)) for a in arguments]
-        refuse_tuple_arguments(name, arguments, arg_types, interp.loc(func))
+        refuse_tuples(name, func, interp.loc(func))
+        arg_types = [
+            hlo_interp.tensor_type(a.type, interp.loc(func))
+            for a in func.regions[0].blocks[0].arguments
+        ]
         args = _bind_inputs(name, arg_types, inputs or {}, filename, len(names) > 1)
         before = len(env.checks)
         with ir.Location.unknown(module.context), blas_threads():
@@ -102,20 +101,22 @@ def _entries(interp: object, entry: str | None, filename: str) -> list[str]:
     return names
 
 
-def refuse_tuple_arguments(
-    name: str, arguments: Sequence[Any], arg_types: Sequence[TensorType], loc: SourceLoc
-) -> None:
-    """An entry whose argument is a tuple is refused at the entry: inputs (npz arrays, random
-    draws) are tensors, and a tuple has no element type to hold them in."""
-    from convcanon.reference.hlo.values import TUPLE
+def refuse_tuples(name: str, function: Any, loc: SourceLoc) -> None:
+    """An entry that takes or returns a tuple is refused at the entry: inputs (npz arrays,
+    random draws) and results (compared, summarised, written to npz) are tensors. A tuple
+    argument ended in a KeyError traceback, a tuple result in an AttributeError (verify) or
+    printed as one stacked array (run)."""
+    from jaxlib.mlir import ir
 
-    for index, tt in enumerate(arg_types):
-        if tt.element == TUPLE:
-            raise ConvcanonError(
-                f"@{name} argument {index} is a tuple ({arguments[index].type}): inputs are"
-                " given and drawn for tensor arguments only",
-                loc,
-            )
+    signature = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    for what, types in (("argument", signature.inputs), ("result", signature.results)):
+        for index, t in enumerate(types):
+            if isinstance(t, ir.TupleType):
+                raise ConvcanonError(
+                    f"@{name} {what} {index} is a tuple ({t}): entries are run on tensor"
+                    " arguments and results only",
+                    loc,
+                )
 
 
 def _bind_inputs(

@@ -32,7 +32,7 @@ def module_signature(
 
     from convcanon.reference import hlo_interp
     from convcanon.reference.parsed import read_only_module
-    from convcanon.reference.run import refuse_tuple_arguments
+    from convcanon.reference.run import refuse_tuples
     from convcanon.verify.inputs import InputsTooLarge, check_drawn_bytes
 
     module = read_only_module(text, filename)
@@ -50,7 +50,7 @@ def module_signature(
         )
     block = interp.functions[entry].regions[0].blocks[0]
     args = [hlo_interp.tensor_type(a.type, SourceLoc(filename)) for a in block.arguments]
-    refuse_tuple_arguments(entry, list(block.arguments), args, interp.loc(interp.functions[entry]))
+    refuse_tuples(entry, interp.functions[entry], interp.loc(interp.functions[entry]))
     limit = memory_limit or hlo_interp.DEFAULT_MEMORY_LIMIT
     where = interp.loc(interp.functions[entry])
     for index, arg in enumerate(args):  # random inputs are allocated before any interpreter runs
