@@ -145,28 +145,35 @@ def _unwrapped(text: str) -> str:
     `any(...)` around the whole of it (every pass here runs on the module, which gives the same
     result), only where the anchor's parenthesis closes at the end: `func.func(cse),
     func.func(canonicalize)` is two items, not one."""
-    body = text.strip()
+    closing = _closing_parens(text)
+    start, end = 0, len(text)  # the pipeline is text[start:end], anchors peeled by index
     while True:
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
         for anchor in ("builtin.module(", "func.func(", "any("):
-            if body.startswith(anchor) and _closing(body, len(anchor) - 1) == len(body) - 1:
-                body = body[len(anchor) : -1].strip()
+            if text.startswith(anchor, start) and closing.get(start + len(anchor) - 1) == end - 1:
+                start, end = start + len(anchor), end - 1
                 break
         else:
-            return body
+            return text[start:end]
 
 
-def _closing(text: str, start: int) -> int:
-    """Where the parenthesis at `start` closes (-1 if it does not); braces of options nest on
-    their own, as `_split_top_level` reads them."""
-    braces = parens = 0
-    for index in range(start, len(text)):
-        ch = text[index]
+def _closing_parens(text: str) -> dict[int, int]:
+    """Where each parenthesis closes, found in one pass (peeling ten thousand anchors scanned
+    the text once each); braces of options nest on their own, as `_split_top_level` reads
+    them."""
+    closing: dict[int, int] = {}
+    opened: list[int] = []
+    braces = 0
+    for index, ch in enumerate(text):
         braces += (ch == "{") - (ch == "}")
-        if braces == 0 and ch in "()":
-            parens += 1 if ch == "(" else -1
-            if parens == 0:
-                return index
-    return -1
+        if braces == 0 and ch == "(":
+            opened.append(index)
+        elif braces == 0 and ch == ")" and opened:
+            closing[opened.pop()] = index
+    return closing
 
 
 def option_tokens(written: str) -> list[str]:
