@@ -167,6 +167,31 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the pipeline that will run, every option with its value",
     )
+    _add_ir_dumps(habits)
+    habits.add_argument(
+        "--mlir-timing", action="store_true", help="report each pass's wall time, as mlir-opt"
+    )
+    habits.add_argument(
+        "--mlir-disable-threading",
+        action="store_true",
+        help="run MLIR's passes on one thread (convcanon's own passes always do)",
+    )
+    _add_printer_flags(parser)
+    parser.add_argument(
+        "--verify-diagnostics",
+        nargs="?",
+        const="all",
+        choices=("all", "only-expected"),
+        metavar="=all|=only-expected",
+        help="check the diagnostics against the input's expected-error/-warning/-remark/-note"
+        " comments (as mlir-opt); exit 0 when they all match. =only-expected checks only that"
+        " each expected one comes, and lets any other through unreported",
+    )
+    add_allow_unregistered(parser)
+
+
+def _add_ir_dumps(habits: argparse._ArgumentGroup) -> None:
+    """`--mlir-print-ir-*`: which passes get the module dumped around them, and how."""
     for when in ("before", "after"):
         habits.add_argument(
             f"--mlir-print-ir-{when}",
@@ -195,14 +220,10 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="name the module each dump prints in its header (every dump prints the module)",
     )
-    habits.add_argument(
-        "--mlir-timing", action="store_true", help="report each pass's wall time, as mlir-opt"
-    )
-    habits.add_argument(
-        "--mlir-disable-threading",
-        action="store_true",
-        help="run MLIR's passes on one thread (convcanon's own passes always do)",
-    )
+
+
+def _add_printer_flags(parser: argparse.ArgumentParser) -> None:
+    """mlir-opt's printer flags beyond locations and the generic form (HLO modules)."""
     parser.add_argument(
         "--mlir-elide-elementsattrs-if-larger",
         type=integer_at_least(0, INT64_MAX),  # MLIR's printer takes an int64, as mlir-opt
@@ -239,17 +260,6 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         help="print without verifying first: what convcanon-opt always does, since parsing and"
         " every pass verify",
     )
-    parser.add_argument(
-        "--verify-diagnostics",
-        nargs="?",
-        const="all",
-        choices=("all", "only-expected"),
-        metavar="=all|=only-expected",
-        help="check the diagnostics against the input's expected-error/-warning/-remark/-note"
-        " comments (as mlir-opt); exit 0 when they all match. =only-expected checks only that"
-        " each expected one comes, and lets any other through unreported",
-    )
-    add_allow_unregistered(parser)
 
 
 def requested_instruments(args: argparse.Namespace) -> PassInstruments | None:
