@@ -156,25 +156,37 @@ def _pass_names(text: str) -> frozenset[str]:
     return names
 
 
+def _add_switches(
+    group: argparse.ArgumentParser | argparse._ArgumentGroup, switches: tuple[tuple[str, str], ...]
+) -> None:
+    """On/off flags, each with its help."""
+    for flag, help in switches:
+        group.add_argument(flag, action="store_true", help=help)
+
+
 def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
     """mlir-opt's flags for listing, watching and timing the passes, and the parser's leniency."""
     habits = parser.add_argument_group("mlir-opt's instrumentation (all on stderr)")
-    habits.add_argument(
-        "--list-passes", action="store_true", help="print every pass -p can run, and exit"
-    )
-    habits.add_argument(
-        "--dump-pass-pipeline",
-        action="store_true",
-        help="print the pipeline that will run, every option with its value",
+    _add_switches(
+        habits,
+        (
+            ("--list-passes", "print every pass -p can run, and exit"),
+            (
+                "--dump-pass-pipeline",
+                "print the pipeline that will run, every option with its value",
+            ),
+        ),
     )
     _add_ir_dumps(habits)
-    habits.add_argument(
-        "--mlir-timing", action="store_true", help="report each pass's wall time, as mlir-opt"
-    )
-    habits.add_argument(
-        "--mlir-disable-threading",
-        action="store_true",
-        help="run MLIR's passes on one thread (convcanon's own passes always do)",
+    _add_switches(
+        habits,
+        (
+            ("--mlir-timing", "report each pass's wall time, as mlir-opt"),
+            (
+                "--mlir-disable-threading",
+                "run MLIR's passes on one thread (convcanon's own passes always do)",
+            ),
+        ),
     )
     _add_printer_flags(parser)
     parser.add_argument(
@@ -200,66 +212,60 @@ def _add_ir_dumps(habits: argparse._ArgumentGroup) -> None:
             default=[],
             help=f"print the module {when} these passes (repeatable)",
         )
-        habits.add_argument(
-            f"--mlir-print-ir-{when}-all",
-            action="store_true",
-            help=f"print the module {when} every pass",
+        _add_switches(
+            habits, ((f"--mlir-print-ir-{when}-all", f"print the module {when} every pass"),)
         )
-    habits.add_argument(
-        "--mlir-print-ir-after-change",
-        action="store_true",
-        help="of the dumps after a pass, print only those where the pass changed the module",
-    )
-    habits.add_argument(
-        "--mlir-print-ir-after-failure",
-        action="store_true",
-        help="print the module after a pass only when it fails (any pass)",
-    )
-    habits.add_argument(
-        "--mlir-print-ir-module-scope",
-        action="store_true",
-        help="name the module each dump prints in its header (every dump prints the module)",
+    _add_switches(
+        habits,
+        (
+            (
+                "--mlir-print-ir-after-change",
+                "of the dumps after a pass, print only those where the pass changed the module",
+            ),
+            (
+                "--mlir-print-ir-after-failure",
+                "print the module after a pass only when it fails (any pass)",
+            ),
+            (
+                "--mlir-print-ir-module-scope",
+                "name the module each dump prints in its header (every dump prints the module)",
+            ),
+        ),
     )
 
 
 def _add_printer_flags(parser: argparse.ArgumentParser) -> None:
-    """mlir-opt's printer flags beyond locations and the generic form (HLO modules)."""
-    parser.add_argument(
-        "--mlir-elide-elementsattrs-if-larger",
-        type=integer_at_least(0, INT64_MAX),  # MLIR's printer takes an int64, as mlir-opt
-        metavar="N",
-        default=None,
-        help="print elements attributes of more than N elements elided (HLO modules)",
+    """mlir-opt's printer flags beyond locations and the generic form (HLO modules); MLIR's
+    printer takes its limits as int64, as mlir-opt does."""
+    limits = (
+        ("--mlir-elide-elementsattrs-if-larger", "elements attributes of more than N elements"),
+        ("--mlir-elide-resource-strings-if-larger", "resource blobs of more than N characters"),
     )
-    parser.add_argument(
-        "--mlir-print-local-scope",
-        action="store_true",
-        help="print each location inline, not as an alias at the end (HLO modules)",
+    switches = (
+        (
+            "--mlir-print-local-scope",
+            "print each location inline, not as an alias at the end (HLO modules)",
+        ),
+        (
+            "--mlir-use-nameloc-as-prefix",
+            'name each value after its op\'s name location (`%%sum` for `loc("sum")`; HLO modules)',
+        ),
+        ("--mlir-print-skip-regions", "print every op's regions as {...} (HLO modules)"),
+        (
+            "--mlir-print-assume-verified",
+            "print without verifying first: what convcanon-opt always does, since parsing and"
+            " every pass verify",
+        ),
     )
-    parser.add_argument(
-        "--mlir-use-nameloc-as-prefix",
-        action="store_true",
-        help='name each value after its op\'s name location (`%%sum` for `loc("sum")`; HLO'
-        " modules)",
-    )
-    parser.add_argument(
-        "--mlir-elide-resource-strings-if-larger",
-        type=integer_at_least(0, INT64_MAX),
-        metavar="N",
-        default=None,
-        help="print resource blobs of more than N characters elided (HLO modules)",
-    )
-    parser.add_argument(
-        "--mlir-print-skip-regions",
-        action="store_true",
-        help="print every op's regions as {...} (HLO modules)",
-    )
-    parser.add_argument(
-        "--mlir-print-assume-verified",
-        action="store_true",
-        help="print without verifying first: what convcanon-opt always does, since parsing and"
-        " every pass verify",
-    )
+    for flag, what in limits:
+        parser.add_argument(
+            flag,
+            type=integer_at_least(0, INT64_MAX),
+            metavar="N",
+            default=None,
+            help=f"print {what} elided (HLO modules)",
+        )
+    _add_switches(parser, switches)
 
 
 def requested_instruments(args: argparse.Namespace) -> PassInstruments | None:
