@@ -179,12 +179,13 @@ def _closing_parens(text: str) -> dict[int, int]:
 def option_tokens(written: str) -> list[str]:
     """A pass's options text split as MLIR's pass option parser splits it: at spaces, except
     inside quotes ('...', "...") or braces; then `key=value` with a value's enclosing quotes or
-    braces dropped (`gate="general"` is `gate=general`)."""
+    braces dropped (`gate="general"` is `gate=general`). A quote that never closes is a plain
+    character, as there."""
     tokens: list[str] = []
     current: list[str] = []
     closer = ""  # the quote or brace the current group waits for
     depth = 0
-    for ch in written:
+    for index, ch in enumerate(written):
         if closer:
             current.append(ch)
             if ch == "{" and closer == "}":
@@ -200,7 +201,7 @@ def option_tokens(written: str) -> list[str]:
                 current = []
             continue
         current.append(ch)
-        if ch in "'\"{":
+        if ch == "{" or (ch in "'\"" and written.find(ch, index + 1) >= 0):
             closer = "}" if ch == "{" else ch
             depth = ch == "{"
     if current:
@@ -210,13 +211,14 @@ def option_tokens(written: str) -> list[str]:
 
 def _options_text(rest: str) -> tuple[str, str, str]:
     """`rest` (what follows a pass's `{`) as (its options, `}` or "" if they never end, what
-    follows them): a brace inside a quoted or braced value does not end them."""
+    follows them): a brace inside a quoted or braced value does not end them (a quote that never
+    closes quotes nothing)."""
     depth = 1
     quote = ""
     for index, ch in enumerate(rest):
         if quote:
             quote = "" if ch == quote else quote
-        elif ch in "'\"":
+        elif ch in "'\"" and rest.find(ch, index + 1) >= 0:
             quote = ch
         elif ch in "{}":
             depth += 1 if ch == "{" else -1
