@@ -105,9 +105,26 @@ class Builder:
         return 0, 1
 
     def finish(self, total: Ref) -> Program:
-        """The program of every step asked for since `start`: the emitter asks only for steps
-        a later one reads, so each is used."""
-        return Program(tuple(self._steps), total)
+        """The program of the steps asked for since `start` that `total` reads: the emitter
+        asks only for steps a later one reads, but a reshape folded into a later one (see
+        `reshape`) may be left unread."""
+        steps = self._steps
+        live = {total}
+        read = [False] * len(steps)
+        for index in range(len(steps) - 1, -1, -1):
+            if index + 2 in live:
+                read[index] = True
+                live.update(steps[index].operands)
+        if all(read):
+            return Program(tuple(steps), total)
+        renumbered: dict[Ref, Ref] = {0: 0, 1: 1}
+        kept: list[Step] = []
+        for index, step in enumerate(steps):
+            if read[index]:
+                renumbered[index + 2] = len(kept) + 2
+                step.operands = tuple(renumbered[r] for r in step.operands)
+                kept.append(step)
+        return Program(tuple(kept), renumbered[total])
 
     def dynamic_from(self, lhs: Ref) -> None:
         """Read the dynamic extent (batch or feature) from `lhs` (the conv's lhs, or its
@@ -314,9 +331,16 @@ class Builder:
     def reshape(self, value: Ref, shape: Sequence[int]) -> Ref:
         """`value` reshaped to `shape`, or `value` itself if it has that shape; a dynamic extent
         keeps the size of `value`'s (the dynamic dim is never split or merged), through
-        `dynamic_reshape`."""
+        `dynamic_reshape`. A reshape of a reshape is one reshape of its source, as MLIR's
+        folder makes it."""
         if tuple(shape) == self.shape(value):
             return value
+        if value >= 2:
+            made = self._steps[value - 2]
+            if made.kind == CREATE and made.name == self._reshape_name:
+                value = made.operands[0]
+                if tuple(shape) == self.shape(value):
+                    return value
         ty = self.tensor(shape, self.info(value)[1])
         if DYNAMIC in shape:
             dims = self.index_vector(shape)
