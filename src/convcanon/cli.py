@@ -25,7 +25,7 @@ from convcanon.fileio.stdout import (
     stdout_written_whole,
     write_stdout,
 )
-from convcanon.ir_kind import SINGLE_THREADED, UNREGISTERED_DIALECTS
+from convcanon.ir_kind import SINGLE_THREADED, UNREGISTERED_DIALECTS, AsmFlags
 from convcanon.opt_arguments import mlir_opt_argv, opt_parser, requested_instruments
 
 # XLA's C++ logging reads this when jaxlib loads: keep stderr for our diagnostics.
@@ -124,10 +124,12 @@ def _run_opt(args: argparse.Namespace, pipeline: str, script: bool) -> int:
             debug_info=True if args.mlir_print_debuginfo else None,
             generic=True if args.mlir_print_op_generic else None,
             elide_elements=args.mlir_elide_elementsattrs_if_larger,
-            local_scope=args.mlir_print_local_scope,
-            nameloc_prefix=args.mlir_use_nameloc_as_prefix,
-            elide_resources=args.mlir_elide_resource_strings_if_larger,
-            skip_regions=args.mlir_print_skip_regions,
+            asm=AsmFlags(
+                args.mlir_print_local_scope,
+                args.mlir_use_nameloc_as_prefix,
+                args.mlir_elide_resource_strings_if_larger,
+                args.mlir_print_skip_regions,
+            ),
         ),
         instruments=requested_instruments(args),
         output_format=output_format(

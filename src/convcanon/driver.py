@@ -16,7 +16,13 @@ from typing import Any
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, text_starts_at_line
 from convcanon.fileio.module_input import ModuleFromBytecode, read_mlir_input
 from convcanon.fileio.output_file import check_output_path, write_output
-from convcanon.ir_kind import SPLIT_MARKER, sniff_framework, with_input_kind_hint
+from convcanon.ir_kind import (
+    PLAIN_ASM,
+    SPLIT_MARKER,
+    AsmFlags,
+    sniff_framework,
+    with_input_kind_hint,
+)
 from convcanon.pass_instruments import PassInstruments, dump_pass_pipeline
 from convcanon.pipeline import PassInvocation, PassStats, parse_pipeline
 from convcanon.records import NamedTuple
@@ -28,10 +34,7 @@ class PrintOptions(NamedTuple):
     debug_info: bool | None = None  # --mlir-print-debuginfo
     generic: bool | None = None  # --mlir-print-op-generic
     elide_elements: int | None = None  # --mlir-elide-elementsattrs-if-larger
-    local_scope: bool = False  # --mlir-print-local-scope
-    nameloc_prefix: bool = False  # --mlir-use-nameloc-as-prefix
-    elide_resources: int | None = None  # --mlir-elide-resource-strings-if-larger
-    skip_regions: bool = False  # --mlir-print-skip-regions
+    asm: AsmFlags = PLAIN_ASM  # the rest of MLIR's printer flags
 
     @property
     def default(self) -> bool:
@@ -39,14 +42,8 @@ class PrintOptions(NamedTuple):
 
     def mlir_only(self) -> list[str]:
         """The flags asked for that only MLIR's printer (HLO modules) has."""
-        flags = {
-            "--mlir-elide-elementsattrs-if-larger": self.elide_elements is not None,
-            "--mlir-print-local-scope": self.local_scope,
-            "--mlir-use-nameloc-as-prefix": self.nameloc_prefix,
-            "--mlir-elide-resource-strings-if-larger": self.elide_resources is not None,
-            "--mlir-print-skip-regions": self.skip_regions,
-        }
-        return [flag for flag, asked in flags.items() if asked]
+        elided = ["--mlir-elide-elementsattrs-if-larger"] if self.elide_elements is not None else []
+        return elided + self.asm.asked()
 
 
 AS_PARSED = PrintOptions()  # locations and generic form as the input had them
@@ -120,18 +117,14 @@ class FrameworkAdapter(NamedTuple):
 
 def print_hlo(module: Any, options: PrintOptions) -> str:
     """MLIR's printer with mlir-opt's flags."""
-    from convcanon.hlo.context import AsmFlags
     from convcanon.hlo.io import print_file
 
-    flags = AsmFlags(
-        options.local_scope, options.nameloc_prefix, options.elide_resources, options.skip_regions
-    )
     return print_file(
         module,
         debug_info=options.debug_info,
         generic=options.generic,
         large_elements_limit=options.elide_elements,
-        flags=flags,
+        flags=options.asm,
     )
 
 

@@ -1,10 +1,13 @@
 """What kind of file an input is, from its text alone (before any parser is imported): which IR
-framework it needs, and, when a parser refuses it, the hint that points the user the right way."""
+framework it needs, and, when a parser refuses it, the hint that points the user the right way;
+and the reading and printing settings both halves share."""
 
 from __future__ import annotations
 
 import re
 from contextvars import ContextVar
+
+from convcanon.records import NamedTuple
 
 # `--allow-unregistered-dialect`: both halves' parsers let ops of unknown dialects through.
 UNREGISTERED_DIALECTS: ContextVar[bool] = ContextVar("allow_unregistered_dialect", default=False)
@@ -12,6 +15,31 @@ UNREGISTERED_DIALECTS: ContextVar[bool] = ContextVar("allow_unregistered_dialect
 SPLIT_MARKER = "// -----"
 # `--mlir-disable-threading`: MLIR contexts run their passes on one thread.
 SINGLE_THREADED: ContextVar[bool] = ContextVar("mlir_disable_threading", default=False)
+
+
+class AsmFlags(NamedTuple):
+    """mlir-opt's printer flags that only change how the text reads, which MLIR's printer has
+    and xDSL's does not."""
+
+    local_scope: bool = False  # --mlir-print-local-scope: locations inline, not as aliases
+    nameloc_prefix: bool = False  # --mlir-use-nameloc-as-prefix: `%sum` for a `loc("sum")`
+    elide_resources: int | None = None  # --mlir-elide-resource-strings-if-larger
+    skip_regions: bool = False  # --mlir-print-skip-regions: `module {...}`
+
+    def asked(self) -> list[str]:
+        """The flags that ask for something, as the command line spells them."""
+        flags = (
+            "--mlir-print-local-scope",
+            "--mlir-use-nameloc-as-prefix",
+            "--mlir-elide-resource-strings-if-larger",
+            "--mlir-print-skip-regions",
+        )
+        return [
+            flag for flag, v in zip(flags, self, strict=True) if v is not None and v is not False
+        ]
+
+
+PLAIN_ASM = AsmFlags()
 
 
 def sniff_framework(text: str, default: str = "hlo") -> str:

@@ -29,8 +29,13 @@ from convcanon.diagnostics import (
     lines_before,
     nesting_may_exceed,
 )
-from convcanon.ir_kind import SINGLE_THREADED, SPLIT_MARKER, UNREGISTERED_DIALECTS
-from convcanon.records import NamedTuple
+from convcanon.ir_kind import (
+    PLAIN_ASM,
+    SINGLE_THREADED,
+    SPLIT_MARKER,
+    UNREGISTERED_DIALECTS,
+    AsmFlags,
+)
 
 
 class _PlainContext(ir.Context):
@@ -380,18 +385,6 @@ def error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonErr
         and not n.message.startswith(("see current operation", "in bytecode version"))
     ]
     return ConvcanonError(message, source_loc(first.location, filename), notes=notes)
-
-
-class AsmFlags(NamedTuple):
-    """mlir-opt's printer flags that only change how the text reads."""
-
-    local_scope: bool = False  # --mlir-print-local-scope: locations inline, not as aliases
-    nameloc_prefix: bool = False  # --mlir-use-nameloc-as-prefix: `%sum` for a `loc("sum")`
-    elide_resources: int | None = None  # --mlir-elide-resource-strings-if-larger
-    skip_regions: bool = False  # --mlir-print-skip-regions: `module {...}`
-
-
-PLAIN_ASM = AsmFlags()
 
 
 def print_module(

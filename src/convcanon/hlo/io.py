@@ -8,8 +8,6 @@ from convcanon.diagnostics import SourceLoc, lines_before
 from convcanon.fileio.module_input import ModuleFromBytecode
 from convcanon.fileio.stdout import encode_text
 from convcanon.hlo.context import (
-    PLAIN_ASM,
-    AsmFlags,
     error_from_mlir,
     ir,
     make_context,
@@ -18,6 +16,7 @@ from convcanon.hlo.context import (
     print_module,
     source_loc,
 )
+from convcanon.ir_kind import PLAIN_ASM, AsmFlags
 
 
 class HloFile:
