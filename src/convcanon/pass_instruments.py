@@ -168,8 +168,9 @@ class PassInstruments:
             self._dump("Before", invocation, module, printer(module))
         after = printing.after_pass(names)
         # the module as printed before, where only a change gets a dump (mlir-opt compares
-        # fingerprints of the IR; the printed text is one)
-        unchanged = printer(module) if after and printing.after_change else None
+        # fingerprints of the IR; the printed text is one); a dump only on failure needs none
+        compare = after and printing.after_change and not printing.after_failure
+        unchanged = printer(module) if compare else None
         try:
             with self.timed(index + 1, class_name(invocation.info)):
                 result = run()

@@ -176,55 +176,33 @@ def _closing_parens(text: str) -> dict[int, int]:
     return closing
 
 
-def option_tokens(written: str) -> list[str]:
-    """A pass's options text split as MLIR's pass option parser splits it: at spaces, except
-    inside quotes ('...', "...") or braces; then `key=value` with a value's enclosing quotes or
-    braces dropped (`gate="general"` is `gate=general`). A quote that never closes is a plain
-    character, as there."""
+def _read_options(rest: str) -> tuple[list[str], bool, str]:
+    """`rest` (what follows a pass's `{`) read as MLIR's pass option parser reads it: its
+    `key=value` tokens (split at spaces, except inside quotes or braces, each value's enclosing
+    quotes or braces dropped: `gate="general"` is `gate=general`), whether a `}` ended them, and
+    what follows. A quote that never closes is a plain character, as there."""
     tokens: list[str] = []
     current: list[str] = []
-    closer = ""  # the quote or brace the current group waits for
-    depth = 0
-    for index, ch in enumerate(written):
-        if closer:
-            current.append(ch)
-            if ch == "{" and closer == "}":
-                depth += 1
-            elif ch == closer:
-                depth -= closer == "}"
-                if closer != "}" or depth == 0:
-                    closer = ""
-            continue
-        if ch.isspace():
-            if current:
-                tokens.append("".join(current))
-                current = []
-            continue
-        current.append(ch)
-        if ch == "{" or (ch in "'\"" and written.find(ch, index + 1) >= 0):
-            closer = "}" if ch == "{" else ch
-            depth = ch == "{"
-    if current:
-        tokens.append("".join(current))
-    return [_unquoted(token) for token in tokens]
-
-
-def _options_text(rest: str) -> tuple[str, str, str]:
-    """`rest` (what follows a pass's `{`) as (its options, `}` or "" if they never end, what
-    follows them): a brace inside a quoted or braced value does not end them (a quote that never
-    closes quotes nothing)."""
-    depth = 1
+    depth = 0  # braces opened inside the options
     quote = ""
     for index, ch in enumerate(rest):
         if quote:
             quote = "" if ch == quote else quote
         elif ch in "'\"" and rest.find(ch, index + 1) >= 0:
             quote = ch
-        elif ch in "{}":
-            depth += 1 if ch == "{" else -1
-            if depth == 0:
-                return rest[:index], "}", rest[index + 1 :]
-    return rest, "", ""
+        elif ch == "{":
+            depth += 1
+        elif ch == "}" and depth == 0:
+            tokens += ["".join(current)] if current else []
+            return [_unquoted(token) for token in tokens], True, rest[index + 1 :]
+        elif ch == "}":
+            depth -= 1
+        elif ch.isspace() and depth == 0:
+            tokens += ["".join(current)] if current else []
+            current = []
+            continue
+        current.append(ch)
+    return [], False, ""
 
 
 def _unquoted(token: str) -> str:
@@ -253,8 +231,8 @@ def parse_pipeline(text: str) -> list[PassInvocation]:
             continue
         options: dict[str, OptionValue] = {o.name: o.default for o in info.options}
         if brace:
-            written, close, after = _options_text(rest)
-            if not close:
+            tokens, closed, after = _read_options(rest)
+            if not closed:
                 raise UsageError(f"{name}: options must end with '}}'")
             if after.strip():
                 raise UsageError(
@@ -262,7 +240,7 @@ def parse_pipeline(text: str) -> list[PassInvocation]:
                     " (passes are separated by commas)"
                 )
             specs = {o.name: o for o in info.options}
-            for token in option_tokens(written):
+            for token in tokens:
                 key, _, value = token.partition("=")
                 spec = specs.get(key)
                 if spec is None:
