@@ -124,6 +124,19 @@ _COMMENTS = st.sampled_from(
 _TRAILING = st.sampled_from(["", "  // not migraphx.exp <", ' // "a // b" migraphx.relu('])
 
 
+def _assert_located_at(lines: list[str], expected: list[tuple[str, int]]) -> None:
+    """`lines` (a function's header and ops), closed by `return %4`: each op at its line."""
+    lines = [*lines, "  return %4 : !migraphx.shaped<2xf32, 1>"]
+    expected = [*expected, ("func.return", len(lines))]
+    module = parse_file_text("\n".join([*lines, "}", ""]), "c.mlir")
+    located = [
+        (op.name, op.location.line.data)
+        for op in module.walk()
+        if op.name != "builtin.module" and isinstance(op.location, FileLineColLoc)
+    ]
+    assert located == expected
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     comments=st.lists(st.lists(_COMMENTS, max_size=2), min_size=5, max_size=5),
@@ -141,12 +154,49 @@ def test_an_op_named_in_a_comment_does_not_move_any_ops_location(
         lines.append(op + tail)
         expected.append((op.split()[2], len(lines)))
     lines += comments[-1]
-    lines.append("  return %4 : !migraphx.shaped<2xf32, 1>")
-    expected.append(("func.return", len(lines)))
-    module = parse_file_text("\n".join([*lines, "}", ""]), "c.mlir")
-    located = [
-        (op.name, op.location.line.data)
-        for op in module.walk()
-        if op.name != "builtin.module" and isinstance(op.location, FileLineColLoc)
+    _assert_located_at(lines, expected)
+
+
+_SPLITS = st.sampled_from(["one line", "name ends its line", "type on its own line"])
+
+
+@settings(max_examples=50, deadline=None)
+@given(splits=st.lists(_SPLITS, min_size=4, max_size=4))
+def test_an_op_written_over_several_lines_is_at_its_first_line(splits: list[str]) -> None:
+    """MLIR's syntax lets an op's operands and types follow on later lines (rocMLIR's own tests
+    write `%0 = migraphx.quant_dot` alone on a line, its operands below): the op is still at the
+    line it starts on. An op whose name ended its line was not found, so it had no location and
+    every later op of its name took the line of the next one."""
+    lines = ["func.func @main(%x: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1> {"]
+    expected: list[tuple[str, int]] = [("func.func", 1)]
+    for op, split in zip(_CHAIN, splits, strict=True):
+        expected.append((op.split()[2], len(lines) + 1))
+        result, _, name, operand = op.split()[:4]
+        types = op.split(" : ")[1]
+        name_part = f"  {result} = {name}"
+        if split == "one line":
+            lines.append(op)
+        elif split == "name ends its line":
+            lines += [name_part, f"      {operand}", f"    : {types}"]
+        else:
+            lines += [f"{name_part} {operand}", f"    : {types}"]
+    _assert_located_at(lines, expected)
+
+
+def test_a_bare_return_is_located_and_later_returns_keep_their_lines() -> None:
+    """`return` with no operands ends its line; it was not found, so the next function's
+    `return %y` was placed at nothing and a verifier error there had no line."""
+    text = (
+        "func.func @f(%x: !migraphx.shaped<2xf32, 1>) {\n"
+        "  return\n"
+        "}\n"
+        "func.func @g(%y: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1> {\n"
+        "  return %y : !migraphx.shaped<2xf32, 1>\n"
+        "}\n"
+    )
+    module = parse_file_text(text, "r.mlir")
+    returns = [op.location for op in module.walk() if op.name == "func.return"]
+    assert returns == [
+        FileLineColLoc(StringAttr("r.mlir"), IntAttr(2), IntAttr(3)),
+        FileLineColLoc(StringAttr("r.mlir"), IntAttr(5), IntAttr(3)),
     ]
-    assert located == expected

@@ -108,7 +108,7 @@ def _op_lines(text: str, op_name: str) -> list[int]:
     name = re.escape(op_name)
     if op_name.startswith("func."):
         name = rf"(?:func\.)?{re.escape(op_name.removeprefix('func.'))}"
-    pattern = re.compile(rf"(^|[\s=\"]){name}[\s(\"<]")
+    pattern = re.compile(rf"(^|[\s=\"]){name}(?:[\s(\"<]|$)")  # $: operands on later lines
     return [
         n for n, line in enumerate(text.split("\n"), 1) if pattern.search(line[: lex_line(line)[1]])
     ]
