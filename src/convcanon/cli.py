@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from convcanon.cli_arguments import values_after_equals
 from convcanon.command_arguments import main_parser
 from convcanon.diagnostics import ConvcanonError, UsageError
 from convcanon.fileio.limits import set_max_input_size
@@ -173,7 +174,7 @@ def _run(args: argparse.Namespace) -> int:
         inputs=args.inputs,
         output=args.output,
         entry=args.entry,
-        split_input_file=args.split_input_file,
+        split_marker=args.split_input_file,
         memory_limit=args.memory_limit,
         max_loop_iterations=args.max_loop_iterations,
         draw=feed,
@@ -241,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`convcanon CMD`: parse, set the command's limits, run its handler."""
 
     def body() -> int:
-        args = main_parser().parse_args(argv)
+        args = main_parser().parse_args(values_after_equals(sys.argv[1:] if argv is None else argv))
         set_max_input_size(args.max_input_size)
         UNREGISTERED_DIALECTS.set(getattr(args, "allow_unregistered_dialect", False))
         if getattr(args, "strict_strides", None) is None:

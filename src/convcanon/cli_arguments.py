@@ -11,6 +11,7 @@ from typing import Any
 
 from convcanon.diagnostics import UsageError
 from convcanon.fileio.limits import MAX_INPUT_SIZE_HELP
+from convcanon.ir_kind import SPLIT_MARKER
 from convcanon.options import decimal_float, decimal_int
 
 
@@ -177,3 +178,37 @@ def batch_sizes(text: str) -> tuple[int, ...]:
     if not sizes or len(sizes) < len(parts) or min(sizes) < 1:
         raise argparse.ArgumentTypeError(f"must be integers >= 1 separated by commas, not {text!r}")
     return sizes
+
+
+# Flags whose value comes only after `=`, and their value when bare or `=` gives none, as
+# mlir-opt reads them: `--split-input-file file.mlir` splits file.mlir at `// -----`.
+VALUE_AFTER_EQUALS = {"--verify-diagnostics": "all", "--split-input-file": SPLIT_MARKER}
+
+
+def value_after_equals(arg: str) -> str | None:
+    """`arg` with its value spelled after `=`, if it is one of those flags; else None."""
+    name, _, value = arg.partition("=")
+    if name not in VALUE_AFTER_EQUALS:
+        return None
+    return f"{name}={value or VALUE_AFTER_EQUALS[name]}"
+
+
+def values_after_equals(argv: Sequence[str]) -> list[str]:
+    """`argv` with every such flag's value after `=` (none after `--`)."""
+    rest: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg == "--":
+            return [*rest, arg, *args]
+        rest.append(value_after_equals(arg) or arg)
+    return rest
+
+
+def add_split_input_file(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--split-input-file[=MARKER]`, read as mlir-opt reads it (`values_after_equals`)."""
+    parser.add_argument(
+        "--split-input-file",
+        default="",
+        metavar="=MARKER",
+        help=f"{what} (or at MARKER lines)",
+    )

@@ -13,6 +13,7 @@ from convcanon.cli_arguments import (
     add_input_hlo,
     add_max_input_size,
     add_output,
+    add_split_input_file,
     batch_sizes,
     integer_at_least,
     number,
@@ -35,10 +36,8 @@ def _explain_parser(explain: argparse.ArgumentParser) -> None:
     explain.add_argument(
         "--format", choices=("table", "json", "markdown"), default="table", help="output format"
     )
-    explain.add_argument(
-        "--split-input-file",
-        action="store_true",
-        help="explain each `// -----` chunk on its own, in one table and one summary",
+    add_split_input_file(
+        explain, "explain each `// -----` chunk on its own, in one table and one summary"
     )
     add_input_hlo(explain)
 
@@ -54,11 +53,10 @@ def _run_parser(run: argparse.ArgumentParser) -> None:
     _add_seed(run, "seed of the random inputs drawn when --inputs is not given")
     add_output(run, "write the results to this npz (default: none, print a summary)")
     run.add_argument("--entry", default=None, help="function to run (default: main, or each)")
-    run.add_argument(
-        "--split-input-file",
-        action="store_true",
-        help="run each `// -----` chunk on its own (HLO or migraphx/TOSA); its results are"
-        " named chunkK.FUNCTION.resultI",
+    add_split_input_file(
+        run,
+        "run each `// -----` chunk on its own (HLO or migraphx/TOSA); its results are named"
+        " chunkK.FUNCTION.resultI",
     )
     run.add_argument(
         "--memory-limit",

@@ -14,7 +14,9 @@ from convcanon.cli_arguments import (
     add_input_hlo,
     add_max_input_size,
     add_output,
+    add_split_input_file,
     integer_at_least,
+    value_after_equals,
 )
 from convcanon.fileio.limits import INT64_MAX
 from convcanon.ir_kind import SPLIT_MARKER
@@ -71,14 +73,10 @@ def opt_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print each pass instance's statistics to stderr, summed over split chunks",
     )
-    parser.add_argument(
-        "--split-input-file",
-        nargs="?",
-        const=SPLIT_MARKER,
-        default="",
-        metavar="=MARKER",
-        help=f"process each chunk between `{SPLIT_MARKER}` lines (or MARKER lines) on its own;"
-        " every bad chunk's error is reported",
+    add_split_input_file(
+        parser,
+        f"process each chunk between `{SPLIT_MARKER}` lines on its own; every bad chunk's"
+        " error is reported",
     )
     parser.add_argument(
         "--output-split-marker",
@@ -292,11 +290,6 @@ def _example_options(info: PassInfo) -> str:
     )
 
 
-# Flags whose value comes only after `=`, and their value when bare or `=` gives none (as
-# mlir-opt reads them).
-_VALUE_AFTER_EQUALS = {"--verify-diagnostics": "all", "--split-input-file": SPLIT_MARKER}
-
-
 def mlir_opt_argv(
     argv: Sequence[str], parser: argparse.ArgumentParser
 ) -> tuple[list[str], list[str]]:
@@ -315,8 +308,9 @@ def mlir_opt_argv(
         name, eq, value = arg.partition("=")
         if name.startswith("-") and not name.startswith("--") and "-" + name in long_options:
             name = "-" + name
-        if name in _VALUE_AFTER_EQUALS:  # never the next argument
-            rest.append(f"{name}={value or _VALUE_AFTER_EQUALS[name]}")
+        spelled = value_after_equals(name + eq + value)
+        if spelled is not None:  # never the next argument
+            rest.append(spelled)
             continue
         if name.startswith("--") and name[2:] in PASSES:
             value = value.strip()

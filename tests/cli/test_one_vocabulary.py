@@ -93,3 +93,35 @@ def test_explain_reports_every_bad_chunk_at_its_line(
     assert result.code == 1 and result.out == ""
     line = 2 if bad_chunk == 1 else good.count("\n") + 3
     assert result.err.startswith(f"{split}:{line}:")
+
+
+@pytest.mark.parametrize("spelling", ["bare-first", "bare-last", "empty", "marker"])
+def test_run_and_explain_split_as_convcanon_opt_does(
+    cc: Runner, opt: Runner, tmp_path: Path, spelling: str
+) -> None:
+    """`--split-input-file[=MARKER]` reads as in convcanon-opt (and mlir-opt): bare or `=` the
+    default marker, a value only after `=`, so a bare flag before the file does not take it."""
+    marker = "// -----" if spelling != "marker" else "#cut"
+    source = tmp_path / "two.mlir"
+    source.write_text(f"{MIGRAPHX_EXP}{marker}\n{MIGRAPHX_EXP.replace('exp', 'neg')}")
+    flag = {"bare-first": "--split-input-file", "bare-last": "--split-input-file"}.get(
+        spelling, "--split-input-file=" + ("#cut" if spelling == "marker" else "")
+    )
+    first = spelling == "bare-first"
+    for command in ("run", "opt"):
+        argv = [flag, source] if first else [source, flag]
+        if command == "run":
+            result = cc("run", *argv, "--seed", "3")
+            assert result.code == 0, result.err
+            heads = [line for line in result.out.splitlines() if not line.startswith(" ")]
+            assert heads == ["chunk1.main: ok (1 result(s))", "chunk2.main: ok (1 result(s))"]
+        else:
+            result = opt(*argv)
+            assert result.code == 0, result.err
+            assert result.out.count("func.func @main") == 2, result.out
+    cnn = tmp_path / "cnn.mlir"
+    cnn.write_text(f"{CNN.read_text()}{marker}\n{CNN.read_text()}")
+    argv = [flag, cnn] if first else [cnn, flag]
+    result = cc("explain", *argv, "-p", GENERAL, "--format", "json")
+    assert result.code == 0, result.err
+    assert len(json.loads(result.out)["convs"]) == 2 * CNN.read_text().count("convolution(")

@@ -320,9 +320,9 @@ def explain_file(
     pipeline: str | None,
     fmt: str,
     input_hlo: bool = False,
-    split_input_file: bool = False,
+    split_marker: str = "",
 ) -> int:
-    """`convcanon explain`; with `split_input_file`, every `// -----` chunk's convs (at their
+    """`convcanon explain`; with a `split_marker`, every chunk's convs (at their
     lines in the file) in one table and one summary, every bad chunk's error reported."""
     if pipeline is not None:
         _conv_pass(pipeline)  # usage errors before reading anything
@@ -334,7 +334,7 @@ def explain_file(
         from convcanon.fileio.module_input import read_mlir_input
 
         filename, text = read_mlir_input(input)
-    if not split_input_file:
+    if not split_marker:
         rows, ops = explain_module(text, filename, pipeline)
         write_stdout(render(rows, fmt, ops))
         return 0
@@ -343,7 +343,7 @@ def explain_file(
     from convcanon.hlo.context import split_input_file as split_chunks
 
     rows, before, after, errors = [], 0, 0, []
-    for offset, chunk in split_chunks(text):
+    for offset, chunk in split_chunks(text, split_marker):
         try:
             with text_starts_at_line(offset + 1):
                 chunk_rows, (chunk_before, chunk_after) = explain_module(chunk, filename, pipeline)

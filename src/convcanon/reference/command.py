@@ -45,14 +45,14 @@ def run_command(
     inputs: str | None = None,
     output: str | None = None,
     entry: str | None = None,
-    split_input_file: bool = False,
+    split_marker: str = "",
     memory_limit: str | int = "4GiB",
     max_loop_iterations: int | None = None,
     draw: Draw | None = None,
 ) -> int:
     """Run every entry function; exit 0 only if every check held (only then write outputs).
 
-    With `split_input_file` each `// -----` chunk is a module of its own (HLO or migraphx/TOSA,
+    With a `split_marker` each chunk between its lines is a module of its own (HLO or migraphx/TOSA,
     split before either interpreter sees it), its results named `chunkK.FUNCTION.resultI`; every
     bad chunk's error is reported, at its line in the file. Without `inputs`, `draw(text,
     filename, entry, memory limit)` gives each module's arguments, if given."""
@@ -65,14 +65,14 @@ def run_command(
     feed: Mapping[str, np.ndarray] = open_npz(inputs) if inputs else {}
     job = _Job(filename, entry, feed, limit, max_loop_iterations, output)
     job.draw = None if inputs else draw
-    if not split_input_file:
+    if not split_marker:
         job.run(text)
     else:
         from convcanon.driver import ChunkErrors
         from convcanon.hlo.context import split_input_file as split
 
         errors: list[ConvcanonError] = []
-        for index, (offset, chunk) in enumerate(split(text), 1):
+        for index, (offset, chunk) in enumerate(split(text, split_marker), 1):
             if holds_no_op(chunk):  # blank, or only comments: no module to run
                 continue
             try:
