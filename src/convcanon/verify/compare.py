@@ -218,21 +218,52 @@ def _insensitive_outputs(
     dist: Distribution,
     rng: np.random.Generator,
 ) -> str:
-    """Which outputs do not respond to the inputs (a saturated softmax, a constant): the truth
-    (or BEFORE) at inputs scaled by up to `perturbation` of their types, element-wise, for its
-    float outputs; with no float input to scale or no float output to see it, at inputs drawn
-    again from `dist`, for every output (an integer program clipped to a constant, or a float
-    one whose only output is a comparison, said ok of any rewrite). "" when every output
-    responds, or when there are no inputs to move."""
-    from convcanon.verify.judge import MIN_RESPONSIVE, is_float, perturbation, responsive_share
+    """Which outputs do not respond to the inputs (a saturated softmax, a constant): a float
+    output, the truth (or BEFORE) at inputs scaled by up to `perturbation` of their types,
+    element-wise; an integer or bool output, or any output when there is no float input to
+    scale, at inputs drawn again from `dist` (a scaling near 1 moves no integer: an integer
+    output clipped to a constant, or a comparison always false, said ok of any rewrite under
+    it, beside a float output or not). "" when every output responds, or when there are no
+    inputs to move."""
+    from convcanon.verify.judge import MIN_RESPONSIVE, is_float, perturbation
 
-    outputs = [np.asarray(b) for b in drawn.out_before]
-    redrawn = not any(is_float(x.dtype) and x.size for x in drawn.inputs) or not any(
-        is_float(b.dtype) and b.size for b in outputs
-    )
-    if redrawn and not any(x.size for x in drawn.inputs):
+    if not any(x.size for x in drawn.inputs):
         return ""
-    moved_inputs = plan.make_inputs(rng, dist) if redrawn else perturbed(drawn.inputs, rng)
+    scalable = any(is_float(x.dtype) and x.size for x in drawn.inputs)
+    outputs = [np.asarray(b) for b in drawn.out_before]
+    redrawn = [not (scalable and is_float(b.dtype)) for b in outputs]
+    reach = max([perturbation(x.dtype) for x in drawn.inputs if is_float(x.dtype)], default=0.0)
+    shares: dict[int, float] = {}
+    if not all(redrawn):
+        moved_inputs = perturbed(drawn.inputs, rng)
+        shares |= _moved_shares(plan, before_text, before_name, drawn, moved_inputs, False)
+    if any(redrawn):
+        moved_inputs = plan.make_inputs(rng, dist)
+        again = _moved_shares(plan, before_text, before_name, drawn, moved_inputs, True)
+        shares |= {i: share for i, share in again.items() if redrawn[i]}
+    dull = []
+    for i, share in sorted(shares.items()):
+        how = "drawn again" if redrawn[i] else f"scaled by 1 +- {reach:g}"
+        if share < MIN_RESPONSIVE:
+            dull.append(
+                f"output {i} does not respond ({share:.0%} of its elements move when the inputs "
+                f"are {how}; at least {MIN_RESPONSIVE:.0%} must)"
+            )
+    return ", ".join(dull)
+
+
+def _moved_shares(
+    plan: Plan,
+    before_text: str,
+    before_name: str,
+    drawn: Drawn,
+    moved_inputs: list[np.ndarray],
+    exact_too: bool,
+) -> dict[int, float]:
+    """Each output's share of elements that move from `drawn` to `moved_inputs`: the truth's
+    (or BEFORE's, without one); integer and bool outputs' only when `exact_too`."""
+    from convcanon.verify.judge import responsive_share
+
     if drawn.truth is not None:
         base = drawn.truth
         moved = _run_truth(
@@ -242,14 +273,7 @@ def _insensitive_outputs(
         base = [np.asarray(b) for b in drawn.out_before]
         moved = plan.run_before(before_text, before_name, plan.entry, moved_inputs)
     assert moved is not None
-    reach = max([perturbation(x.dtype) for x in drawn.inputs if is_float(x.dtype)], default=0.0)
-    how = "drawn again" if redrawn else f"scaled by 1 +- {reach:g}"
-    dull = []
-    for i, (own, b, m) in enumerate(zip(drawn.out_before, base, moved, strict=True)):
-        share = responsive_share(np.asarray(own), np.asarray(b), np.asarray(m), redrawn)
-        if share < MIN_RESPONSIVE:
-            dull.append(
-                f"output {i} does not respond ({share:.0%} of its elements move when the inputs "
-                f"are {how}; at least {MIN_RESPONSIVE:.0%} must)"
-            )
-    return ", ".join(dull)
+    return {
+        i: responsive_share(np.asarray(own), np.asarray(b), np.asarray(m), exact_too)
+        for i, (own, b, m) in enumerate(zip(drawn.out_before, base, moved, strict=True))
+    }
