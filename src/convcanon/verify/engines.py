@@ -98,7 +98,8 @@ def as_declared(
     text: str, filename: str, entry: str, inputs: Sequence[np.ndarray]
 ) -> list[np.ndarray]:
     """`inputs` with each sub-byte integer argument (kept in a byte) cast to its declared type:
-    XLA refused the module's i4 arguments given int8 buffers (RuntimeProgramInputMismatch)."""
+    XLA refused the module's i4 arguments given int8 buffers (RuntimeProgramInputMismatch), and
+    IREE its si8 buffer views (IREE packs them, see `iree_buffers`)."""
     from convcanon.verify.signature import module_signature
 
     if re.search(r"[x<]u?i[24]>", text) is None:  # no sub-byte tensor: nothing to read
@@ -128,7 +129,7 @@ def iree_engine(
 
     source = iree_input_text(text, filename, entry)
     vmfb = _iree_compile(source, filename, source == text)  # an lru_cache hit is not `text`
-    return run_iree(vmfb, entry, inputs, filename, "local-task")
+    return run_iree(vmfb, entry, as_declared(text, filename, entry, inputs), filename, "local-task")
 
 
 @lru_cache(maxsize=8)

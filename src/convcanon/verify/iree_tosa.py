@@ -94,10 +94,14 @@ def call_vmfb(
     filename: str = "<tosa>",
     driver: str = "local-sync",
 ) -> list[np.ndarray]:
-    """Function `name` of a VM flatbuffer on `driver`, buffers in and out as they are."""
+    """Function `name` of a VM flatbuffer on `driver`, buffers in and out as they are (sub-byte
+    integers packed as IREE takes and gives them, see `iree_buffers`)."""
     import iree.runtime as ireert
 
-    context = ireert.SystemContext(config=ireert.Config(driver))
+    from convcanon.verify.iree_buffers import hal_input, host_output
+
+    config = ireert.Config(driver)
+    context = ireert.SystemContext(config=config)
     vm_module = ireert.VmModule.copy_buffer(context.instance, vmfb)
     context.add_vm_module(vm_module)
     try:
@@ -108,9 +112,9 @@ def call_vmfb(
             "not exported)",
             SourceLoc(filename),
         ) from None
-    result = function(*[np.asarray(x, order="C") for x in arrays])
+    result = function(*[hal_input(config.device, np.asarray(x)) for x in arrays])
     outputs = result if isinstance(result, tuple | list) else (result,)
-    return [np.asarray(out.to_host() if hasattr(out, "to_host") else out) for out in outputs]
+    return [host_output(out) for out in outputs]
 
 
 def entry_storage(vmfb: bytes, name: str) -> tuple[list[Storage], list[Storage]]:
