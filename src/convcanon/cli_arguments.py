@@ -181,16 +181,24 @@ def batch_sizes(text: str) -> tuple[int, ...]:
 
 
 # Flags whose value comes only after `=`, and their value when bare or `=` gives none, as
-# mlir-opt reads them: `--split-input-file file.mlir` splits file.mlir at `// -----`.
-VALUE_AFTER_EQUALS = {"--verify-diagnostics": "all", "--split-input-file": SPLIT_MARKER}
+# mlir-opt reads them: `--split-input-file file.mlir` splits file.mlir at `// -----`. A boolean
+# (`--verify-each`) is `true` bare, and `=` alone is no value of it.
+VALUE_AFTER_EQUALS = {
+    "--verify-diagnostics": "all",
+    "--split-input-file": SPLIT_MARKER,
+    "--verify-each": "true",
+}
+_BOOLEANS = {"--verify-each"}
 
 
 def value_after_equals(arg: str) -> str | None:
     """`arg` with its value spelled after `=`, if it is one of those flags; else None."""
-    name, _, value = arg.partition("=")
+    name, eq, value = arg.partition("=")
     if name not in VALUE_AFTER_EQUALS:
         return None
-    return f"{name}={value or VALUE_AFTER_EQUALS[name]}"
+    if not value and not (eq and name in _BOOLEANS):
+        value = VALUE_AFTER_EQUALS[name]
+    return f"{name}={value}"
 
 
 def values_after_equals(argv: Sequence[str]) -> list[str]:

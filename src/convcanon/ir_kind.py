@@ -15,6 +15,8 @@ UNREGISTERED_DIALECTS: ContextVar[bool] = ContextVar("allow_unregistered_dialect
 SPLIT_MARKER = "// -----"
 # `--mlir-disable-threading`: MLIR contexts run their passes on one thread.
 SINGLE_THREADED: ContextVar[bool] = ContextVar("mlir_disable_threading", default=False)
+# `--verify-each`: MLIR's pass manager verifies the module after each of its passes.
+VERIFY_EACH: ContextVar[bool] = ContextVar("verify_each", default=True)
 
 
 class AsmFlags(NamedTuple):

@@ -186,6 +186,14 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
             ),
         ),
     )
+    habits.add_argument(
+        "--verify-each",
+        choices=("true", "false", "1", "0"),
+        default="true",
+        metavar="=true|=false",
+        help="verify the module after each MLIR pass (=false: not; convcanon's passes always"
+        " check the ops they build)",
+    )
     _add_printer_flags(parser)
     parser.add_argument(
         "--verify-diagnostics",

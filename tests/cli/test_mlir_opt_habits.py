@@ -258,3 +258,46 @@ def test_verify_diagnostics_reads_expectations_as_iree_opt(
     ours = opt(f"--verify-diagnostics{level}", source)  # a bare flag takes no argument
     theirs = iree_opt(source, f"--verify-diagnostics{level}", check=False)
     assert (ours.code, _error_lines(ours.err)) == (theirs.returncode, _error_lines(theirs.stderr))
+
+
+@pytest.mark.parametrize("value", ["", "=", "=0", "=1", "=false", "=true", "=FALSE", "=maybe"])
+def test_verify_each_takes_what_iree_opt_takes(opt: Runner, twice: Path, value: str) -> None:
+    """`--verify-each[=BOOL]` (mlir-hlo's tests run `--verify-each=0`): the values iree-opt's
+    option parser takes, and the module it prints with them."""
+    flag = f"--verify-each{value}"
+    theirs = iree_opt(twice, "--pass-pipeline=builtin.module(cse)", flag, check=False)
+    ours = opt(twice, "-p", "cse", flag)
+    assert (ours.code == 0) == (theirs.returncode == 0), (ours.err, theirs.stderr)
+    if ours.code == 0:
+        assert ours.out.strip() == theirs.stdout.strip()
+    else:
+        assert ours.code == 2 and "--verify-each" in ours.err
+
+
+@pytest.mark.parametrize(("value", "verifies"), [("", True), ("=1", True), ("=0", False)])
+def test_verify_each_reaches_mlir_s_pass_manager(
+    opt: Runner, twice: Path, monkeypatch: pytest.MonkeyPatch, value: str, verifies: bool
+) -> None:
+    from convcanon.hlo import upstream
+
+    asked: list[bool] = []
+    real = upstream.pass_manager
+
+    class Recorded:
+        def __init__(self, item: str, context: object) -> None:
+            self.manager = real(item, context)  # type: ignore[arg-type]
+
+        def enable_verifier(self, on: bool) -> None:
+            asked.append(on)
+            self.manager.enable_verifier(on)
+
+        def run(self, op: object) -> None:
+            self.manager.run(op)  # type: ignore[arg-type]
+
+        def __str__(self) -> str:  # the pipeline as the manager prints it
+            return str(self.manager)
+
+    monkeypatch.setattr(upstream, "pass_manager", Recorded)
+    result = opt(twice, "-p", "cse,canonicalize", f"--verify-each{value}")
+    assert result.code == 0, result.err
+    assert asked == [verifies, verifies]

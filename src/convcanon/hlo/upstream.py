@@ -19,6 +19,7 @@ from jaxlib.mlir import passmanager
 from convcanon.diagnostics import UsageError
 from convcanon.hlo.context import error_from_mlir, ir, make_context
 from convcanon.hlo.io import HloFile
+from convcanon.ir_kind import VERIFY_EACH
 from convcanon.options import OptionValue
 
 
@@ -71,6 +72,7 @@ def run_upstream(hlo_file: HloFile, options: Mapping[str, OptionValue]) -> None:
     """Run one pipeline item of upstream passes on the module; its diagnostics are ours."""
     module = hlo_file.module
     manager = pass_manager(str(options["pipeline"]), module.context)
+    manager.enable_verifier(VERIFY_EACH.get())
     try:
         manager.run(module.operation)
     except ir.MLIRError as err:
