@@ -69,12 +69,27 @@ def _shift_right_arithmetic(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind in "iu":
-        negative = b < 0
-        result = np.power(a, np.where(negative, 0, b))
-        one_like = np.where(np.abs(a.astype(np.int64)) == 1, a**0 * np.where(b % 2 == 0, 1, a), 0)
-        return np.where(negative, one_like, result)
-    return np.power(a, b)
+    """Integers as XLA and IREE raise them: six squarings, so only the exponent's low 6 bits
+    count (3**64 is 1), and an exponent whose top bit is set (negative, also in an unsigned
+    type) gives 1 for a base of 1, +-1 for a base of all ones (-1), else 0."""
+    if a.dtype.kind not in "iu":
+        return np.power(a, b)
+    signed = np.dtype(f"i{a.dtype.itemsize}")
+    base, exponent = (np.asarray(v, order="C").view(signed) for v in (a, b))
+    result = np.power(a, (exponent & 63).astype(a.dtype))
+    odd = (exponent & 1) == 1
+    reciprocal = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
+    return np.where(exponent < 0, reciprocal.astype(signed).view(a.dtype), result)
+
+
+def _zeros_ordered(a: np.ndarray, b: np.ndarray, picked: np.ndarray, low: bool) -> np.ndarray:
+    """`picked` (a max or min of floats) with -0 below +0, as IEEE's maximum and minimum and
+    XLA order them: numpy returns either zero of a pair."""
+    if picked.dtype.kind != "f":
+        return picked
+    both = (a == 0) & (b == 0)
+    negative = np.signbit(a) | np.signbit(b) if low else np.signbit(a) & np.signbit(b)
+    return np.where(both, np.where(negative, -0.0, 0.0).astype(picked.dtype), picked)
 
 
 BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -83,8 +98,8 @@ BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "multiply": _multiply,
     "divide": _int_divide,
     "remainder": _remainder,
-    "maximum": np.maximum,
-    "minimum": np.minimum,
+    "maximum": lambda a, b: _zeros_ordered(a, b, np.maximum(a, b), low=False),
+    "minimum": lambda a, b: _zeros_ordered(a, b, np.minimum(a, b), low=True),
     "and": lambda a, b: np.logical_and(a, b) if a.dtype == np.bool_ else np.bitwise_and(a, b),
     "or": lambda a, b: np.logical_or(a, b) if a.dtype == np.bool_ else np.bitwise_or(a, b),
     "xor": lambda a, b: np.logical_xor(a, b) if a.dtype == np.bool_ else np.bitwise_xor(a, b),
@@ -135,7 +150,7 @@ def _sign(x: np.ndarray) -> np.ndarray:
     if x.dtype.kind == "c":
         mag = np.abs(x)
         return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag))
-    return np.sign(x)
+    return np.where(x == 0, x, np.sign(x))  # sign(-0) is -0; numpy's is +0
 
 
 _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
