@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     UnknownLoc,
 )
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove
@@ -76,6 +77,20 @@ class _Parser(Parser):
             self._dense_at = self.pos
             self._check_expansion(type, self.lexer.input.len)
         return super().parse_dense_int_or_fp_elements_attr(type)
+
+    def _parse_generic_operation(self, op_type: type[Operation]) -> Operation:
+        """MLIR keeps an op's inherent attributes as properties, so its generic form writes
+        them in `<{...}>` (`rocmlir-opt -mlir-print-op-generic`: `"migraphx.softmax"(%0)
+        <{axis = 1 : i64}>`). An op we declare with attributes takes them from there, as
+        its custom form does (one we do not declare, `out_dyn_dims`, rides along as there),
+        and xDSL already moves a declared property out of the attribute dictionary."""
+        op = super()._parse_generic_operation(op_type)
+        if isinstance(op, IRDLOperation):
+            declared = op.get_irdl_definition().properties
+            for name in [n for n in op.properties if n not in declared]:
+                if name not in op.attributes:
+                    op.attributes[name] = op.properties.pop(name)
+        return op
 
     def _check_expansion(self, literal_type: Any, end: int) -> None:
         count = math.prod(literal_type.get_shape())
