@@ -62,7 +62,7 @@ def dot_general(
     a = np.transpose(lhs, [*lhs_batch, *lhs_free, *lhs_contracting]).astype(acc, copy=False)
     c = np.transpose(rhs, [*rhs_batch, *rhs_contracting, *rhs_free]).astype(acc, copy=False)
     out = np.matmul(a.reshape(b, math.prod(lf_shape), k), c.reshape(b, k, math.prod(rf_shape)))
-    out = out.reshape(*batch_shape, *lf_shape, *rf_shape)
+    out = out.reshape((*batch_shape, *lf_shape, *rf_shape))  # () when both are scalars
     return cast_result(out, preferred_dtype, acc)
 
 

@@ -31,7 +31,8 @@ def reduce(
     out_size = math.prod(x.shape[d] for d in keep)
     budget.plan("reduce", 2 * x.size * x.dtype.itemsize, 3 * out_size * x.dtype.itemsize)
     moved = np.transpose(x, [*keep, *dims])
-    flat = moved.reshape(*(x.shape[d] for d in keep), -1) if dims else moved[..., None]
+    # the reduced length named, not -1: numpy cannot infer it when a kept dimension is 0
+    flat = moved.reshape((*(x.shape[d] for d in keep), math.prod(x.shape[d] for d in dims)))
     acc = np.broadcast_to(init, flat.shape[:-1]).astype(x.dtype)
     if ordered:
         for j in range(flat.shape[-1]):
