@@ -421,6 +421,11 @@ class ReduceOp(MigraphxOp):
     PROGRAM_FIELDS: ClassVar[tuple[str, ...]] = ("axes",)
     axes = attr_def(ArrayAttr)
 
+    def reduced_axes(self) -> list[int]:
+        """The input dims this reduction folds (every one for `axes = []`), sorted."""
+        (a,) = self.in_types()
+        return rules.reduce_axes(a.rank, int_list(self, "axes"))
+
     def infer(self) -> tuple[Lens, Attribute]:
         (a,) = self.in_types()
         return rules.reduce_lens(a.lens, int_list(self, "axes")), a.element_type

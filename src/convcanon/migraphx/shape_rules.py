@@ -146,8 +146,16 @@ def slice_lens(
     return tuple(out)
 
 
+def reduce_axes(rank: int, axes: Sequence[int]) -> list[int]:
+    """The dims a reduction folds, sorted: `axes` normalized, or every dim when `axes` is empty
+    (MIGraphX's reduce_op::tune_axes: `reduce_sum[axes={}]` of one operand reduces them all)."""
+    if not axes:
+        return list(range(rank))
+    return sorted({normalize_axis(a, rank) for a in axes})
+
+
 def reduce_lens(lens: Sequence[int], axes: Sequence[int]) -> Lens:
-    picked = {normalize_axis(a, len(lens)) for a in axes}
+    picked = set(reduce_axes(len(lens), axes))
     return tuple(1 if d in picked else n for d, n in enumerate(lens))
 
 

@@ -255,7 +255,8 @@ def _slice(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 def _reduction(fn: Callable[..., np.ndarray]) -> Kernel:
     def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         (x,) = _lift(args)
-        axes = tuple(sorted({rules.normalize_axis(a, x.ndim) for a in int_list(op, "axes")}))
+        assert isinstance(op, mx.ReduceOp)
+        axes = tuple(op.reduced_axes())
         return np.asarray(fn(x, axis=axes, keepdims=True)).astype(result_dtype(op))
 
     return kernel

@@ -408,8 +408,8 @@ def reduction_programs(draw: st.DrawFn) -> str:
         y = p.op("softmax", [x], lens, f"axis = {axis} : i64", strides=draw(memory_layouts(lens)))
         return p.text([y])
     name = draw(st.sampled_from(["reduce_sum", "reduce_mean", "reduce_max", "reduce_min"]))
-    axes = sorted(draw(st.sets(st.integers(0, len(lens) - 1), min_size=1)))
-    out = tuple(1 if d in axes else n for d, n in enumerate(lens))
+    axes = sorted(draw(st.sets(st.integers(0, len(lens) - 1))))  # none: every axis
+    out = tuple(1 if d in axes or not axes else n for d, n in enumerate(lens))
     y = p.op(
         name, [x], out, f"axes = [{', '.join(map(str, axes))}]", strides=draw(memory_layouts(out))
     )

@@ -303,7 +303,8 @@ def _reduce(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     sign bit flipped."""
     (x,) = args
     em = lw.em
-    axes = [rules.normalize_axis(a, len(x.lens)) for a in int_list(op, "axes")]
+    assert isinstance(op, mx.ReduceOp)
+    axes = op.reduced_axes()
     mean = isinstance(op, mx.ReduceMeanOp)
     element = result_element(op)
     width = integer_width(element)
