@@ -279,3 +279,88 @@ def test_integer_power_takes_the_exponent_as_xla_does(element: str) -> None:
     exponent[9] = high
     ours, xla = run_both(_module("power", 2, element, element, (10,)), [base, exponent])
     assert_same_as_xla(ours[0], xla[0], element, EXACT, f"power on {element}")
+
+
+COMPLEX_OPS = {
+    "add": 2,
+    "subtract": 2,
+    "multiply": 2,
+    "divide": 2,
+    "power": 2,
+    "negate": 1,
+    "sign": 1,
+    "exponential": 1,
+    "exponential_minus_one": 1,
+    "log": 1,
+    "log_plus_one": 1,
+    "logistic": 1,
+    "sqrt": 1,
+    "rsqrt": 1,
+    "tanh": 1,
+    "sine": 1,
+    "cosine": 1,
+    "tan": 1,
+}
+COMPLEX_ULPS = 64
+
+
+def _complex_values(rng: np.random.Generator, element: str, shape: tuple[int, ...]):
+    """Finite complex values, parts over magnitudes 1e-12..30 (exp and cosh stay finite: at
+    overflow XLA's formulas give NaN where C99's give signed zeros), some on an axis."""
+    parts = []
+    for _ in range(2):
+        wide = rng.standard_normal(shape) * 10.0 ** rng.uniform(-12, 1.5, shape)
+        parts.append(np.where(rng.random(shape) < 0.15, 0.0, wide))
+    dtype = np.complex64 if element == "complex<f32>" else np.complex128
+    return (parts[0] + 1j * parts[1]).astype(dtype)
+
+
+@PROPERTY
+@given(op=st.sampled_from(sorted(COMPLEX_OPS)), data=st.data())
+def test_random_complex_op_matches_xla(op: str, data: st.DataObject) -> None:
+    """Within COMPLEX_ULPS steps of 1 + |result|, scaled by 1 + the largest operand's modulus
+    (a condition number's stand-in: exp(z) moves by |z| steps when z is rounded). Steps of 1
+    too: XLA's complex formulas lose to cancellation what numpy's keep (its sin(2e-8 j) in
+    complex<f64> is off by 1e-9 of itself), so smaller differences say which engine is more
+    precise, not which is wrong. complex<f32> results are judged against XLA's complex<f64>
+    value: ours may be off by as much as XLA's complex<f32> plus that."""
+    arity = COMPLEX_OPS[op]
+    element = data.draw(st.sampled_from(["complex<f32>", "complex<f64>"]), label="element")
+    shape = data.draw(shapes(), label="shape")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    inputs = [_complex_values(rng, element, shape) for _ in range(arity)]
+    ours, xla = (
+        r[0].astype(np.complex128)
+        for r in run_both(_module(op, arity, element, element, shape), inputs)
+    )
+    wide = _module(op, arity, "complex<f64>", "complex<f64>", shape)
+    truth = ENGINES["xla"](wide, "case.mlir", "main", [x.astype(np.complex128) for x in inputs])[0]
+    eps = float(np.finfo(np.float32 if element == "complex<f32>" else np.float64).eps)
+    largest = np.max([np.abs(x.astype(np.complex128)) for x in inputs], axis=0)
+    with np.errstate(all="ignore"):
+        allowed = COMPLEX_ULPS * eps * (1 + np.abs(truth)) * (1 + largest) + np.abs(xla - truth)
+        bad = ~(
+            (np.abs(ours - truth) <= allowed) | (ours == truth) | (np.isnan(ours) & np.isnan(xla))
+        )
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise AssertionError(
+            f"{op} on {element}: {int(bad.sum())} of {bad.size} differ; first at {list(where)}: "
+            f"inputs {[x[where] for x in inputs]}, ours {ours[where]}, XLA {xla[where]}, "
+            f"XLA in complex<f64> {truth[where]}"
+        )
+
+
+@pytest.mark.parametrize("element", ["complex<f32>", "complex<f64>"])
+def test_complex_log1p_expm1_and_logistic_match_xla_at_their_edges(element: str) -> None:
+    """Found by the property test: numpy's complex log1p formed 1 + x (the real part of
+    log1p(1e-20 + 1e-10j) was 0, not 1.5e-20), its expm1 of 7739.6 + 0j was inf + NaN j and
+    1 / (1 + exp(-x)) NaN where exp overflows; XLA gives 1.5e-20, inf + 0j and 0."""
+    dtype = np.complex64 if element == "complex<f32>" else np.complex128
+    x = np.array([1e-20 + 1e-10j, -0.0024026372j, 7739.6 + 0j, -2223.5 - 0.0082j], dtype)
+    for op in ("log_plus_one", "exponential_minus_one", "logistic"):
+        ours, xla = run_both(_module(op, 1, element, element, (4,)), [x])
+        part = "f32" if element == "complex<f32>" else "f64"
+        for component in (np.real, np.imag):
+            mine, theirs = (np.ascontiguousarray(component(v)) for v in (ours[0], xla[0]))
+            assert_same_as_xla(mine, theirs, part, APPROXIMATE, f"{op} {component.__name__}")

@@ -119,7 +119,34 @@ def _round_afz(x: np.ndarray) -> np.ndarray:
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
-    return 1 / (1 + np.exp(-x))
+    """1 / (1 + exp(-x)); a complex exp(-x) that overflows gives 0, as XLA's (numpy's
+    1 / (inf + inf j) is NaN)."""
+    e = np.exp(-x)
+    result = 1 / (1 + e)
+    return np.where(np.isinf(e), 0, result).astype(result.dtype) if x.dtype.kind == "c" else result
+
+
+def _log_plus_one(x: np.ndarray) -> np.ndarray:
+    """log(1 + x); complex too without forming 1 + x, whose rounding lost the real part of a
+    small x (log1p(1e-20 + 1e-10j) has real part 1.5e-20, numpy gave 0): the real part is
+    log|1 + x| = log1p(re (2 + re) + im^2) / 2 where that sum is small."""
+    if x.dtype.kind != "c":
+        return np.log1p(x)
+    re, im = np.real(x), np.imag(x)
+    small = np.abs(x) < 0.5
+    near = 0.5 * np.log1p(np.where(small, re * (2 + re) + im * im, 0))
+    real = np.where(small, near, np.log(np.abs(1 + x)))
+    return (real + 1j * np.arctan2(im, 1 + re)).astype(x.dtype)
+
+
+def _exp_minus_one(x: np.ndarray) -> np.ndarray:
+    """exp(x) - 1; a complex x with a zero imaginary part is expm1 of its real part (numpy
+    made exp(7739.6 + 0j) - 1 inf + NaN j, XLA inf + 0j)."""
+    result = np.expm1(x)
+    if x.dtype.kind != "c":
+        return result
+    re, im = np.real(x), np.imag(x)
+    return np.where(im == 0, (np.expm1(re) + 1j * im).astype(x.dtype), result)
 
 
 def _not(x: np.ndarray) -> np.ndarray:
@@ -157,9 +184,9 @@ _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "negate": np.negative,
     "abs": np.abs,
     "exponential": np.exp,
-    "exponential_minus_one": np.expm1,
+    "exponential_minus_one": _exp_minus_one,
     "log": np.log,
-    "log_plus_one": np.log1p,
+    "log_plus_one": _log_plus_one,
     "logistic": _logistic,
     "sqrt": np.sqrt,
     "rsqrt": lambda x: 1 / np.sqrt(x),
