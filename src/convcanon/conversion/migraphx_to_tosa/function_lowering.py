@@ -102,13 +102,18 @@ class FunctionLowering:
         flat = self.em.reshape(value, [st.element_count(ty)])
         return st.pack_boundary(self.em, flat, ty)
 
-    def boundary_attrs(self, types: list[Attribute]) -> ArrayAttr[DictionaryAttr] | None:
-        """Storage buffers say what they store (`convcanon.element`, `convcanon.elements`)."""
-        if not any(self.foreign(ty) for ty in types):
+    def boundary_attrs(
+        self, types: list[Attribute], source: ArrayAttr[DictionaryAttr] | None
+    ) -> ArrayAttr[DictionaryAttr] | None:
+        """Each argument or result keeps the attributes it had (`{mhal.read_access}`), and a
+        storage buffer says what it stores (`convcanon.element`, `convcanon.elements`)."""
+        kept = [dict(d.data) for d in source.data] if source else [{} for _ in types]
+        for attrs, ty in zip(kept, types, strict=True):
+            if self.foreign(ty):
+                attrs.update(st.storage_attrs(ty).data)
+        if not any(kept):
             return None
-        return ArrayAttr(
-            [st.storage_attrs(ty) if self.foreign(ty) else DictionaryAttr({}) for ty in types]
-        )
+        return ArrayAttr([DictionaryAttr(attrs) for attrs in kept])
 
     def view(self, value: SSAValue, user: Operation) -> View:
         if value in self.views:
@@ -231,9 +236,10 @@ class FunctionLowering:
             (list(self.block.arg_types), out_types),
             Region(self.block),
             self.function.sym_visibility,
-            arg_attrs=self.boundary_attrs(list(source_types.inputs.data)),
-            res_attrs=self.boundary_attrs(list(source_types.outputs.data)),
+            arg_attrs=self.boundary_attrs(list(source_types.inputs.data), self.function.arg_attrs),
+            res_attrs=self.boundary_attrs(list(source_types.outputs.data), self.function.res_attrs),
         )
+        lowered.attributes.update(self.function.attributes)  # `kernel`, `arch`: as rocMLIR keeps
         if self.conformant:
             _check_conformant(self.function, lowered)
         return lowered
