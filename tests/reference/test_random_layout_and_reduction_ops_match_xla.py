@@ -20,7 +20,14 @@ from hypothesis import strategies as st
 from jax import lax
 
 from .jax_cases import lower
-from .test_random_elementwise_match_xla import EXACT, _dtype, _values, assert_same_as_xla, run_both
+from .test_random_elementwise_match_xla import (
+    EXACT,
+    _dtype,
+    _type,
+    _values,
+    assert_same_as_xla,
+    run_both,
+)
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -327,3 +334,77 @@ def test_dot_general_of_two_scalars_matches_xla() -> None:
 
 def _scalars(dtype: type) -> tuple[np.ndarray, np.ndarray]:
     return np.array(3, dtype), np.array(-2, dtype)
+
+
+@PROPERTY
+@given(data=st.data())
+def test_random_max_pool_gradient_matches_xla(data: st.DataObject) -> None:
+    """select_and_scatter as jax.grad of a max or min pool emits it: random windows, strides
+    and padding, ties (values on a coarse grid: the first of equal elements is selected)."""
+    element = data.draw(st.sampled_from(["f16", "bf16", "f32", "f64"]), label="element")
+    shape = _shape(data, max_rank=3)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    x = (np.round(rng.standard_normal(shape) * 2) / 2).astype(_dtype(element))
+    window = [data.draw(st.integers(1, min(3, d + 1))) for d in shape]
+    strides = [data.draw(st.integers(1, 3)) for _ in shape]
+    padding = [(data.draw(st.integers(0, w - 1)), data.draw(st.integers(0, w - 1))) for w in window]
+    fold, init = data.draw(st.sampled_from([(lax.max, -np.inf), (lax.min, np.inf)]))
+
+    def pooled(v: jax.Array) -> jax.Array:
+        out = lax.reduce_window(v, np.array(init, v.dtype), fold, window, strides, padding)
+        return (out * out).sum()
+
+    with jax.enable_x64(True):
+        text = lower(jax.grad(pooled), x)
+    assert "select_and_scatter" in text, text
+    _check(jax.grad(pooled), x, exact=False)
+
+
+@PROPERTY
+@given(data=st.data())
+def test_random_map_broadcast_and_dot_match_xla(data: st.DataObject) -> None:
+    """Ops JAX does not emit, written as text: map with a body of one op or two, broadcast
+    (new leading dimensions), and dot (matrix-vector and matrix-matrix)."""
+    element = data.draw(st.sampled_from(NUMBERS), label="element")
+    shape = _shape(data, max_rank=3, low=0)
+    lead = tuple(data.draw(st.lists(st.integers(0, 3), max_size=2)))
+    m, k, n = (data.draw(st.integers(1, 4)) for _ in range(3))
+    vector = data.draw(st.booleans())
+    body = data.draw(st.sampled_from(["add", "multiply", "maximum", "two"]))
+    t, s = _type(element, shape), f"tensor<{element}>"
+    b = _type(element, lead + shape)
+    a_type, rhs = _type(element, (m, k)), _type(element, (k,) if vector else (k, n))
+    out = _type(element, (m,) if vector else (m, n))
+    ops = (
+        f"      %s = stablehlo.subtract %x, %y : {s}\n      %r = stablehlo.multiply %s, %x : {s}\n"
+        if body == "two"
+        else f"      %r = stablehlo.{body} %x, %y : {s}\n"
+    )
+    text = (
+        f"func.func @main(%a: {t}, %b: {t}, %l: {a_type}, %v: {rhs}) -> ({t}, {b}, {out}) {{\n"
+        f'  %0 = "stablehlo.map"(%a, %b) ({{\n    ^bb0(%x: {s}, %y: {s}):\n{ops}'
+        f'      "stablehlo.return"(%r) : ({s}) -> ()\n'
+        f"  }}) {{dimensions = array<i64{': ' if shape else ''}"
+        f"{', '.join(map(str, range(len(shape))))}>}} : ({t}, {t}) -> {t}\n"
+        f'  %1 = "stablehlo.broadcast"(%a) {{broadcast_sizes = array<i64'
+        f"{': ' if lead else ''}{', '.join(map(str, lead))}>}} : ({t}) -> {b}\n"
+        f"  %2 = stablehlo.dot %l, %v : ({a_type}, {rhs}) -> {out}\n"
+        f"  return %0, %1, %2 : {t}, {b}, {out}\n}}\n"
+    )
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    small = [
+        np.clip(_values(rng, element, sh), -9, 9) for sh in ((m, k), (k,) if vector else (k, n))
+    ]
+    small = [
+        np.where(np.isfinite(v.astype(np.float64)), v, 1).astype(_dtype(element)) for v in small
+    ]
+    inputs = [_values(rng, element, shape), _values(rng, element, shape), *small]
+    ours, xla = run_both(text, inputs)
+    for i, (mine, theirs) in enumerate(zip(ours, xla, strict=True)):
+        exact = i < 2 or mine.dtype.kind in "iu"
+        if exact:
+            assert_same_as_xla(mine, theirs, element, EXACT, f"result {i}\n{text}")
+        else:
+            eps = float(ml_dtypes.finfo(mine.dtype).eps)
+            wide, ref = mine.astype(np.float64), theirs.astype(np.float64)
+            assert np.allclose(wide, ref, rtol=0, atol=64 * eps * max(1.0, np.abs(ref).max())), text
