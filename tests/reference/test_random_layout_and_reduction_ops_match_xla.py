@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -408,3 +409,18 @@ def test_random_map_broadcast_and_dot_match_xla(data: st.DataObject) -> None:
             eps = float(ml_dtypes.finfo(mine.dtype).eps)
             wide, ref = mine.astype(np.float64), theirs.astype(np.float64)
             assert np.allclose(wide, ref, rtol=0, atol=64 * eps * max(1.0, np.abs(ref).max())), text
+
+
+@PROPERTY
+@given(data=st.data())
+def test_random_argmax_and_argmin_match_xla(data: st.DataObject) -> None:
+    """Variadic reduce as jnp.argmax/argmin emit it: ties (the first index wins) and NaN
+    (which JAX's comparator selects) over a random axis and element type."""
+    element = data.draw(st.sampled_from(NUMBERS), label="element")
+    shape = _shape(data, max_rank=3)
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    x = _values(rng, element, shape)
+    if x.dtype.kind not in "iu":  # a coarse grid: ties
+        x = np.where(rng.random(shape) < 0.5, np.round(x.astype(np.float64)), x).astype(x.dtype)
+    _check(lambda a: (jnp.argmax(a, axis=axis), jnp.argmin(a, axis=axis)), x)
