@@ -23,6 +23,7 @@ from convcanon.verify.engines import ENGINES
 
 pytest.importorskip("jax")
 
+PER_OP = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 FLOATS = ["f16", "bf16", "f32", "f64"]
@@ -169,8 +170,9 @@ def shapes(draw: st.DrawFn, max_rank: int = 3) -> tuple[int, ...]:
     return tuple(draw(st.lists(st.integers(0, 5), min_size=rank, max_size=rank)))
 
 
-@PROPERTY
-@given(op=st.sampled_from(sorted(OPS)), data=st.data())
+@pytest.mark.parametrize("op", sorted(OPS))
+@PER_OP
+@given(data=st.data())
 def test_random_elementwise_op_matches_xla(op: str, data: st.DataObject) -> None:
     arity, elements, exact = OPS[op]
     element = data.draw(st.sampled_from(elements), label="element")
@@ -315,8 +317,9 @@ def _complex_values(rng: np.random.Generator, element: str, shape: tuple[int, ..
     return (parts[0] + 1j * parts[1]).astype(dtype)
 
 
-@PROPERTY
-@given(op=st.sampled_from(sorted(COMPLEX_OPS)), data=st.data())
+@pytest.mark.parametrize("op", sorted(COMPLEX_OPS))
+@PER_OP
+@given(data=st.data())
 def test_random_complex_op_matches_xla(op: str, data: st.DataObject) -> None:
     """Within COMPLEX_ULPS steps of 1 + |result|, scaled by 1 + the largest operand's modulus
     (a condition number's stand-in: exp(z) moves by |z| steps when z is rounded). Steps of 1
