@@ -131,6 +131,7 @@ def _run_opt(args: argparse.Namespace, pipeline: str, script: bool) -> int:
                 args.mlir_use_nameloc_as_prefix,
                 args.mlir_elide_resource_strings_if_larger,
                 args.mlir_print_skip_regions,
+                args.mlir_pretty_debuginfo,
             ),
         ),
         instruments=requested_instruments(args),

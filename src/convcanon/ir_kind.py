@@ -27,6 +27,7 @@ class AsmFlags(NamedTuple):
     nameloc_prefix: bool = False  # --mlir-use-nameloc-as-prefix: `%sum` for a `loc("sum")`
     elide_resources: int | None = None  # --mlir-elide-resource-strings-if-larger
     skip_regions: bool = False  # --mlir-print-skip-regions: `module {...}`
+    pretty_locations: bool = False  # --mlir-pretty-debuginfo: locations for a reader, not parser
 
     def asked(self) -> list[str]:
         """The flags that ask for something, as the command line spells them."""
@@ -35,6 +36,7 @@ class AsmFlags(NamedTuple):
             "--mlir-use-nameloc-as-prefix",
             "--mlir-elide-resource-strings-if-larger",
             "--mlir-print-skip-regions",
+            "--mlir-pretty-debuginfo",
         )
         return [
             flag for flag, v in zip(flags, self, strict=True) if v is not None and v is not False

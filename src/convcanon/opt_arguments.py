@@ -258,6 +258,11 @@ def _add_printer_flags(parser: argparse.ArgumentParser) -> None:
         ),
         ("--mlir-print-skip-regions", "print every op's regions as {...} (HLO modules)"),
         (
+            "--mlir-pretty-debuginfo",
+            "print each location printed as a person reads it, callsites and fused locations"
+            " over lines, not as MLIR parses it (HLO modules)",
+        ),
+        (
             "--mlir-print-assume-verified",
             "print without verifying first: what convcanon-opt always does, since parsing and"
             " every pass verify",

@@ -170,12 +170,14 @@ def test_split_markers_cut_and_join_as_iree_opt(
     assert lines(ours.out) == lines(theirs.stdout)
 
 
-# Values with name locations, and a constant held in a resource blob.
+# Values with name locations, a constant held in a resource blob at a callsite of fused
+# locations, and ops at their positions in the file.
 NAMED = (
     "module {\n"
     "  func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
     '    %0 = stablehlo.add %a, %a : tensor<4xf32> loc("sum")\n'
-    "    %c = stablehlo.constant dense_resource<blob1> : tensor<4xf32>\n"
+    "    %c = stablehlo.constant dense_resource<blob1> : tensor<4xf32>"
+    ' loc(callsite("c"("m.py":3:4) at fused["a.py":5:6, "b.py":7:8]))\n'
     '    %1 = stablehlo.multiply %0, %c : tensor<4xf32> loc("prod")\n'
     "    return %1 : tensor<4xf32>\n  }\n}\n"
     "{-#\n  dialect_resources: {\n    builtin: {\n"
@@ -193,6 +195,8 @@ NAMED = (
         ["--mlir-print-skip-regions"],
         ["--mlir-print-assume-verified"],
         ["--mlir-use-nameloc-as-prefix", "--mlir-print-local-scope"],
+        ["--mlir-pretty-debuginfo"],
+        ["--mlir-pretty-debuginfo", "--mlir-print-local-scope"],
     ],
 )
 def test_printer_flags_print_as_iree_opt(opt: Runner, tmp_path: Path, flags: list[str]) -> None:
@@ -213,6 +217,7 @@ def test_printer_flags_print_as_iree_opt(opt: Runner, tmp_path: Path, flags: lis
         "--mlir-elide-resource-strings-if-larger=10",
         "--mlir-elide-resource-strings-if-larger=0",  # 0 elides every blob: it asks too
         "--mlir-print-skip-regions",
+        "--mlir-pretty-debuginfo",
     ],
 )
 def test_mlir_printer_flags_on_migraphx_are_usage_errors(

@@ -408,6 +408,7 @@ def print_module(
         use_name_loc_as_prefix=flags.nameloc_prefix,
         large_resource_limit=flags.elide_resources,
         skip_regions=flags.skip_regions,
+        pretty_debug_info=flags.pretty_locations,
     )
     text = asm.decode() if isinstance(asm, bytes) else str(asm)
     return text if text.endswith("\n") else text + "\n"

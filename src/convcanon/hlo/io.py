@@ -154,17 +154,27 @@ def print_file(
     # `loc("-":L:C)` (all of them, or some where only some ops carry one), where mlir-opt
     # names the file. Unless the input itself writes that name, each such location is ours.
     if with_locations and (not parsed.debug_info or '"-":' not in parsed.text):
-        name = _quoted(parsed.filename)
-        before = lines_before()  # a split chunk's lines are the whole file's
-        if before:
-            text = re.sub(
-                r'loc\("-":(\d+):',
-                lambda m: f"loc({name}:{int(m[1]) + before if m[1] != '0' else 0}:",
-                text,
-            )
-        else:
-            text = text.replace('loc("-":', f"loc({name}:")
+        text = _named_positions(text, parsed.filename, flags.pretty_locations)
     return text
+
+
+def _named_positions(text: str, filename: str, pretty: bool) -> str:
+    """`text` with each position in the parser's buffer "-" named as the input file, at its
+    line in the file (a split chunk's lines are the whole file's). A pretty location prints
+    the name raw (`-:3:4`, after a space, `(`, `[` or `,`), a parseable one quoted."""
+    before = lines_before()
+    if not pretty and not before:
+        return text.replace('loc("-":', f"loc({_quoted(filename)}:")
+    if pretty:
+        pattern, name = r"(?<=[\s(\[,])-:(\d+):", filename
+    else:
+        pattern, name = r'loc\("-":(\d+):', f"loc({_quoted(filename)}"
+
+    def named(match: re.Match[str]) -> str:
+        line = int(match[1])
+        return f"{name}:{line + before if line else 0}:"
+
+    return re.sub(pattern, named, text)
 
 
 def _quoted(name: str) -> str:
