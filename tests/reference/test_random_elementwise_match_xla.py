@@ -332,6 +332,8 @@ def test_random_complex_op_matches_xla(op: str, data: st.DataObject) -> None:
     shape = data.draw(shapes(), label="shape")
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
     inputs = [_complex_values(rng, element, shape) for _ in range(arity)]
+    if op == "power":  # 0 ** w is 0 (numpy, C++'s std::pow, StableHLO's interpreter); XLA: NaN
+        inputs[0] = np.where(inputs[0] == 0, 1, inputs[0]).astype(inputs[0].dtype)
     ours, xla = (
         r[0].astype(np.complex128)
         for r in run_both(_module(op, arity, element, element, shape), inputs)
