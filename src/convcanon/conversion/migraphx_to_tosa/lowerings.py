@@ -112,11 +112,33 @@ def _binary(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     return from_int_domain(lw.em, out, element)
 
 
+def refuse_integer(op: Operation, what: str) -> None:
+    """TOSA 1.0 computes `what` on floating-point values only (IREE refuses the op on integers
+    as in no profile); MIGraphX computes it in double and truncates, which no TOSA op does."""
+    element = result_element(op)
+    if integer_width(element) is not None:
+        raise lowering_error(
+            op, f"on {element} has no exact TOSA lowering ({what} takes floating-point values)"
+        )
+
+
 @lowers(CORE_LOWERINGS, *_UNARY)
 def _unary(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    if isinstance(op, mx.AbsOp) and is_unsigned(result_element(op)):
-        return args[0]
-    return unary_view(lw.em, _UNARY[type(op)], args[0])
+    """Integers: floor and ceil are the value, abs runs on i32 (TOSA's integer abs), the
+    functions of floating-point values are refused."""
+    (x,) = args
+    element = result_element(op)
+    if integer_width(element) is not None:
+        if isinstance(op, mx.FloorOp | mx.CeilOp) or (
+            isinstance(op, mx.AbsOp) and is_unsigned(element)
+        ):
+            return x
+        if isinstance(op, mx.AbsOp):
+            wide = unary_view(lw.em, tosa.AbsOp, widen(lw.em, x, element))
+            return from_int_domain(lw.em, wide, element)
+        if not isinstance(op, mx.NegOp):
+            refuse_integer(op, _UNARY[type(op)].name)
+    return unary_view(lw.em, _UNARY[type(op)], x)
 
 
 @lowers(CORE_LOWERINGS, mx.DivOp)
@@ -150,14 +172,20 @@ def _div(lw: LoweringContext, op: Operation, args: list[View]) -> View:
 @lowers(CORE_LOWERINGS, mx.SqrtOp)
 def _sqrt(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """TOSA has no sqrt: reciprocal(rsqrt(x)) (exact at 0 and inf)."""
+    refuse_integer(op, "tosa.rsqrt")
     return unary_view(lw.em, tosa.ReciprocalOp, unary_view(lw.em, tosa.RsqrtOp, args[0]))
 
 
 @lowers(CORE_LOWERINGS, mx.ReluOp)
 def _relu(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     (x,) = args
-    if is_unsigned(result_element(op)):
+    element = result_element(op)
+    if is_unsigned(element):
         return x  # never below zero
+    width = integer_width(element)
+    if width is not None and width > 16:  # TOSA's integer clamp is i8/i16: max(x, 0)
+        zero = View.plain(lw.em.scalar(x.element_type, 0, len(x.base_shape)))
+        return elementwise_views(lw.em, tosa.MaximumOp, [x, zero], x.lens)
     et = x.element_type
     props = {"min_val": bound_attr(et, 0), "max_val": bound_attr(et, math.inf)}
     clamp = tosa.ClampOp([x.base], x.base.type, props)
@@ -336,6 +364,7 @@ def in_f32(em: Emitter, x: View) -> View:
 @lowers(CORE_LOWERINGS, mx.SoftmaxOp)
 def _softmax(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     """exp(x - max(x)) * reciprocal(sum(exp(x - max(x)))) along the axis, in x's dim order."""
+    refuse_integer(op, "tosa.exp")
     (narrow,) = args
     em = lw.em
     x = in_f32(em, narrow)
