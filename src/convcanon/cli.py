@@ -26,7 +26,13 @@ from convcanon.fileio.stdout import (
     stdout_written_whole,
     write_stdout,
 )
-from convcanon.ir_kind import SINGLE_THREADED, UNREGISTERED_DIALECTS, VERIFY_EACH, AsmFlags
+from convcanon.ir_kind import (
+    SINGLE_THREADED,
+    UNREGISTERED_DIALECTS,
+    VERIFY_EACH,
+    VERIFY_ROUNDTRIP,
+    AsmFlags,
+)
 from convcanon.opt_arguments import mlir_opt_argv, opt_parser, requested_instruments
 
 # XLA's C++ logging reads this when jaxlib loads: keep stderr for our diagnostics.
@@ -100,6 +106,7 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
         UNREGISTERED_DIALECTS.set(args.allow_unregistered_dialect)
         SINGLE_THREADED.set(args.mlir_disable_threading)
         VERIFY_EACH.set(args.verify_each in ("true", "1"))
+        VERIFY_ROUNDTRIP.set(args.verify_roundtrip)
         return _run_opt(args, args.pass_pipeline or ",".join(pass_flags), script=argv is None)
 
     code = _guarded(body)

@@ -19,6 +19,7 @@ from convcanon.fileio.output_file import check_output_path, write_output
 from convcanon.ir_kind import (
     PLAIN_ASM,
     SPLIT_MARKER,
+    VERIFY_ROUNDTRIP,
     AsmFlags,
     sniff_framework,
     with_input_kind_hint,
@@ -94,6 +95,7 @@ class FrameworkAdapter(NamedTuple):
     print_with: str  # (module, options: PrintOptions) -> str
     scope: str = ""  # () -> the context manager a whole job runs in, if any
     framework: str = ""  # its name in FRAMEWORKS, for the hint a refused file gets
+    roundtrip: str = ""  # (module) -> None, `--verify-roundtrip`'s check, if it has one
 
     def _load(self, entry: str) -> Callable[..., Any]:
         module_name, _, attr = entry.partition(":")
@@ -105,6 +107,14 @@ class FrameworkAdapter(NamedTuple):
         except ConvcanonError as err:
             err.message = with_input_kind_hint(err.message, text, self.framework)
             raise
+
+    def verify_roundtrip(self, module: Any) -> None:
+        if not self.roundtrip:
+            raise UsageError(
+                "--verify-roundtrip checks HLO modules only: xDSL, which reads migraphx/TOSA"
+                " modules, cannot tell a location it was given as unknown from none"
+            )
+        self._load(self.roundtrip)(module)
 
     def job(self) -> contextlib.AbstractContextManager[Any]:
         return self._load(self.scope)() if self.scope else contextlib.nullcontext()
@@ -157,6 +167,7 @@ FRAMEWORKS: Mapping[str, FrameworkAdapter] = {
         "convcanon.driver:print_hlo",
         "convcanon.hlo.context:generic_op_classes",
         framework="hlo",
+        roundtrip="convcanon.hlo.io:verify_roundtrip",
     ),
     "xdsl": FrameworkAdapter(
         "convcanon.xdsl_io:parse_file_text",
@@ -256,6 +267,8 @@ def transform_text(
     with adapter.job(), placed:
         with watch.parsing():
             module = adapter.parse_text(text, filename)
+        if VERIFY_ROUNDTRIP.get():
+            adapter.verify_roundtrip(module)
         printer = functools.partial(adapter.print_module, options=print_options)
         run_pipeline(module, passes, stats, instruments, printer)
         with watch.output():

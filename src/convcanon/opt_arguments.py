@@ -194,6 +194,16 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         help="verify the module after each MLIR pass (=false: not; convcanon's passes always"
         " check the ops they build)",
     )
+    _add_switches(
+        habits,
+        (
+            (
+                "--verify-roundtrip",
+                "check that the input prints and parses back to itself, as text in generic form"
+                " and as bytecode, before the pipeline (HLO modules)",
+            ),
+        ),
+    )
     _add_printer_flags(parser)
     parser.add_argument(
         "--verify-diagnostics",

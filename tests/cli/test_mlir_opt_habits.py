@@ -301,3 +301,62 @@ def test_verify_each_reaches_mlir_s_pass_manager(
     result = opt(twice, "-p", "cse,canonicalize", f"--verify-each{value}")
     assert result.code == 0, result.err
     assert asked == [verifies, verifies]
+
+
+@pytest.mark.parametrize("name", ["cnn", "unregistered", "twice"])
+def test_verify_roundtrip_passes_what_iree_opt_passes(
+    opt: Runner, tmp_path: Path, twice: Path, name: str
+) -> None:
+    """`--verify-roundtrip` on modules whose printers and parsers round-trip: iree-opt and we
+    accept each and print the same module after the pipeline."""
+    source = {"cnn": CNN, "twice": twice}.get(name) or tmp_path / "u.mlir"
+    if name == "unregistered":
+        source.write_text(UNREGISTERED)
+    flags = ["--verify-roundtrip", "--allow-unregistered-dialect", "-p", "cse"]
+    ours = opt(source, *flags)
+    assert ours.code == 0, ours.err
+    theirs = iree_opt(source, *flags[:2], "--pass-pipeline=builtin.module(cse)")
+    assert ours.out.strip() == theirs.stdout.strip()
+
+
+@pytest.mark.parametrize("fault", ["unparsed", "textual", "bytecode"])
+def test_verify_roundtrip_refuses_a_module_that_does_not_come_back(
+    opt: Runner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
+) -> None:
+    """A module whose printed form does not parse back (here: read without the unregistered
+    ops it holds), or parses back to another module (here: one attribute more, read from text
+    or from bytecode), fails the check at the module, before any pass; nothing is written."""
+    from convcanon.hlo import io as hlo_io
+
+    parse_back = hlo_io.parse_back
+
+    def faulty(content: str | bytes, allow_unregistered: bool) -> object:
+        if fault == "unparsed":
+            return parse_back(content, False)
+        module = parse_back(content, allow_unregistered)
+        if isinstance(content, bytes) == (fault == "bytecode"):
+            with module.context:
+                module.operation.attributes["changed"] = hlo_io.ir.UnitAttr.get()
+        return module
+
+    (source := tmp_path / "u.mlir").write_text(UNREGISTERED)
+    output = tmp_path / "out.mlir"
+    monkeypatch.setattr(hlo_io, "parse_back", faulty)
+    result = opt(source, "--allow-unregistered-dialect", "--verify-roundtrip", "-o", output)
+    assert result.code == 1 and not output.exists()
+    message = {
+        "unparsed": "failed to parse textual content back, cannot verify round-trip.",
+        "textual": "textual roundTrip testing roundtripped module differs from reference:",
+        "bytecode": "bytecode roundTrip testing roundtripped module differs from reference:",
+    }[fault]
+    assert result.err.startswith(f"{source}: error: 'builtin.module' op {message}"), result.err
+    if fault != "unparsed":
+        assert "changed" in result.err.split("=====")[1]
+    monkeypatch.undo()
+    assert opt(source, "--allow-unregistered-dialect", "--verify-roundtrip", "-o", output).code == 0
+
+
+def test_verify_roundtrip_is_a_usage_error_on_migraphx(opt: Runner, tmp_path: Path) -> None:
+    (source := tmp_path / "exp.mlir").write_text(MIGRAPHX_EXP)
+    result = opt(source, "--verify-roundtrip")
+    assert result.code == 2 and "--verify-roundtrip checks HLO modules only" in result.err

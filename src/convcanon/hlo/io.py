@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import re
 
-from convcanon.diagnostics import SourceLoc, lines_before
+from convcanon.diagnostics import ConvcanonError, SourceLoc, lines_before
 from convcanon.fileio.module_input import ModuleFromBytecode
 from convcanon.fileio.stdout import encode_text
 from convcanon.hlo.context import (
@@ -188,3 +189,40 @@ _ESCAPED = [
     "\\\\" if b == 0x5C else chr(b) if 0x20 <= b < 0x7F and b != 0x22 else f"\\{b:02X}"
     for b in range(256)
 ]
+
+
+def verify_roundtrip(parsed: HloFile) -> None:
+    """`--verify-roundtrip`, as mlir-opt checks an input's printers and parsers: the module
+    printed in generic form with locations, and written as bytecode, each parses back to a
+    module that prints the same; else an error at the module."""
+    op = parsed.module.operation
+    reference = _generic(op)
+    allowed = parsed.module.context.allow_unregistered_dialects  # the same for both sides
+    bytecode = io.BytesIO()
+    op.write_bytecode(bytecode)
+    for kind, content in (("textual", reference), ("bytecode", bytecode.getvalue())):
+        try:
+            again = _generic(parse_back(content, allowed).operation)
+        except ir.MLIRError:
+            raise ConvcanonError(
+                f"'builtin.module' op failed to parse {kind} content back, cannot verify"
+                " round-trip.",
+                parsed.loc_of(op),
+            ) from None
+        if again != reference:
+            raise ConvcanonError(
+                f"'builtin.module' op {kind} roundTrip testing roundtripped module differs"
+                f" from reference:\n<<<<<<Reference\n{reference}\n=====\n{again}"
+                "\n>>>>>roundtripped",
+                parsed.loc_of(op),
+            )
+
+
+def _generic(op: ir.Operation) -> str:
+    return str(op.get_asm(print_generic_op_form=True, enable_debug_info=True))
+
+
+def parse_back(content: str | bytes, allow_unregistered: bool) -> ir.Module:
+    """Printed text or bytecode parsed in a fresh context, so that no resource is renamed
+    for a name the input's context holds already."""
+    return ir.Module.parse(content, make_context(allow_unregistered))
