@@ -139,6 +139,17 @@ def _log_plus_one(x: np.ndarray) -> np.ndarray:
     return (real + 1j * np.arctan2(im, 1 + re)).astype(x.dtype)
 
 
+def _cbrt(x: np.ndarray) -> np.ndarray:
+    """The cube root; of a complex x the principal one, |x|^(1/3) at a third of its argument,
+    in double precision, as StableHLO's reference interpreter computes it (numpy's cbrt takes
+    no complex, and neither XLA nor IREE lowers one)."""
+    if x.dtype.kind != "c":
+        return np.cbrt(x)
+    wide = x.astype(np.complex128)
+    root = np.abs(wide) ** (1 / 3) * np.exp(1j * np.angle(wide) / 3)
+    return root.astype(x.dtype)
+
+
 def _exp_minus_one(x: np.ndarray) -> np.ndarray:
     """exp(x) - 1; a complex x with a zero imaginary part is expm1 of its real part (numpy
     made exp(7739.6 + 0j) - 1 inf + NaN j, XLA inf + 0j)."""
@@ -190,7 +201,7 @@ _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "logistic": _logistic,
     "sqrt": np.sqrt,
     "rsqrt": lambda x: 1 / np.sqrt(x),
-    "cbrt": np.cbrt,
+    "cbrt": _cbrt,
     "tanh": np.tanh,
     "sine": np.sin,
     "cosine": np.cos,
