@@ -10,14 +10,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType, i8
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    Float8E4M3FNType,
+    Float8E5M2Type,
+    ModuleOp,
+    TensorType,
+    f32,
+    i8,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from convcanon.conversion.migraphx_to_tosa import storage_types as st
-from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View
+from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View, unary_view
 from convcanon.conversion.migraphx_to_tosa.integer_domain import float_to_integer
-from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS
+from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS, ELEMENTWISE_OPS
 from convcanon.conversion.migraphx_to_tosa.op_lowering import Lowering, LoweringTable
 from convcanon.conversion.migraphx_to_tosa.options import MigraphxToTosaOptions, Types
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
@@ -147,9 +156,32 @@ class FunctionLowering:
         args = [self.view(v, op) for v in op.operands]
         if any(self.foreign(v.type) for v in (*op.operands, *op.results)):
             self.views[op.results[0]] = self.lower_on_storage(op, lowering, args)
+        elif type(op) in ELEMENTWISE_OPS and any(
+            _is_ocp_fp8(st.element_of(v.type)) for v in (*op.operands, *op.results)
+        ):
+            self.views[op.results[0]] = self.lower_on_f32(op, lowering, args)
         else:
             self.views[op.results[0]] = lowering(self, op, args)
         self.em.stats.bump("migraphx ops lowered")
+
+    def lower_on_f32(self, op: Operation, lowering: Lowering, args: list[View]) -> View:
+        """An elementwise op on fp8 values TOSA holds but does not compute on (its fp8
+        extensions have casts, contractions and data movement only): lowered as its copy on f32,
+        the operands cast up exactly, the result cast back (rounded once)."""
+
+        def computed(element: Attribute) -> Attribute:
+            return f32 if _is_ocp_fp8(element) else element
+
+        wide = [
+            unary_view(self.em, tosa.CastOp, a, f32) if _is_ocp_fp8(a.element_type) else a
+            for a in args
+        ]
+        out = lowering(self, retyped(op, computed), wide)
+        target = st.element_of(op.results[0].type)
+        if _is_ocp_fp8(target):
+            assert target is not None
+            return unary_view(self.em, tosa.CastOp, out, target)
+        return out
 
     def lower_on_storage(self, op: Operation, lowering: Lowering, args: list[View]) -> View:
         """The conformant form of an op touching foreign types: data movement on the storage
@@ -243,6 +275,10 @@ class FunctionLowering:
         if self.conformant:
             _check_conformant(self.function, lowered)
         return lowered
+
+
+def _is_ocp_fp8(element: Attribute | None) -> bool:
+    return isinstance(element, Float8E4M3FNType | Float8E5M2Type)
 
 
 def _tensor_shape(ty: Attribute) -> list[int]:

@@ -513,3 +513,11 @@ def _literal(lw: LoweringContext, op: Operation, args: list[View]) -> View:
         return View.plain(lw.em.const(tosa.dense(element, shape, values)))
     const = lw.em.const(tosa.dense(element, [1] * len(ty.lens), values))
     return View(const, tuple(range(len(ty.lens))), ty.lens)
+
+
+# The ops that compute on their elements' values (not data movement, casts or contractions):
+# TOSA's fp8 extensions (f8E4M3FN, f8E5M2) have none of them, so the function lowering runs
+# these on f32 and rounds once (as MIGraphX's fp8 arithmetic does, through float).
+ELEMENTWISE_OPS: frozenset[type[Operation]] = frozenset(
+    {*_BINARY, *_UNARY, *_COMPARE, mx.DivOp, mx.SqrtOp, mx.ReluOp, mx.ClipOp, mx.SoftmaxOp}
+)
