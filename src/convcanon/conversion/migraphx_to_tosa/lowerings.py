@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     f16,
     f32,
     i1,
+    i32,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -245,8 +246,27 @@ def _convert(lw: LoweringContext, op: Operation, args: list[View]) -> View:
         x = widen(em, x, src_mx)
     if is_float(x.element_type) and not is_float(dst) and dst != i1:
         return float_to_integer(em, x, dst_mx)
-    if x.element_type == dst:
+    return _cast(em, x, dst)
+
+
+def _cast(em: Emitter, x: View, dst: Attribute) -> View:
+    """tosa.cast, through f32 or i32 where TOSA casts no such pair directly (IREE refuses
+    them): two floats neither of which is f32 (f16 <-> bf16, fp8 <-> f16), i1 or an integer and
+    an fp8 or a float other than f32, i64 to an integer narrower than i32. Each hop is exact or
+    rounds once, as the direct cast would."""
+    src = x.element_type
+    if src == dst:
         return x
+    floats = [t for t in (src, dst) if is_float(t)]
+    via: Attribute | None = None
+    if floats and f32 not in floats:
+        narrow = any(numpy_dtype(t).itemsize == 1 for t in floats)
+        if len(floats) == 2 or narrow or i1 in (src, dst):
+            via = f32
+    elif integer_width(src) == 64 and (integer_width(dst) or 64) < 32:
+        via = i32
+    if via is not None:
+        x = unary_view(em, tosa.CastOp, x, via)
     return unary_view(em, tosa.CastOp, x, dst)
 
 
