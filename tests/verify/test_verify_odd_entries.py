@@ -88,6 +88,23 @@ def test_no_result_elements_is_nothing_compared(text: str, tmp_path: Path) -> No
     assert not out.startswith("ok"), out
 
 
+def test_a_migraphx_function_without_results_is_nothing_compared_on_iree(tmp_path: Path) -> None:
+    """IREE's call of a function with no results returns None, which was read as one result:
+    'mismatch: 0 results before, 1 after' where the reference engine says nothing to compare.
+    rocMLIR's dialect tests write such functions (`func.func @f(...) { migraphx.where ...;
+    func.return }`)."""
+    path = tmp_path / "void.mlir"
+    path.write_text(
+        "func.func @main(%a: !migraphx.shaped<2xf32, 1>) {\n"
+        "  %0 = migraphx.relu %a : <2xf32, 1> -> <2xf32, 1>\n"
+        "  return\n"
+        "}\n"
+    )
+    code, out = _cli("verify", str(path), "-p", "migraphx-to-tosa", "--engine", "iree")
+    assert code == 1
+    assert "error: nothing to compare: the results of @main have no elements" in out, out
+
+
 COMPLEX = """func.func @main(%x: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {
   %c = stablehlo.constant dense<[(1.0, 2.0), (3.0, -1.0)]> : tensor<2xcomplex<f32>>
   %y = stablehlo.multiply %x, %c : tensor<2xcomplex<f32>>

@@ -113,6 +113,8 @@ def call_vmfb(
             SourceLoc(filename),
         ) from None
     result = function(*[hal_input(config.device, np.asarray(x)) for x in arrays])
+    if result is None:  # a function with no results: IREE's call returns None
+        return []
     outputs = result if isinstance(result, tuple | list) else (result,)
     return [host_output(out) for out in outputs]
 
