@@ -81,3 +81,17 @@ def test_an_entry_missing_from_every_chunk_names_each_chunk(cc: Runner, tmp_path
         f"{source}:1:1: error: chunk 1: no function @f0 (functions: main)",
         f"{source}:6:1: error: chunk 2: no function @f0 (functions: main)",
     ]
+
+
+def test_a_migraphx_function_is_named_as_it_is_called(cc: Runner, tmp_path: Path) -> None:
+    """The function run when none is named (the only one, here @kernel) is named in the status
+    line and in the results' names, as an HLO module's is (it was always called `main`)."""
+    source = tmp_path / "kernel.mlir"
+    source.write_text(MIGRAPHX_EXP.replace("@main", "@kernel"))
+    out = tmp_path / "out.npz"
+    result = cc("run", source, "--split-input-file", "--output", out)
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[0] == "chunk1.kernel: ok (1 result(s))"
+    assert list(_npz(out)) == ["chunk1.kernel.result0"]
+    alone = cc("run", source)
+    assert alone.code == 0 and alone.out.splitlines()[0] == "kernel: ok (1 result(s))"

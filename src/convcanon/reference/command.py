@@ -125,8 +125,7 @@ class _Job:
             feed = (
                 self.draw(placed, self.filename, self.entry, self.limit) if self.draw else self.feed
             )
-            results = _run_xdsl(placed, self.filename, self.entry, feed, self.limit)
-            name = self.entry or "main"
+            name, results = _run_xdsl(placed, self.filename, self.entry, feed, self.limit)
             self._report(f"{name}: ok ({len(results)} result(s))", results, chunk)
             self._name(results, f"{chunk}.{name}." if chunk else "")
             return
@@ -197,7 +196,8 @@ def _refined_to_inputs(
 
 def _run_xdsl(
     text: str, filename: str, entry: str | None, feed: Mapping[str, np.ndarray], limit: int
-) -> list[np.ndarray]:
+) -> tuple[str, list[np.ndarray]]:
+    """The function's name (`entry`, or the one the interpreter chose) and its results."""
     try:
         module = importlib.import_module("convcanon.reference.migraphx_interp")
     except ModuleNotFoundError:
@@ -207,7 +207,7 @@ def _run_xdsl(
         ) from None
     if feed:
         _check_flat_headers(text, filename, entry, feed)
-    return module.run_module_text(text, filename, entry, feed, limit)
+    return module.run_entry(text, filename, entry, feed, limit)
 
 
 def _check_flat_headers(
@@ -219,7 +219,7 @@ def _check_flat_headers(
     """
     from xdsl.dialects import func
 
-    from convcanon.reference.migraphx_interp import flat_args
+    from convcanon.reference.migraphx_interp import default_entry, flat_args
     from convcanon.xdsl_io import parse_file_text
 
     functions = {
@@ -227,9 +227,8 @@ def _check_flat_headers(
         for op in parse_file_text(text, filename).ops
         if isinstance(op, func.FuncOp)
     }
-    if entry is None:  # the interpreter's choice: @main, else the only function
-        entry = "main" if "main" in functions else next(iter(functions), None)
-        entry = entry if "main" in functions or len(functions) == 1 else None
+    if entry is None:  # the interpreter's choice
+        entry = default_entry(list(functions))
     function = functions.get(entry or "")
     if function is None or not function.body.blocks:
         return  # the interpreter says what is wrong

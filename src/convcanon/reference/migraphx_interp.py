@@ -312,6 +312,22 @@ def run_module_text(
 ) -> list[np.ndarray]:
     """Parse, verify and run one function (`entry`, default @main or the only one) on flat
     input buffers `arg0..argN`; returns its results as flat buffers."""
+    return run_entry(text, filename, entry, inputs, memory_limit)[1]
+
+
+def default_entry(names: Sequence[str]) -> str | None:
+    """The function run when none is named: @main, else the only one (None: no choice)."""
+    return "main" if "main" in names else (names[0] if len(names) == 1 else None)
+
+
+def run_entry(
+    text: str,
+    filename: str,
+    entry: str | None,
+    inputs: Mapping[str, np.ndarray],
+    memory_limit: int = DEFAULT_MEMORY_LIMIT,
+) -> tuple[str, list[np.ndarray]]:
+    """`run_module_text`, and the name of the function it ran."""
     from convcanon.xdsl_io import parse_file_text
 
     module = parse_file_text(text, filename)
@@ -319,7 +335,7 @@ def run_module_text(
     interp = Interpreter(module, filename, _op_lines(module, text), memory_limit)
     names = list(interp.functions)
     if entry is None:
-        entry = "main" if "main" in names else (names[0] if len(names) == 1 else None)
+        entry = default_entry(names)
         if entry is None:
             raise ConvcanonError(
                 f"no @main; choose a function with --entry ({', '.join(names) or 'none'})",
@@ -331,4 +347,4 @@ def run_module_text(
     function = interp.functions[entry]
     if not function.body.blocks:
         raise interp.error(f"@{entry} is a declaration: it has no body to run", function)
-    return interp.run(entry, bind_inputs(function, inputs, filename))
+    return entry, interp.run(entry, bind_inputs(function, inputs, filename))
