@@ -19,7 +19,7 @@ MODULE = """func.func @main() -> tensor<2x{t}> {{
 
 
 def _run(value: str, element: str) -> np.ndarray:
-    (result,) = run_module_text(MODULE.format(value=value, t=element), "c.mlir", None, {})
+    _, (result,) = run_module_text(MODULE.format(value=value, t=element), "c.mlir", None, {})
     return result
 
 
@@ -38,7 +38,7 @@ def test_printed_inf_and_nan_literals_read_back():
     printed = print_file(parse_file_text(text, "a.mlir"))
     assert "0xfc00" in printed.lower()
     assert print_file(parse_file_text(printed, "b.mlir")) == printed
-    (again,) = run_module_text(printed, "b.mlir", None, {})
+    _, (again,) = run_module_text(printed, "b.mlir", None, {})
     assert again[0] == -np.inf and np.isnan(again[1])
 
 
@@ -93,7 +93,7 @@ def test_hex_float_elements_are_refused_or_read_as_mlir_does(element: str, value
     text = MODULE.format(value=f"dense<[1.0, {literal}]>", t=element)
     refusal = _mlir_refusal(literal, element)
     try:
-        (ours,) = run_module_text(text, "c.mlir", None, {})
+        _, (ours,) = run_module_text(text, "c.mlir", None, {})
     except ConvcanonError as err:
         assert err.message == refusal, err.render()
         assert err.loc is not None and err.loc.line == 2  # at the literal, as MLIR points

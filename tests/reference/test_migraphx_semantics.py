@@ -60,7 +60,7 @@ def run_op(
     lines.append("@ret = @return(@r)")
     text = print_file(import_program("\n".join(lines) + "\n", "prog.txt"))
     feed = {f"arg{k}": layout.write_buffer(x, x.shape, s) for k, (x, s) in enumerate(inputs)}
-    (flat,) = run_module_text(text, "prog.mlir", None, feed)
+    _, (flat,) = run_module_text(text, "prog.mlir", None, feed)
     return layout.read_buffer(flat, out_lens, out_strides)
 
 
@@ -148,7 +148,7 @@ def test_seed_program_nhwc_conv_exp_matches_jax() -> None:
         "arg0": layout.write_buffer(x, x.shape, [256, 1, 64, 16]),
         "arg1": layout.write_buffer(w, w.shape, [144, 1, 48, 16]),
     }
-    (flat,) = run_module_text(text, "seed.mlir", "main", feed)
+    _, (flat,) = run_module_text(text, "seed.mlir", "main", feed)
     expected = np.exp(
         jax.lax.conv_general_dilated(
             jnp.asarray(x), jnp.asarray(w), (1, 1), "VALID", precision=jax.lax.Precision.HIGHEST
@@ -266,7 +266,7 @@ def test_writing_a_broadcast_result_is_an_error() -> None:
 
 def _run_program(lines: list[str], feed: list[np.ndarray]) -> list[np.ndarray]:
     text = print_file(import_program("\n".join(lines) + "\n", "prog.txt"))
-    return run_module_text(text, "prog.mlir", None, {f"arg{k}": x for k, x in enumerate(feed)})
+    return run_module_text(text, "prog.mlir", None, {f"arg{k}": x for k, x in enumerate(feed)})[1]
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2, -1])

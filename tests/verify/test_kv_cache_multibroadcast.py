@@ -87,7 +87,7 @@ def test_kv_cache_attention_attends_to_each_heads_own_length() -> None:
     inputs = [q.reshape(-1), k.reshape(-1), v.reshape(-1), lengths]
     expected = _attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), lengths)
     named = {f"arg{n}": x for n, x in enumerate(inputs)}
-    (reference,) = run_module_text(KERNEL, "m.mlir", None, named)
+    _, (reference,) = run_module_text(KERNEL, "m.mlir", None, named)
     (on_iree,) = run_tosa_text(_lower(KERNEL), inputs)
     for got in (reference, on_iree):
         np.testing.assert_allclose(got.astype(np.float64), expected, rtol=2e-2, atol=2e-2)
@@ -174,9 +174,9 @@ def test_operand_lands_where_the_layout_or_migraphx_places_it(
     text, lens, positions, out = case
     x = _drawn_input(lens)
     expected = _expected(x, positions, out).reshape(-1)
-    (reference,) = run_module_text(text, "m.mlir", None, {"arg0": x.reshape(-1)})
+    _, (reference,) = run_module_text(text, "m.mlir", None, {"arg0": x.reshape(-1)})
     np.testing.assert_array_equal(reference, expected)
-    (lowered,) = run_module_text(_lower(text), "m.tosa.mlir", None, {"arg0": x.reshape(-1)})
+    _, (lowered,) = run_module_text(_lower(text), "m.tosa.mlir", None, {"arg0": x.reshape(-1)})
     np.testing.assert_array_equal(lowered, expected)
 
 

@@ -207,7 +207,7 @@ def _run_xdsl(
         ) from None
     if feed:
         _check_flat_headers(text, filename, entry, feed)
-    return module.run_entry(text, filename, entry, feed, limit)
+    return module.run_module_text(text, filename, entry, feed, limit)
 
 
 def _check_flat_headers(

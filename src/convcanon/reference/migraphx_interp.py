@@ -303,31 +303,21 @@ def bind_inputs(
     return buffers
 
 
+def default_entry(names: Sequence[str]) -> str | None:
+    """The function run when none is named: @main, else the only one (None: no choice)."""
+    return "main" if "main" in names else (names[0] if len(names) == 1 else None)
+
+
 def run_module_text(
     text: str,
     filename: str,
     entry: str | None,
     inputs: Mapping[str, np.ndarray],
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
-) -> list[np.ndarray]:
-    """Parse, verify and run one function (`entry`, default @main or the only one) on flat
-    input buffers `arg0..argN`; returns its results as flat buffers."""
-    return run_entry(text, filename, entry, inputs, memory_limit)[1]
-
-
-def default_entry(names: Sequence[str]) -> str | None:
-    """The function run when none is named: @main, else the only one (None: no choice)."""
-    return "main" if "main" in names else (names[0] if len(names) == 1 else None)
-
-
-def run_entry(
-    text: str,
-    filename: str,
-    entry: str | None,
-    inputs: Mapping[str, np.ndarray],
-    memory_limit: int = DEFAULT_MEMORY_LIMIT,
 ) -> tuple[str, list[np.ndarray]]:
-    """`run_module_text`, and the name of the function it ran."""
+    """Parse, verify and run one function (`entry`, default @main or the only one) on flat
+    input buffers `arg0..argN`; returns the name of the function it ran and its results as
+    flat buffers."""
     from convcanon.xdsl_io import parse_file_text
 
     module = parse_file_text(text, filename)

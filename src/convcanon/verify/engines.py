@@ -201,7 +201,7 @@ def migraphx_reference_engine(
     """Half B's numpy interpreter (migraphx and TOSA ops), flat buffers in and out."""
     from convcanon.reference.migraphx_interp import run_module_text
 
-    return run_module_text(text, filename, entry, {f"arg{i}": x for i, x in enumerate(inputs)})
+    return run_module_text(text, filename, entry, {f"arg{i}": x for i, x in enumerate(inputs)})[1]
 
 
 def tosa_iree_engine(

@@ -61,7 +61,7 @@ def on_both_engines(
     raw = pack_inputs(values, ins)
     assert all(x.dtype == np.int8 for x, kind in zip(raw, ins, strict=True) if kind)
     feed = {f"arg{i}": x for i, x in enumerate(raw)}
-    interpreted = run_module_text(tosa, "<t>", function.sym_name.data, feed)
+    _, interpreted = run_module_text(tosa, "<t>", function.sym_name.data, feed)
     results = {"interpreter": unpack_outputs(interpreted, outs)}
     if iree:
         results["iree"] = run_tosa_text(tosa, values)
