@@ -1,5 +1,5 @@
-"""Random command lines of `convcanon-opt`, `convcanon explain` and `convcanon import-migraphx`:
-every flag their parsers declare, with good and bad values.
+"""Random command lines of `convcanon-opt` and `convcanon explain`, `import-migraphx` and
+`graph`: every flag their parsers declare, with good and bad values.
 
 Each flag is drawn from the command's parser itself, so a flag added later is fuzzed too.
 Whatever the mix, a run ends in exit 0, 1 or 2, with no traceback; exit 1 ends in an error (and
@@ -62,17 +62,30 @@ COMMANDS = {
     "convcanon-opt": (opt_main, [], opt_parser(), True, True),
     "explain": (main, ["explain"], _subcommand("explain"), True, False),
     "import-migraphx": (main, ["import-migraphx"], _subcommand("import-migraphx"), False, True),
+    "graph": (main, ["graph"], _subcommand("graph"), True, True),
 }
 
 
+def _takes(action: argparse.Action, value: str) -> bool:
+    """Whether the flag's parser takes `value` (its type and its choices)."""
+    try:
+        typed = action.type(value) if callable(action.type) else value
+    except Exception:
+        return False
+    return not action.choices or typed in action.choices
+
+
 def _flag_values(action: argparse.Action) -> st.SearchStrategy[list[str]]:
-    """Command-line words for one flag: bare, with a value drawn from its choices or from
-    good and bad integers and words, joined by `=` or given as the next word."""
+    """Command-line words for one flag: bare, or with a value (one it takes four times in
+    five, else one it refuses), joined by `=` or given as the next word."""
     flag = st.sampled_from(action.option_strings)
     if action.nargs == 0:
         return flag.map(lambda f: [f])
-    pool = [str(c) for c in action.choices] if action.choices else INTEGERS + WORDS
-    value = st.sampled_from(pool + ["bogus"])
+    pool = [str(c) for c in action.choices or ()] + INTEGERS + WORDS + ["bogus", "512MiB"]
+    good = [v for v in pool if _takes(action, v)]
+    bad = [v for v in pool if v not in good]
+    drawn = [*[st.sampled_from(good)] * 4 * bool(good), *[st.sampled_from(bad)] * bool(bad)]
+    value = st.one_of(*drawn)
     joined = st.tuples(flag, value).map(lambda fv: [f"{fv[0]}={fv[1]}"])
     separate = st.tuples(flag, value).map(lambda fv: [fv[0], fv[1]])
     if action.nargs == "?":
@@ -116,7 +129,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _pipeline(command: str) -> st.SearchStrategy[list[str]]:
-    by_option = st.sampled_from(PIPELINES).map(lambda p: ["-p", p] if p else [])
+    """None half the time (the command's own default), else `-p` or pass flags."""
+    by_option = st.one_of(st.just([]), st.sampled_from(PIPELINES).map(lambda p: ["-p", p]))
     if command != "convcanon-opt":
         return by_option if COMMANDS[command][3] else st.just([])
     return st.one_of(by_option, st.lists(st.sampled_from(PASS_FLAGS), max_size=2))
@@ -128,7 +142,9 @@ def _command_lines(draw: st.DrawFn) -> tuple[str, list[str], str, bool]:
     command = draw(st.sampled_from(sorted(COMMANDS)))
     _, _, parser, _, writes = COMMANDS[command]
     words = draw(_flags(parser)) + draw(_pipeline(command))
-    return command, words, draw(st.sampled_from(INPUTS)), writes and draw(st.booleans())
+    required = command == "graph"  # its -o is required
+    to_file = writes and (required or draw(st.booleans()))
+    return command, words, draw(st.sampled_from(INPUTS)), to_file
 
 
 @settings(
@@ -146,7 +162,7 @@ def test_any_command_line_ends_in_an_exit_code_and_harms_nothing(
     command, words, input_name, to_file = line
     entry, head = COMMANDS[command][:2]
     out_dir = tmp_path_factory.mktemp("out")
-    output = out_dir / "out.mlir"
+    output = out_dir / ("out.dot" if command == "graph" else "out.mlir")
     source = inputs[input_name]
     before = {p: digest(p) for p in source.parent.iterdir() if p.is_file()}
     argv = [*head, str(source), *words, *(["-o", str(output)] if to_file else [])]
