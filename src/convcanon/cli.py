@@ -27,6 +27,7 @@ from convcanon.fileio.stdout import (
     write_stdout,
 )
 from convcanon.ir_kind import (
+    NO_IMPLICIT_MODULE,
     SINGLE_THREADED,
     UNREGISTERED_DIALECTS,
     VERIFY_EACH,
@@ -107,6 +108,7 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
         SINGLE_THREADED.set(args.mlir_disable_threading)
         VERIFY_EACH.set(args.verify_each in ("true", "1"))
         VERIFY_ROUNDTRIP.set(args.verify_roundtrip)
+        NO_IMPLICIT_MODULE.set(args.no_implicit_module)
         return _run_opt(args, args.pass_pipeline or ",".join(pass_flags), script=argv is None)
 
     code = _guarded(body)

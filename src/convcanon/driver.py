@@ -17,6 +17,7 @@ from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, text_st
 from convcanon.fileio.module_input import ModuleFromBytecode, read_mlir_input
 from convcanon.fileio.output_file import check_output_path, write_output
 from convcanon.ir_kind import (
+    NO_IMPLICIT_MODULE,
     PLAIN_ASM,
     SPLIT_MARKER,
     VERIFY_ROUNDTRIP,
@@ -96,6 +97,7 @@ class FrameworkAdapter(NamedTuple):
     scope: str = ""  # () -> the context manager a whole job runs in, if any
     framework: str = ""  # its name in FRAMEWORKS, for the hint a refused file gets
     roundtrip: str = ""  # (module) -> None, `--verify-roundtrip`'s check, if it has one
+    single_root: str = ""  # (module) -> None, `--no-implicit-module`'s check, if it has one
 
     def _load(self, entry: str) -> Callable[..., Any]:
         module_name, _, attr = entry.partition(":")
@@ -108,13 +110,18 @@ class FrameworkAdapter(NamedTuple):
             err.message = with_input_kind_hint(err.message, text, self.framework)
             raise
 
-    def verify_roundtrip(self, module: Any) -> None:
-        if not self.roundtrip:
-            raise UsageError(
-                "--verify-roundtrip checks HLO modules only: xDSL, which reads migraphx/TOSA"
-                " modules, cannot tell a location it was given as unknown from none"
-            )
-        self._load(self.roundtrip)(module)
+    def check_parsed(self, module: Any) -> None:
+        """The checks of a parsed input that `--no-implicit-module` and `--verify-roundtrip`
+        ask for; HLO modules only: xDSL, which reads migraphx/TOSA modules, cannot tell a
+        module it made from one the text wrote, nor a location given as unknown from none."""
+        for asked, entry, flag in (
+            (NO_IMPLICIT_MODULE.get(), self.single_root, "--no-implicit-module"),
+            (VERIFY_ROUNDTRIP.get(), self.roundtrip, "--verify-roundtrip"),
+        ):
+            if asked and not entry:
+                raise UsageError(f"{flag} checks HLO modules only")
+            if asked:
+                self._load(entry)(module)
 
     def job(self) -> contextlib.AbstractContextManager[Any]:
         return self._load(self.scope)() if self.scope else contextlib.nullcontext()
@@ -168,6 +175,7 @@ FRAMEWORKS: Mapping[str, FrameworkAdapter] = {
         "convcanon.hlo.context:generic_op_classes",
         framework="hlo",
         roundtrip="convcanon.hlo.io:verify_roundtrip",
+        single_root="convcanon.hlo.io:check_single_root",
     ),
     "xdsl": FrameworkAdapter(
         "convcanon.xdsl_io:parse_file_text",
@@ -267,8 +275,7 @@ def transform_text(
     with adapter.job(), placed:
         with watch.parsing():
             module = adapter.parse_text(text, filename)
-        if VERIFY_ROUNDTRIP.get():
-            adapter.verify_roundtrip(module)
+        adapter.check_parsed(module)
         printer = functools.partial(adapter.print_module, options=print_options)
         run_pipeline(module, passes, stats, instruments, printer)
         with watch.output():

@@ -17,6 +17,8 @@ SPLIT_MARKER = "// -----"
 SINGLE_THREADED: ContextVar[bool] = ContextVar("mlir_disable_threading", default=False)
 # `--verify-each`: MLIR's pass manager verifies the module after each of its passes.
 VERIFY_EACH: ContextVar[bool] = ContextVar("verify_each", default=True)
+# `--no-implicit-module`: an input is one top-level op, not ops wrapped in a module.
+NO_IMPLICIT_MODULE: ContextVar[bool] = ContextVar("no_implicit_module", default=False)
 # `--verify-roundtrip`: each input module must print and parse back to itself.
 VERIFY_ROUNDTRIP: ContextVar[bool] = ContextVar("verify_roundtrip", default=False)
 

@@ -198,6 +198,11 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         habits,
         (
             (
+                "--no-implicit-module",
+                "the input must be one top-level op, a module, not ops MLIR wraps in one"
+                " (HLO modules)",
+            ),
+            (
                 "--verify-roundtrip",
                 "check that the input prints and parses back to itself, as text in generic form"
                 " and as bytecode, before the pipeline (HLO modules)",

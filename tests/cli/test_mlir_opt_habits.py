@@ -360,3 +360,51 @@ def test_verify_roundtrip_is_a_usage_error_on_migraphx(opt: Runner, tmp_path: Pa
     (source := tmp_path / "exp.mlir").write_text(MIGRAPHX_EXP)
     result = opt(source, "--verify-roundtrip")
     assert result.code == 2 and "--verify-roundtrip checks HLO modules only" in result.err
+
+
+FUNCTION = "func.func @f() {\n  return\n}\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"module {{\n{FUNCTION}}}\n",  # one module: as without the flag
+        f"// a comment\n  module @named attributes {{x.y = 1 : i32}} {{\n{FUNCTION}}}\n",
+        "",  # no op
+        f"{FUNCTION}{FUNCTION.replace('@f', '@g')}",  # two functions
+        "module {\n}\nmodule {\n}\n",  # two modules
+        FUNCTION,  # one op, not a module
+    ],
+)
+def test_no_implicit_module_reads_as_iree_opt(opt: Runner, tmp_path: Path, text: str) -> None:
+    """`--no-implicit-module`: one top-level module reads and prints as iree-opt reads it; no
+    op, or more than one, is iree-opt's error; one op that is not a module is the error
+    iree-opt gives when a module's pipeline runs on it (convcanon-opt's pipelines are)."""
+    (source := tmp_path / "m.mlir").write_text(text)
+    ours = opt(source, "--no-implicit-module", "-p", "cse")
+    theirs = iree_opt(
+        source, "--no-implicit-module", "--pass-pipeline=builtin.module(cse)", check=False
+    )
+    assert (ours.code == 0) == (theirs.returncode == 0), (ours.err, theirs.stderr)
+    if ours.code == 0:
+        assert ours.out.strip() == theirs.stdout.strip()
+        assert opt(source, "-p", "cse").out == ours.out  # as without the flag
+    else:
+        ours_says = ours.err.split(" error: ", 1)[1].split(" (convcanon-opt")[0].strip()
+        assert ours_says in theirs.stderr, (ours.err, theirs.stderr)
+
+
+def test_no_implicit_module_takes_bytecode_as_one_op(opt: Runner, tmp_path: Path) -> None:
+    """Bytecode holds one top-level op, whatever the text it was written from held."""
+    (source := tmp_path / "f.mlir").write_text(FUNCTION)
+    bytecode = tmp_path / "f.mlirbc"
+    assert opt(source, "--emit-bytecode", "-o", bytecode).code == 0
+    result = opt(bytecode, "--no-implicit-module")
+    assert result.code == 0, result.err
+    assert "func.func @f()" in result.out
+
+
+def test_no_implicit_module_is_a_usage_error_on_migraphx(opt: Runner, tmp_path: Path) -> None:
+    (source := tmp_path / "exp.mlir").write_text(MIGRAPHX_EXP)
+    result = opt(source, "--no-implicit-module")
+    assert result.code == 2 and "--no-implicit-module checks HLO modules only" in result.err

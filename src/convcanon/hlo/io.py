@@ -124,7 +124,11 @@ def parse_file_text(text: str, filename: str) -> HloFile:
     mlir-opt prints a bytecode input (its locations stay for diagnostics, none in the file)."""
     if isinstance(text, ModuleFromBytecode) and text.bytecode:
         return HloFile(
-            parse_checked_bytecode(text.bytecode, filename), filename, False, verified=True
+            parse_checked_bytecode(text.bytecode, filename),
+            filename,
+            False,
+            text=text,
+            verified=True,
         )
     generic = _GENERIC_START.match(text) is not None
     module = parse_module(text, filename)
@@ -226,3 +230,30 @@ def parse_back(content: str | bytes, allow_unregistered: bool) -> ir.Module:
     """Printed text or bytecode parsed in a fresh context, so that no resource is renamed
     for a name the input's context holds already."""
     return ir.Module.parse(content, make_context(allow_unregistered))
+
+
+def check_single_root(parsed: HloFile) -> None:
+    """`--no-implicit-module`: the input must be one top-level op, and, for convcanon-opt's
+    pipelines, a `builtin.module`. MLIR's parser wraps anything else in a module it places at
+    line 0; bytecode always holds one op."""
+    if isinstance(parsed.text, ModuleFromBytecode):
+        return
+    location = parsed.module.operation.location
+    implicit = (
+        isinstance(location, ir.FileLineColLoc)
+        and location.filename == "-"
+        and location.start_line == 0
+    )
+    if not implicit:
+        return
+    ops = list(parsed.module.body.operations)
+    if len(ops) != 1:
+        raise ConvcanonError(
+            f"source must contain a single top-level operation, found: {len(ops)}",
+            SourceLoc(parsed.filename),
+        )
+    raise ConvcanonError(
+        f"can't run 'builtin.module' pass manager on '{ops[0].operation.name}' op"
+        " (convcanon-opt runs its pipelines on a module)",
+        parsed.loc_of(ops[0].operation),
+    )
