@@ -208,7 +208,7 @@ def _read_options(rest: str) -> tuple[list[str], bool, str]:
 def _unquoted(token: str) -> str:
     key, eq, value = token.partition("=")
     value = value.strip()
-    if len(value) > 2 and (value[0], value[-1]) in (("'", "'"), ('"', '"'), ("{", "}")):
+    if len(value) >= 2 and (value[0], value[-1]) in (("'", "'"), ('"', '"'), ("{", "}")):
         value = value[1:-1].strip()
     return key + eq + value
 

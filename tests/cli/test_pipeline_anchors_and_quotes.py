@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from convcanon import pipeline
 from convcanon.options import spelling
+from convcanon.diagnostics import UsageError
 from convcanon.pipeline import PASSES, parse_pipeline
 
 CONV = PASSES["stablehlo-canonicalize-conv"]
@@ -73,3 +74,11 @@ def test_a_quoted_or_braced_value_is_the_value(option: Any, quote: str, data: An
         f"{CONV.name}{{{option.name}={written} verbose=true}}"
     )
     assert plain[0][1][option.name] == value
+
+
+@pytest.mark.parametrize("empty", ['""', "''", "{}"])
+def test_empty_quotes_or_braces_are_an_empty_value(empty: str) -> None:
+    """`gate=""` is the empty value, as MLIR's option parser reads it (the refusal names ''),
+    not the two quotes."""
+    with pytest.raises(UsageError, match=r"option 'gate' must be one of neuron, general; got ''$"):
+        parse_pipeline(f"{CONV.name}{{gate={empty}}}")
