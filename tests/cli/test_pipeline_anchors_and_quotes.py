@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from convcanon import pipeline
-from convcanon.options import spelling
 from convcanon.diagnostics import UsageError
+from convcanon.options import spelling
 from convcanon.pipeline import PASSES, parse_pipeline
 
 CONV = PASSES["stablehlo-canonicalize-conv"]
