@@ -27,13 +27,16 @@ ELEMENTS = ["i2", "i4", "ui2", "ui4"]
 
 
 def _program(element: str, shape: tuple[int, ...], op: str = "add") -> str:
+    """Three results; the second widens %b, whose codes differ along the packed (last) axis:
+    IREE gives it in i32, so it shows the order of the codes within a byte going in (the others
+    go in and come back through the same packing, blind to an order reversed both ways)."""
     t = f"tensor<{'x'.join(map(str, shape))}x{element}>"
     wide = t.replace(element, "i32")
     return (
         f"func.func @main(%a: {t}, %b: {t}) -> ({t}, {wide}, {t}) {{\n"
         f"  %0 = stablehlo.{op} %a, %b : {t}\n"
         f"  %1 = stablehlo.multiply %0, %b : {t}\n"
-        f"  %2 = stablehlo.convert %a : ({t}) -> {wide}\n"
+        f"  %2 = stablehlo.convert %b : ({t}) -> {wide}\n"
         f"  return %1, %2, %a : {t}, {wide}, {t}\n}}\n"
     )
 
