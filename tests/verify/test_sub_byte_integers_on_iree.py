@@ -18,7 +18,7 @@ from convcanon.verify.engines import ENGINES
 from convcanon.verify.iree_buffers import pack_bits, unpack_bits
 from convcanon.verify.signature import module_signature
 
-from .cli_calls import cli
+from .cli_calls import cli, verify_tells_apart
 
 pytest.importorskip("iree.runtime")
 pytest.importorskip("jax")
@@ -87,10 +87,7 @@ def test_verify_on_iree_judges_sub_byte_integers(element: str, tmp_path: Path):
     before, wrong = tmp_path / "before.mlir", tmp_path / "wrong.mlir"
     before.write_text(_program(element, (4, 8)))
     wrong.write_text(_program(element, (4, 8), "subtract"))
-    code, out, err = cli("verify", str(before), str(before), "--engine", "iree")
-    assert code == 0 and out.startswith("ok: 3 trial(s) on engine iree"), (out, err)
-    code, out, err = cli("verify", str(before), str(wrong), "--engine", "iree")
-    assert code == 1 and "error: mismatch (engine iree" in err, (out, err)
+    verify_tells_apart(before, wrong, "iree")
 
 
 def test_a_sub_byte_tensor_iree_cannot_hold_is_its_located_error(tmp_path: Path):
