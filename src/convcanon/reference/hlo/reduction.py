@@ -3,7 +3,6 @@ map (a body that is one binary op runs as that numpy function)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,9 +48,7 @@ def _reduce_variadic(it: Machine, op: ir.Operation, args: list[np.ndarray], dims
     """Variadic reduce (argmax-style): sequential over the reduced elements, whole arrays each."""
     half = len(args) // 2
     xs, inits = args[:half], args[half:]
-    keep = [d for d in range(xs[0].ndim) if d not in dims]
-    flat_shape = (*(xs[0].shape[d] for d in keep), math.prod(xs[0].shape[d] for d in dims))
-    flats = [np.transpose(x, [*keep, *dims]).reshape(flat_shape) for x in xs]
+    flats = [reduction.reduced_last(x, dims) for x in xs]
     accs = [np.broadcast_to(i, flats[0].shape[:-1]).copy() for i in inits]
     body = it.region_fn_multi(op.regions[0])
     for k in range(flats[0].shape[-1]):

@@ -30,15 +30,22 @@ def reduce(
     keep = [d for d in range(x.ndim) if d not in dims]
     out_size = math.prod(x.shape[d] for d in keep)
     budget.plan("reduce", 2 * x.size * x.dtype.itemsize, 3 * out_size * x.dtype.itemsize)
-    moved = np.transpose(x, [*keep, *dims])
-    # the reduced length named, not -1: numpy cannot infer it when a kept dimension is 0
-    flat = moved.reshape((*(x.shape[d] for d in keep), math.prod(x.shape[d] for d in dims)))
+    flat = reduced_last(x, dims)
     acc = np.broadcast_to(init, flat.shape[:-1]).astype(x.dtype)
     if ordered:
         for j in range(flat.shape[-1]):
             acc = body(acc, flat[..., j])
         return acc
     return body(acc, _tree_reduce(flat, body)) if flat.shape[-1] else acc.copy()
+
+
+def reduced_last(x: np.ndarray, dims: Sequence[int]) -> np.ndarray:
+    """`x` with the dimensions not in `dims` first, in order, and those in `dims` flattened, in
+    the order given, into one last axis. Its length is named, not -1: numpy cannot infer it
+    when a kept dimension is 0."""
+    keep = [d for d in range(x.ndim) if d not in dims]
+    moved = np.transpose(x, [*keep, *dims])
+    return moved.reshape((*(x.shape[d] for d in keep), math.prod(x.shape[d] for d in dims)))
 
 
 def _tree_reduce(flat: np.ndarray, body: ReduceFn) -> np.ndarray:
