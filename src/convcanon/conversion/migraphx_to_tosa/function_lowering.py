@@ -159,29 +159,12 @@ class FunctionLowering:
         elif type(op) in ELEMENTWISE_OPS and any(
             _is_ocp_fp8(st.element_of(v.type)) for v in (*op.operands, *op.results)
         ):
-            self.views[op.results[0]] = self.lower_on_f32(op, lowering, args)
+            # TOSA's fp8 extensions hold these types but have casts, contractions and data
+            # movement only: the op computes on f32 and rounds once
+            self.views[op.results[0]] = self.lower_retyped(op, lowering, args, _ocp_fp8_on_f32)
         else:
             self.views[op.results[0]] = lowering(self, op, args)
         self.em.stats.bump("migraphx ops lowered")
-
-    def lower_on_f32(self, op: Operation, lowering: Lowering, args: list[View]) -> View:
-        """An elementwise op on fp8 values TOSA holds but does not compute on (its fp8
-        extensions have casts, contractions and data movement only): lowered as its copy on f32,
-        the operands cast up exactly, the result cast back (rounded once)."""
-
-        def computed(element: Attribute) -> Attribute:
-            return f32 if _is_ocp_fp8(element) else element
-
-        wide = [
-            unary_view(self.em, tosa.CastOp, a, f32) if _is_ocp_fp8(a.element_type) else a
-            for a in args
-        ]
-        out = lowering(self, retyped(op, computed), wide)
-        target = st.element_of(op.results[0].type)
-        if _is_ocp_fp8(target):
-            assert target is not None
-            return unary_view(self.em, tosa.CastOp, out, target)
-        return out
 
     def lower_on_storage(self, op: Operation, lowering: Lowering, args: list[View]) -> View:
         """The conformant form of an op touching foreign types: data movement on the storage
@@ -207,15 +190,37 @@ class FunctionLowering:
                 return element
             return st.carrier(element)
 
-        decoded = [
-            st.decode(self.em, view, st.element_of(v.type) or v.type)
+        return self.lower_retyped(op, lowering, args, computed)
+
+    def lower_retyped(
+        self,
+        op: Operation,
+        lowering: Lowering,
+        args: list[View],
+        computed: Callable[[Attribute], Attribute],
+    ) -> View:
+        """`op` lowered as its copy with element types mapped by `computed` (where TOSA computes
+        on them): each operand converted there exactly (storage codes decoded, held types cast),
+        the result converted back (rounded once)."""
+
+        def into(view: View, element: Attribute) -> View:
+            if computed(element) == element:
+                return view
+            if is_foreign(element):
+                return st.decode(self.em, view, element)
+            return unary_view(self.em, tosa.CastOp, view, computed(element))
+
+        inputs = [
+            into(view, st.element_of(v.type) or v.type)
             for view, v in zip(args, op.operands, strict=True)
         ]
-        out = lowering(self, retyped(op, computed), decoded)
+        out = lowering(self, retyped(op, computed), inputs)
         element = st.element_of(op.results[0].type)
         if element is None or computed(element) == element:
             return out
-        return st.encode(self.em, out, element)
+        if is_foreign(element):
+            return st.encode(self.em, out, element)
+        return unary_view(self.em, tosa.CastOp, out, element)
 
     def storage_literal(self, op: LiteralOp) -> View:
         return st.storage_literal(self.em, op.value, result_type(op))
@@ -279,6 +284,10 @@ class FunctionLowering:
 
 def _is_ocp_fp8(element: Attribute | None) -> bool:
     return isinstance(element, Float8E4M3FNType | Float8E5M2Type)
+
+
+def _ocp_fp8_on_f32(element: Attribute) -> Attribute:
+    return f32 if _is_ocp_fp8(element) else element
 
 
 def _tensor_shape(ty: Attribute) -> list[int]:
