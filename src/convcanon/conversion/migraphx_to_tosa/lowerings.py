@@ -33,6 +33,7 @@ from convcanon.conversion.migraphx_to_tosa.emitter import (
     is_float,
     logical,
     materialize,
+    scalar_like,
     shape_of,
     unary_view,
 )
@@ -185,7 +186,7 @@ def _relu(lw: LoweringContext, op: Operation, args: list[View]) -> View:
         return x  # never below zero
     width = integer_width(element)
     if width is not None and width > 16:  # TOSA's integer clamp is i8/i16: max(x, 0)
-        zero = View.plain(lw.em.scalar(x.element_type, 0, len(x.base_shape)))
+        zero = scalar_like(lw.em, x.element_type, 0, x)
         return elementwise_views(lw.em, tosa.MaximumOp, [x, zero], x.lens)
     et = x.element_type
     props = {"min_val": bound_attr(et, 0), "max_val": bound_attr(et, math.inf)}
