@@ -243,8 +243,6 @@ def _convert(lw: LoweringContext, op: Operation, args: list[View]) -> View:
             x = unsigned32_to_f32(em, x)
         else:
             x = zero_extend(em, x, src_mx)
-    elif (integer_width(dst) or 0) > 32:  # TOSA casts to i64 only from i32: extend in two steps
-        x = widen(em, x, src_mx)
     if is_float(x.element_type) and not is_float(dst) and dst != i1:
         return float_to_integer(em, x, dst_mx)
     return _cast(em, x, dst)
@@ -253,8 +251,9 @@ def _convert(lw: LoweringContext, op: Operation, args: list[View]) -> View:
 def _cast(em: Emitter, x: View, dst: Attribute) -> View:
     """tosa.cast, through f32 or i32 where TOSA casts no such pair directly (IREE refuses
     them): two floats neither of which is f32 (f16 <-> bf16, fp8 <-> f16), i1 or an integer and
-    an fp8 or a float other than f32, i64 to an integer narrower than i32. Each hop is exact or
-    rounds once, as the direct cast would."""
+    an fp8 or a float other than f32, i64 and an integer narrower than i32 (TOSA casts i64 only
+    to and from i32; the hop sign-extends, `_convert` zero-extends an unsigned source first).
+    Each hop is exact or rounds once, as the direct cast would."""
     src = x.element_type
     if src == dst:
         return x
@@ -264,7 +263,10 @@ def _cast(em: Emitter, x: View, dst: Attribute) -> View:
         narrow = any(numpy_dtype(t).itemsize == 1 for t in floats)
         if len(floats) == 2 or narrow or i1 in (src, dst):
             via = f32
-    elif integer_width(src) == 64 and (integer_width(dst) or 64) < 32:
+    elif (
+        64 in (integer_width(src), integer_width(dst))
+        and min(integer_width(src) or 64, integer_width(dst) or 64) < 32
+    ):
         via = i32
     if via is not None:
         x = unary_view(em, tosa.CastOp, x, via)
