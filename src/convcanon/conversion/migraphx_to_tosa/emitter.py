@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i8
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType, TensorType, i8
 from xdsl.ir import Attribute, Block, SSAValue
 
 from convcanon.migraphx.dense import dense_to_numpy
@@ -126,13 +126,10 @@ class Emitter:
         """A `tensor<1x...x1xT>` constant of rank `rank` (broadcasts in elementwise ops)."""
         key = ("scalar", element_type, float(value), rank)
         if key not in self._consts:
-            dtype = numpy_dtype(element_type)
-            if dtype.kind == "f" or dtype.kind == "V":
-                item: float | int = float(value)
-            elif dtype == np.bool_:
-                item = int(bool(value))
-            else:
-                item = int(value)
+            item: float | int = float(value)
+            if isinstance(element_type, IntegerType):  # i1 and 4-bit ones too (numpy: b, V)
+                width = element_type.width.data
+                item = int(bool(value)) if width == 1 else int(value)
             self._consts[key] = self.const(tosa.dense(element_type, [1] * rank, [item]))
         return self._consts[key]
 

@@ -25,7 +25,7 @@ from convcanon.conversion.migraphx_to_tosa.emitter import (
     unary_view,
 )
 from convcanon.conversion.migraphx_to_tosa.type_conversion import integer_width
-from convcanon.migraphx.shaped_type import is_unsigned, numpy_dtype, signless
+from convcanon.migraphx.shaped_type import is_unsigned, signless
 from convcanon.tosa import ops as tosa
 from convcanon.tosa import quant_ops as tq
 
@@ -111,8 +111,8 @@ def unsigned_div32(em: Emitter, a: View, b: View, lens: Sequence[int], hint: Seq
 
 def bound_attr(et: Attribute, value: float) -> Attribute:
     if isinstance(et, IntegerType):
-        limits = np.iinfo(numpy_dtype(et))
-        return IntegerAttr(int(max(min(value, limits.max), limits.min)), et)
+        low, high = int_bounds(et)
+        return IntegerAttr(int(max(min(value, high), low)), et)
     return FloatAttr(value, et)  # type: ignore[arg-type]
 
 

@@ -182,9 +182,9 @@ def _sqrt(lw: LoweringContext, op: Operation, args: list[View]) -> View:
 def _relu(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     (x,) = args
     element = result_element(op)
-    if is_unsigned(element):
-        return x  # never below zero
     width = integer_width(element)
+    if is_unsigned(element) or width == 1:
+        return x  # never below zero: unsigned, or a bool
     if width is not None and width > 16:  # TOSA's integer clamp is i8/i16: max(x, 0)
         zero = scalar_like(lw.em, x.element_type, 0, x)
         return elementwise_views(lw.em, tosa.MaximumOp, [x, zero], x.lens)
