@@ -52,7 +52,7 @@ PASS_FLAGS = [
 INPUTS = ["cnn", "migraphx", "program", "split", "empty", "garbage", "directory", "missing"]
 
 
-def _subcommand(name: str) -> argparse.ArgumentParser:
+def subcommand(name: str) -> argparse.ArgumentParser:
     (commands,) = [a for a in main_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     return commands.choices[name]
 
@@ -60,9 +60,9 @@ def _subcommand(name: str) -> argparse.ArgumentParser:
 # command -> (entry point, the words before the input, its parser, whether it takes -p, -o)
 COMMANDS = {
     "convcanon-opt": (opt_main, [], opt_parser(), True, True),
-    "explain": (main, ["explain"], _subcommand("explain"), True, False),
-    "import-migraphx": (main, ["import-migraphx"], _subcommand("import-migraphx"), False, True),
-    "graph": (main, ["graph"], _subcommand("graph"), True, True),
+    "explain": (main, ["explain"], subcommand("explain"), True, False),
+    "import-migraphx": (main, ["import-migraphx"], subcommand("import-migraphx"), False, True),
+    "graph": (main, ["graph"], subcommand("graph"), True, True),
 }
 
 
@@ -93,13 +93,15 @@ def _flag_values(action: argparse.Action) -> st.SearchStrategy[list[str]]:
     return st.one_of(joined, separate)
 
 
-def _flags(parser: argparse.ArgumentParser) -> st.SearchStrategy[list[str]]:
+def flags(
+    parser: argparse.ArgumentParser, drawn_apart: tuple[str, ...] = ("output", "pass_pipeline")
+) -> st.SearchStrategy[list[str]]:
+    """Up to five of the parser's flags, but not those whose values a test draws itself
+    (`drawn_apart`, by dest)."""
     actions = [
         a
         for a in parser._actions
-        if a.option_strings
-        and not SKIPPED & set(a.option_strings)
-        and a.dest not in ("output", "pass_pipeline")
+        if a.option_strings and not SKIPPED & set(a.option_strings) and a.dest not in drawn_apart
     ]
     one = st.sampled_from(actions).flatmap(_flag_values)
     return st.lists(one, max_size=5).map(lambda words: [w for ws in words for w in ws])
@@ -141,7 +143,7 @@ def _command_lines(draw: st.DrawFn) -> tuple[str, list[str], str, bool]:
     """A command, its flags and pipeline words, the input's name, and whether it writes -o."""
     command = draw(st.sampled_from(sorted(COMMANDS)))
     _, _, parser, _, writes = COMMANDS[command]
-    words = draw(_flags(parser)) + draw(_pipeline(command))
+    words = draw(flags(parser)) + draw(_pipeline(command))
     required = command == "graph"  # its -o is required
     to_file = writes and (required or draw(st.booleans()))
     return command, words, draw(st.sampled_from(INPUTS)), to_file

@@ -120,9 +120,7 @@ def _verify(
     if kinds == {"hlo"}:
         from convcanon.verify.local import judge_convs_of_file
 
-        local = judge_convs_of_file(
-            before_text, before_name, after_text, pipeline, engine, trials, seed, tolerances
-        )
+        local = judge_convs_of_file(*files, pipeline, engine, trials, seed, tolerances)
         errors += local.errors
     try:
         code = _verify_whole(files, kinds, engine, trials, seed, entry, batch_sizes, tolerances)
