@@ -1,28 +1,31 @@
 """Random command lines of `convcanon-opt` and `convcanon explain`, `import-migraphx` and
 `graph`: every flag their parsers declare, with good and bad values.
 
-Each flag is drawn from the command's parser itself, so a flag added later is fuzzed too.
+Each flag is drawn from the command's parser itself, so a flag added later is fuzzed too. The
+input is a real file, MLIR bytecode, a damaged file or an odd path (hostile_files: a FIFO, a
+file no read succeeds on, a path through a file...), and -o may name the input itself.
 Whatever the mix, a run ends in exit 0, 1 or 2, with no traceback; exit 1 ends in an error (and
-its notes); exit 2 in a usage line; the input is never modified, nothing but the named output is
-written, and a failed run leaves no output file.
+its notes) that names a file of the command line, at line:col when it is in a module's text;
+exit 2 in a usage line; the input is never modified, nothing but the named output is written,
+and a failed run leaves no output file.
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
+from functools import cache
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from convcanon.cli import main, opt_main
 from convcanon.command_arguments import main_parser
 from convcanon.opt_arguments import opt_parser
 
+from . import hostile_files as hostile
 from . import sources
-from .conftest import Outcome, assert_no_harm, digest
 
 # Flags that start an XLA child or read stdin, whose hostile inputs have tests of their own.
 SKIPPED = {"--input-hlo", "--emit-hlo", "-h", "--help"}
@@ -49,7 +52,7 @@ PASS_FLAGS = [
     "--cse",
     "--canonicalize",
 ]
-INPUTS = ["cnn", "migraphx", "program", "split", "empty", "garbage", "directory", "missing"]
+INPUTS = ["cnn", "bytecode", "migraphx", "program", "split", "empty", "garbage", *hostile.ODD_PATHS]
 
 
 def subcommand(name: str) -> argparse.ArgumentParser:
@@ -107,27 +110,31 @@ def flags(
     return st.lists(one, max_size=5).map(lambda words: [w for ws in words for w in ws])
 
 
-def _inputs(root: Path) -> dict[str, Path]:
-    """The inputs a command line may name, written once under `root`."""
-    inputs = root / "inputs"
-    inputs.mkdir()
-    cnn = inputs / "cnn.mlir"
-    shutil.copy(sources.STABLEHLO, cnn)
-    (inputs / "migraphx.mlir").write_text(sources.migraphx_text())
-    shutil.copy(sources.PROGRAM, inputs / "program.mlir")
-    split = sources.STABLEHLO.read_text() + "\n// -----\nfunc.func @f(\n// -----\n"
-    (inputs / "split.mlir").write_text(split)
-    (inputs / "empty.mlir").write_bytes(b"")
-    (inputs / "garbage.mlir").write_bytes(b"\xff\xfe%0 = \x00 stablehlo.pad {{{")
-    (inputs / "directory").mkdir()
-    return {name: inputs / name for name in ("directory", "missing")} | {
-        name: inputs / f"{name}.mlir" for name in INPUTS if name not in ("directory", "missing")
+@cache
+def _cnn_bytecode() -> bytes:
+    from convcanon.hlo.context import parse_module
+    from convcanon.hlo.formats import module_bytecode
+
+    return module_bytecode(parse_module(sources.STABLEHLO.read_text(), "cnn.mlir"))
+
+
+def _input(files: hostile.Files, name: str) -> Path:
+    """`inputs/NAME.mlir` holding the input `name` (or made that odd path)."""
+    path = files.inputs / f"{name}.mlir"
+    cnn = sources.STABLEHLO.read_bytes()
+    if name in hostile.ODD_PATHS:
+        return hostile.odd_path(files, name, path.name, cnn)
+    contents = {
+        "cnn": lambda: cnn,
+        "bytecode": _cnn_bytecode,
+        "migraphx": lambda: sources.migraphx_text().encode(),
+        "program": sources.PROGRAM.read_bytes,
+        "split": lambda: cnn + b"\n// -----\nfunc.func @f(\n// -----\n",
+        "empty": lambda: b"",
+        "garbage": lambda: b"\xff\xfe%0 = \x00 stablehlo.pad {{{",
     }
-
-
-@pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return _inputs(tmp_path_factory.mktemp("command-lines"))
+    path.write_bytes(contents[name]())
+    return path
 
 
 def _pipeline(command: str) -> st.SearchStrategy[list[str]]:
@@ -139,14 +146,16 @@ def _pipeline(command: str) -> st.SearchStrategy[list[str]]:
 
 
 @st.composite
-def _command_lines(draw: st.DrawFn) -> tuple[str, list[str], str, bool]:
-    """A command, its flags and pipeline words, the input's name, and whether it writes -o."""
+def _command_lines(draw: st.DrawFn) -> tuple[str, list[str], str, str]:
+    """A command, its flags and pipeline words, the input's name, and where it writes -o
+    (none, a new file, or the input itself)."""
     command = draw(st.sampled_from(sorted(COMMANDS)))
     _, _, parser, _, writes = COMMANDS[command]
     words = draw(flags(parser)) + draw(_pipeline(command))
     required = command == "graph"  # its -o is required
-    to_file = writes and (required or draw(st.booleans()))
-    return command, words, draw(st.sampled_from(INPUTS)), to_file
+    outputs = ["fresh", "the-input"] + ([] if required else ["none"])
+    output = draw(st.sampled_from(outputs)) if writes else "none"
+    return command, words, draw(st.sampled_from(INPUTS)), output
 
 
 @settings(
@@ -156,33 +165,19 @@ def _command_lines(draw: st.DrawFn) -> tuple[str, list[str], str, bool]:
 )
 @given(line=_command_lines())
 def test_any_command_line_ends_in_an_exit_code_and_harms_nothing(
-    inputs: dict[str, Path],
     tmp_path_factory: pytest.TempPathFactory,
     capsysbinary: pytest.CaptureFixture[bytes],
-    line: tuple[str, list[str], str, bool],
+    line: tuple[str, list[str], str, str],
 ) -> None:
-    command, words, input_name, to_file = line
+    command, words, input_name, output_kind = line
     entry, head = COMMANDS[command][:2]
-    out_dir = tmp_path_factory.mktemp("out")
-    output = out_dir / ("out.dot" if command == "graph" else "out.mlir")
-    source = inputs[input_name]
-    before = {p: digest(p) for p in source.parent.iterdir() if p.is_file()}
-    argv = [*head, str(source), *words, *(["-o", str(output)] if to_file else [])]
-    capsysbinary.readouterr()  # bytecode may reach stdout
-    try:
-        code = entry(argv)
-    except SystemExit as stop:  # argparse's --version
-        code = stop.code if isinstance(stop.code, int) else 2
-    outcome = Outcome(code, capsysbinary.readouterr().err.decode(errors="replace"))
-    if source.is_file():
-        assert_no_harm(outcome, source, before[source], output if to_file else None)
-    event(f"{command}: exit {outcome.code}")
-    assert outcome.code in (0, 1, 2), (argv, outcome)
-    assert "Traceback" not in outcome.stderr, argv
-    assert {p: digest(p) for p in before} == before, argv
-    written = {p.name for p in out_dir.iterdir()}
-    assert written <= ({output.name} if to_file and code == 0 else set()), (argv, written)
-    if code == 2:
-        assert "error:" in outcome.stderr or "usage:" in outcome.stderr, (argv, outcome)
-    if code == 1:
-        assert "error:" in outcome.stderr, (argv, outcome)
+    files = hostile.new_files(tmp_path_factory)
+    source = _input(files, input_name)
+    fresh = files.out / ("out.dot" if command == "graph" else "out.mlir")
+    # a FIFO as the output waits for a reader, as `cat x > fifo` does
+    the_input = source if not source.is_fifo() else fresh
+    output = {"none": None, "fresh": fresh, "the-input": the_input}[output_kind]
+    argv = [*head, str(source), *words, *(["-o", str(output)] if output else [])]
+    before = hostile.snapshot(files.inputs)
+    run = hostile.Run(command, argv, *hostile.run_in_process(entry, argv, files, capsysbinary))
+    hostile.check_outcome(run, files, before, fresh if output == fresh else None)

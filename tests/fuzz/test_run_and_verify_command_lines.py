@@ -15,27 +15,31 @@ cheap: the reference engine only (XLA and IREE: a few fixed lines at the end).
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
-import os
-import re
-import threading
 import zipfile
-from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.control import currently_in_test_context
 
 from convcanon.cli import main, opt_main
 
 from . import sources
-from .conftest import digest
+from .hostile_files import (
+    ODD_PATHS,
+    Files,
+    Run,
+    check_outcome,
+    new_files,
+    odd_path,
+    run_in_process,
+    snapshot,
+)
 from .mutations import mutated
 from .test_command_lines import PIPELINES, flags, subcommand
 
@@ -64,11 +68,7 @@ MODULES = [
     "mutated-bytecode",
     "empty",
     "garbage",
-    "directory",
-    "missing",
-    "fifo",
-    "unreadable",
-    "through-a-file",
+    *ODD_PATHS,
 ]
 NPZS = [
     "good",
@@ -86,9 +86,7 @@ NPZS = [
     "mutated",
     "single-npy",
     "empty",
-    "missing",
-    "directory",
-    "fifo",
+    *ODD_PATHS,
     "the-module",
 ]
 OUTPUTS = ["none", "stdout", "fresh", "the-module", "the-npz", "link-to-module", "directory",
@@ -159,23 +157,6 @@ def _bytecode(kind: str) -> bytes:
         return out.read_bytes()
 
 
-@dataclass
-class Files:
-    """The files of one command line, under `root`: `inputs/` holds what it reads (none of
-    which may change), `out/` is where its output may go (and nothing else may appear)."""
-
-    root: Path
-    fifos: dict[Path, bytes]
-
-    @property
-    def inputs(self) -> Path:
-        return self.root / "inputs"
-
-    @property
-    def out(self) -> Path:
-        return self.root / "out"
-
-
 def _module(data: st.DataObject | None, files: Files, name: str, role: str) -> Path:
     """Write the module `name` as `inputs/ROLE.mlir` (or make that path odd); its path."""
     path = files.inputs / f"{role}.mlir"
@@ -196,18 +177,8 @@ def _module(data: st.DataObject | None, files: Files, name: str, role: str) -> P
         assert data is not None
         whole = _bytecode(data.draw(st.sampled_from(["bytecode", "artifact"])))
         path.write_bytes(data.draw(mutated(whole), label=f"{role} bytecode"))
-    elif name == "directory":
-        path.mkdir()
-    elif name == "missing":
-        pass
-    elif name == "fifo":
-        os.mkfifo(path)
-        files.fifos[path] = CONV.encode()
-    elif name == "unreadable":  # every read of it fails (EIO), whoever runs the test
-        path.symlink_to("/proc/self/mem")
-    elif name == "through-a-file":
-        (files.inputs / f"{role}.file").write_bytes(CONV.encode())
-        path = files.inputs / f"{role}.file" / "x.mlir"
+    elif name in ODD_PATHS:
+        path = odd_path(files, name, path.name, CONV.encode())
     else:
         path.write_bytes(contents[name] or b"")
     return path
@@ -231,19 +202,16 @@ def _npz_file(data: st.DataObject, files: Files, name: str, module: str, module_
         "pickle": _npz(good | {first: np.array([{"evil": 1}], dtype=object)}),
         "huge-shape": _npz_of_members({f"{first}.npy": _header_claiming((1 << 40,))}),
         "huge-header": _npz_of_members({f"{first}.npy": _header_claiming((3,), pad=1 << 20)}),
-        "truncated": _npz(good)[: data.draw(st.integers(0, len(_npz(good)) - 1))],
         "single-npy": _npy(good[first]),
         "empty": b"",
     }
     if name == "mutated":
         path.write_bytes(data.draw(mutated(_npz(good)), label="npz"))
-    elif name == "missing":
-        pass
-    elif name == "directory":
-        path.mkdir()
-    elif name == "fifo":
-        os.mkfifo(path)
-        files.fifos[path] = _npz(good)
+    elif name == "truncated":
+        whole = _npz(good)
+        path.write_bytes(whole[: data.draw(st.integers(0, len(whole) - 1), label="cut")])
+    elif name in ODD_PATHS:
+        path = odd_path(files, name, path.name, _npz(good))
     elif name == "the-module":
         return module_path
     else:
@@ -273,124 +241,6 @@ def _output(files: Files, name: str, module: Path, npz: Path | None) -> str | No
     return paths[name]
 
 
-@contextlib.contextmanager
-def _fifos_fed(fifos: dict[Path, bytes]) -> Iterator[None]:
-    """Each FIFO gets its bytes every time a reader opens it, until the command is done: a
-    writer that waits for no reader never blocks the test."""
-    done = threading.Event()
-
-    def feed(path: Path, payload: bytes) -> None:
-        while not done.is_set():
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-            except OSError:  # ENXIO: nobody reads it yet
-                done.wait(0.005)
-                continue
-            os.set_blocking(fd, True)
-            with contextlib.suppress(OSError):  # the reader stopped reading (EPIPE)
-                os.write(fd, payload)
-            os.close(fd)
-
-    threads = [threading.Thread(target=feed, args=item, daemon=True) for item in fifos.items()]
-    for thread in threads:
-        thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        for thread in threads:
-            thread.join()
-
-
-def _event(what: str) -> None:
-    """A statistic of the fuzz runs (the fixed real-engine lines record none)."""
-    if currently_in_test_context():
-        event(what)
-
-
-def _snapshot(directory: Path) -> dict[str, str]:
-    """Every entry under `directory`: a regular file by its digest, anything else by its kind."""
-    seen: dict[str, str] = {}
-    for path in sorted(directory.rglob("*")):
-        if path.is_symlink():
-            seen[str(path)] = f"link to {os.readlink(path)}"
-        elif path.is_fifo():
-            seen[str(path)] = "fifo"
-        elif path.is_dir():
-            seen[str(path)] = "directory"
-        else:
-            seen[str(path)] = digest(path)
-    return seen
-
-
-_ERROR = re.compile(r"^(?:(?P<file>.+?)(?::(?P<line>\d+):(?P<col>\d+))?: )?error: (?P<message>.*)$")
-
-
-def _check_outcome(
-    argv: list[str],
-    code: int,
-    out: bytes,
-    err: str,
-    files: Files,
-    inputs_before: dict[str, str],
-    output: str | None,
-    exits: tuple[int, ...],
-) -> None:
-    """The properties every command line must have, whatever its files and flags."""
-    _event(f"{argv[0]}: exit {code}")
-    assert code in exits, (argv, code, err)
-    assert "Traceback" not in err, (argv, err)
-    assert _snapshot(files.inputs) == inputs_before, argv
-    written = {p.name for p in files.out.iterdir()} - {"link.npz"}
-    fresh = output is not None and output == str(files.out / "out.npz")
-    assert written <= ({"out.npz"} if fresh and code == 0 else set()), (argv, written, err)
-    if code == 0 and fresh:
-        with np.load(files.out / "out.npz") as results:  # a whole npz, not a partial one
-            assert results.files, argv
-    lines = [line for line in err.splitlines() if line.strip()]
-    if code == 2:
-        assert lines and ("error:" in lines[-1] or "usage:" in err), (argv, err)
-    if code == 1 and argv[0] == "verify" and not lines:
-        assert out.startswith((b"mismatch", b"shape-polymorphic")), (argv, out)
-    elif code == 1:
-        errors = [n for n, line in enumerate(lines) if "error: " in line]
-        assert errors, (argv, err)
-        notes = lines[errors[-1] + 1 :]
-        assert all(": note: " in line or line.startswith("note: ") for line in notes), err
-        last = _ERROR.match(lines[errors[-1]])
-        assert last is not None, (argv, err)
-        _check_placed(argv, last)
-
-
-# What an error may say of a module's text as a whole (seen in these runs: --entry, the size
-# limit, two modules of different halves, inputs that do not fit the entry's arguments).
-WHOLE_FILE = re.compile(
-    r"no (entry )?function @|over the input size limit|cannot compare a |^input arg\d+ is "
-    r"|takes \d+ (argument|flat buffer)|--inputs needs"
-)
-
-
-def _check_placed(argv: list[str], error: re.Match[str]) -> None:
-    """An error names a file of the command line, and one in a module's text is at its line
-    and column in that file."""
-    _event(f"{argv[0]}: error {'at line:col' if error['line'] else 'unplaced'}")
-    path = error["file"]
-    if path is None:
-        return
-    assert path in argv, f"the error names {path!r}, no file of the command line: {argv}"
-    if error["line"] is not None:
-        return
-    # A file's error without a position must be about the file as a whole.
-    named = Path(path)
-    if not named.is_file() or named.suffix != ".mlir" or named.is_symlink():
-        return
-    text = named.read_bytes()
-    if not text.strip() or text.startswith(b"ML\xefR"):  # empty, or bytecode: no text position
-        return
-    if not WHOLE_FILE.search(error["message"]):
-        pytest.fail(f"an error in {path} without its line and column: {error[0]!r} ({argv})")
-
-
 FUZZ = settings(
     max_examples=sources.examples(120),
     deadline=None,
@@ -398,19 +248,10 @@ FUZZ = settings(
 )
 
 
-def _files(tmp_path_factory: pytest.TempPathFactory) -> Files:
-    files = Files(tmp_path_factory.mktemp("line"), {})
-    files.inputs.mkdir()
-    files.out.mkdir()
-    return files
-
-
-def _run_in_process(argv: list[str], files: Files, capsysbinary: pytest.CaptureFixture[bytes]):
-    capsysbinary.readouterr()
-    with _fifos_fed(files.fifos):
-        code = main(argv)
-    captured = capsysbinary.readouterr()
-    return code, captured.out, captured.err.decode(errors="replace")
+def _some_flags(data: st.DataObject, parser: argparse.ArgumentParser, apart: tuple[str, ...]):
+    """The parser's flags half the time, else none: a bad value ends a line at its parsing
+    (exit 2), so half the lines get to the files."""
+    return data.draw(flags(parser, apart), label="flags") if data.draw(st.booleans()) else []
 
 
 def _run_line(data: st.DataObject, files: Files) -> tuple[list[str], str | None]:
@@ -418,7 +259,7 @@ def _run_line(data: st.DataObject, files: Files) -> tuple[list[str], str | None]
     module_name = data.draw(st.sampled_from(MODULES), label="module")
     module = _module(data, files, module_name, "m")
     npz: Path | None = None
-    words = data.draw(flags(RUN, RUN_APART), label="flags")
+    words = _some_flags(data, RUN, RUN_APART)
     if data.draw(st.booleans(), label="--inputs"):
         npz = _npz_file(data, files, data.draw(st.sampled_from(NPZS)), module_name, module)
         words += ["--inputs", str(npz)]
@@ -429,7 +270,7 @@ def _run_line(data: st.DataObject, files: Files) -> tuple[list[str], str | None]
 def _verify_line(data: st.DataObject, files: Files) -> tuple[list[str], str | None]:
     """A `verify` command line on hostile files: BEFORE AFTER, or BEFORE -p PIPELINE."""
     before_path = _module(data, files, data.draw(st.sampled_from(MODULES)), "before")
-    words = data.draw(flags(VERIFY, VERIFY_APART), label="flags")
+    words = _some_flags(data, VERIFY, VERIFY_APART)
     if data.draw(st.booleans(), label="AFTER or -p"):
         after = _module(data, files, data.draw(st.sampled_from(MODULES)), "after")
         positional = [str(before_path), str(after)]
@@ -451,14 +292,17 @@ def test_run_and_verify_on_any_files_and_flags_end_in_an_exit_code_and_harm_noth
     tmp_path_factory: pytest.TempPathFactory,
     capsysbinary: pytest.CaptureFixture[bytes],
 ) -> None:
-    files = _files(tmp_path_factory)
+    files = new_files(tmp_path_factory)
     line, exits = LINES[command]
     argv, output = line(data, files)
-    before = _snapshot(files.inputs)
-    code, out, err = _run_in_process(argv, files, capsysbinary)
-    _check_outcome(argv, code, out, err, files, before, output, exits)
-    if code == 0 and output == "-":
-        assert out.startswith(b"PK"), argv  # the npz, whole, on stdout
+    before = snapshot(files.inputs)
+    run = Run(command, argv, *run_in_process(main, argv, files, capsysbinary))
+    fresh = files.out / "out.npz"
+    check_outcome(run, files, before, fresh if output == str(fresh) else None, exits)
+    if run.code == 0 and output == str(fresh):
+        assert fresh.exists(), argv
+    if run.code == 0 and output == "-":
+        assert run.out.startswith(b"PK"), argv  # the npz, whole, on stdout
 
 
 @pytest.mark.parametrize("engine", ["xla", "iree"])
@@ -468,7 +312,7 @@ def test_verify_on_a_real_engine_harms_nothing(
 ) -> None:
     """A few lines on XLA and IREE (each run compiles): the same properties."""
     pytest.importorskip("jax" if engine == "xla" else "iree.compiler")
-    files = _files(tmp_path_factory)
+    files = new_files(tmp_path_factory)
     before_path = _module(None, files, "conv", "before")
     if after == "mutated-text":  # a stride the conv's result type contradicts
         after_path = files.inputs / "after.mlir"
@@ -476,7 +320,7 @@ def test_verify_on_a_real_engine_harms_nothing(
     else:
         after_path = _module(None, files, after, "after")
     argv = ["verify", str(before_path), str(after_path), "--engine", engine, "--trials", "1"]
-    before = _snapshot(files.inputs)
-    code, out, err = _run_in_process(argv, files, capsysbinary)
-    _check_outcome(argv, code, out, err, files, before, None, (0, 1, 2, 3))
-    assert code == {"conv": 0, "bytecode": 0}.get(after, 1), (argv, out, err)
+    before = snapshot(files.inputs)
+    run = Run("verify", argv, *run_in_process(main, argv, files, capsysbinary))
+    check_outcome(run, files, before, None, (0, 1, 2, 3))
+    assert run.code == {"conv": 0, "bytecode": 0}.get(after, 1), run
