@@ -90,7 +90,7 @@ NPZS = [
     "the-module",
 ]
 OUTPUTS = ["none", "stdout", "fresh", "the-module", "the-npz", "link-to-module", "directory",
-           "missing-directory", "through-the-module"]  # fmt: skip
+           "missing-directory", "through-the-module", "full-device", "unwritable"]  # fmt: skip
 
 RUN = subcommand("run")
 VERIFY = subcommand("verify")
@@ -230,10 +230,14 @@ def _output(files: Files, name: str, module: Path, npz: Path | None) -> str | No
         "the-npz": str(npz or module),
         "directory": str(files.out),
         "missing-directory": str(files.out / "no" / "out.npz"),
+        "full-device": "/dev/full",  # ENOSPC
+        "unwritable": "/proc/self/mem",  # EIO
         "through-the-module": str(module / "out.npz"),  # ENOTDIR, or a file in a directory
     }
     if name in ("the-module", "link-to-module", "the-npz") and (npz or module).is_fifo():
         name = "fresh"
+    if name in ("link-to-module", "through-the-module") and module == Path("-"):
+        name = "fresh"  # stdin is no file to link to or go through
     if name == "link-to-module":
         link = files.out / "link.npz"
         link.symlink_to(module)
