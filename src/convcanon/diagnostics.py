@@ -51,6 +51,12 @@ class SourceLoc:
         return f"{self.file}:{self.line}:{max(self.col, 1)}"
 
 
+def path_named(path: str) -> str:
+    """How a diagnostic names the file at `path`: an empty path (`-o ''`, `run ''`) as `''`,
+    not as nothing before the `: error:`."""
+    return path or "''"
+
+
 _lines_before: ContextVar[int] = ContextVar("lines_before", default=0)
 
 

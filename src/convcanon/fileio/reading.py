@@ -12,7 +12,7 @@ import stat
 import sys
 from typing import BinaryIO
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError
+from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, path_named
 from convcanon.fileio.limits import input_limit, over_limit
 
 READ_CHUNK = 1 << 20  # what a stream is read in, so a refusal never waits for the whole input
@@ -64,7 +64,7 @@ def read_input_bytes(path: str, limit: int | None = None) -> tuple[str, bytes]:
     a pipe: whatever they hold is the parser's to judge.
     """
     limit = input_limit(limit)
-    name = "<stdin>" if path == "-" else path
+    name = "<stdin>" if path == "-" else path_named(path)
     loc = SourceLoc(name)
     try:
         if path == "-":

@@ -11,11 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc
-
-
-def _display(path: str) -> str:
-    return path if path else "''"
+from convcanon.diagnostics import ConvcanonError, SourceLoc, path_named
 
 
 def write_error(path: str, err: OSError | str) -> ConvcanonError:
@@ -27,7 +23,7 @@ def write_error(path: str, err: OSError | str) -> ConvcanonError:
         message = f"cannot write the output: {reason}"
     else:
         message = err
-    return ConvcanonError(message, SourceLoc(_display(path)))
+    return ConvcanonError(message, SourceLoc(path_named(path)))
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview) -> None:

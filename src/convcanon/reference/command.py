@@ -58,13 +58,13 @@ def run_command(
     filename, entry, memory limit)` gives each module's arguments, if given."""
     limit = parse_memory_limit(memory_limit)
     check_output_path(input, output)
-    if inputs:
+    if inputs is not None:
         check_output_path(inputs, output)
     refuse_stdin_twice({"FILE": input, "--inputs": inputs})
     filename, text = read_mlir_input(input)
-    feed: Mapping[str, np.ndarray] = open_npz(inputs) if inputs else {}
+    feed: Mapping[str, np.ndarray] = open_npz(inputs) if inputs is not None else {}
     job = _Job(filename, entry, feed, limit, max_loop_iterations, output)
-    job.draw = None if inputs else draw
+    job.draw = None if inputs is not None else draw
     if not split_marker:
         job.run(text)
     else:
@@ -85,11 +85,11 @@ def run_command(
         if errors:
             raise ChunkErrors(errors)
     if job.failed:
-        if output:
+        if output is not None:
             print(f"results not written to {output}: a check failed", file=sys.stderr)
         print(f"{filename}: error: {job.failed} function(s) failed a check", file=sys.stderr)
         return 1
-    if output:
+    if output is not None:  # '' too: the writer refuses it, as every command's does
         save_outputs(output, job.outputs)
     return 0
 
@@ -108,7 +108,7 @@ class _Job:
     ) -> None:
         self.filename, self.entry, self.feed, self.limit = filename, entry, feed, limit
         self.max_loop_iterations = max_loop_iterations
-        self.writes_output = bool(output)
+        self.writes_output = output is not None
         self.output_is_stdout = output == "-"  # `-o -`: the npz is stdout, the status lines stderr
         self.outputs: dict[str, np.ndarray] = {}
         self.failed = 0  # functions that failed a check
