@@ -90,7 +90,8 @@ NPZS = [
     "the-module",
 ]
 OUTPUTS = ["none", "stdout", "fresh", "the-module", "the-npz", "link-to-module", "directory",
-           "missing-directory", "through-the-module", "full-device", "unwritable"]  # fmt: skip
+           "missing-directory", "through-the-module", "full-device", "unwritable",
+           "empty-path"]  # fmt: skip
 
 RUN = subcommand("run")
 VERIFY = subcommand("verify")
@@ -230,6 +231,7 @@ def _output(files: Files, name: str, module: Path, npz: Path | None) -> str | No
         "the-npz": str(npz or module),
         "directory": str(files.out),
         "missing-directory": str(files.out / "no" / "out.npz"),
+        "empty-path": "",
         "full-device": "/dev/full",  # ENOSPC
         "unwritable": "/proc/self/mem",  # EIO
         "through-the-module": str(module / "out.npz"),  # ENOTDIR, or a file in a directory
@@ -268,7 +270,7 @@ def _run_line(data: st.DataObject, files: Files) -> tuple[list[str], str | None]
         npz = _npz_file(data, files, data.draw(st.sampled_from(NPZS)), module_name, module)
         words += ["--inputs", str(npz)]
     output = _output(files, data.draw(st.sampled_from(OUTPUTS), label="-o"), module, npz)
-    return ["run", str(module), *words, *(["-o", output] if output else [])], output
+    return ["run", str(module), *words, *(["-o", output] if output is not None else [])], output
 
 
 def _verify_line(data: st.DataObject, files: Files) -> tuple[list[str], str | None]:
