@@ -95,3 +95,17 @@ def test_a_migraphx_function_is_named_as_it_is_called(cc: Runner, tmp_path: Path
     assert list(_npz(out)) == ["chunk1.kernel.result0"]
     alone = cc("run", source)
     assert alone.code == 0 and alone.out.splitlines()[0] == "kernel: ok (1 result(s))"
+
+
+def test_a_file_whose_chunks_hold_no_op_is_nothing_to_run(cc: Runner, tmp_path: Path) -> None:
+    """It was an `ok` of nothing: exit 0, no line printed, an npz with no array written."""
+    for text in ("", "// only a comment\n// -----\n\n"):
+        source = tmp_path / "nothing.mlir"
+        source.write_text(text)
+        out = tmp_path / "out.npz"
+        whole = cc("run", source)
+        split = cc("run", source, "--split-input-file", "--output", out)
+        assert split.code == whole.code == 1, (split, whole)
+        assert split.err == whole.err, (split, whole)
+        assert split.err.startswith(f"{source}: error: no @main"), split
+        assert not out.exists()

@@ -23,6 +23,8 @@ import pytest
 from hypothesis import event
 from hypothesis.control import currently_in_test_context
 
+from convcanon.diagnostics import path_named
+
 from .conftest import digest
 
 ODD_PATHS = ["directory", "missing", "fifo", "unreadable", "through-a-file", "stdin"]
@@ -211,7 +213,7 @@ def _check_placed(run: Run, error: re.Match[str]) -> None:
     path = error["file"]
     if path is None:
         return
-    named = set(run.argv) | ({"<stdin>"} if "-" in run.argv else set())
+    named = {"<stdin>" if word == "-" else path_named(word) for word in run.argv}
     assert path in named, f"the error names {path!r}, no file of the command line: {run.argv}"
     if error["line"] is not None:
         return

@@ -72,9 +72,11 @@ def run_command(
         from convcanon.hlo.context import split_input_file as split
 
         errors: list[ConvcanonError] = []
+        ran = False
         for index, (offset, chunk) in enumerate(split(text, split_marker), 1):
             if holds_no_op(chunk):  # blank, or only comments: no module to run
                 continue
+            ran = True
             try:
                 job.run(chunk, offset, f"chunk{index}")
             except ConvcanonError as err:
@@ -84,6 +86,8 @@ def run_command(
                 errors.append(err)
         if errors:
             raise ChunkErrors(errors)
+        if not ran:  # no chunk holds an op: what the file says run whole (nothing to run)
+            job.run(text)
     if job.failed:
         if output is not None:
             print(f"results not written to {output}: a check failed", file=sys.stderr)
