@@ -40,9 +40,14 @@ def result_dtype(op: Operation) -> np.dtype:
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:
-    """Arithmetic precision: f64 stays, other floats (f16, bf16, fp8) compute in f32."""
+    """Arithmetic precision: f64 stays, other floats (f16, bf16, fp8) compute in f32; 4-bit
+    integers and bools in int64, as C++ promotes them to int and converts the result back: an
+    int4 keeps the low bits (-(-8) is -8, where ml_dtypes' own arithmetic leaves 8 in an int4),
+    a bool is true where nonzero (-true is true; numpy has no negative of a bool)."""
     if dtype == np.float64:
         return dtype
+    if dtype.name in NIBBLE_BOUNDS or dtype == np.bool_:
+        return np.dtype(np.int64)
     if dtype.kind in "fV" or dtype.name.startswith(("bfloat", "float8")):
         return np.dtype(np.float32)
     return dtype

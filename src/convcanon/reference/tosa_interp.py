@@ -188,12 +188,80 @@ def _intdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
+def _is_integer(dtype: np.dtype) -> bool:
+    """An integer of any width (ml_dtypes' 4-bit ones are numpy kind V, as bf16 and fp8 are)."""
+    return dtype.kind in "iu" or dtype.name in ("int4", "uint4")
+
+
+def _int_range(dtype: np.dtype) -> tuple[int, int]:
+    """A signless (numpy: signed) integer type's range, 4-bit included."""
+    import ml_dtypes
+
+    info = ml_dtypes.iinfo(dtype)
+    return int(info.min), int(info.max)
+
+
+def _exact(x: np.ndarray) -> np.ndarray:
+    """Integers where sums and differences of two of them are exact: int64 up to 32 bits,
+    Python integers at 64 (int64 arithmetic would wrap before a check could see it)."""
+    return x.astype(object if x.dtype.itemsize == 8 else np.int64)
+
+
+def _required(value: np.ndarray, dtype: np.dtype, what: str) -> np.ndarray:
+    """TOSA's REQUIRE on an integer intermediate: outside `dtype`'s range the whole result is
+    unpredictable (not a wrap, not a clip), so it cannot be evaluated."""
+    low, high = _int_range(dtype)
+    if value.size and (value.min() < low or value.max() > high):
+        bad = value.reshape(-1)[int(np.flatnonzero((value < low) | (value > high))[0])]
+        raise ValueError(
+            f"{what} gives {bad}, outside {dtype}'s range [{low}, {high}]: unpredictable in TOSA "
+            "(a REQUIRE of the specification)"
+        )
+    return value
+
+
 def _negate(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """The specification's NEGATE: on integers (x - input_zp) negated plus output_zp in acc_t
+    (i32 up to 32 bits, i64 for 64), each step REQUIREd to fit acc_t, then clipped to the type:
+    -(-128) is 127 in i8 (MIGraphX wraps it to -128), -(INT32_MIN) is unpredictable."""
     x, xzp, ozp = args
-    if x.dtype.kind == "f":
+    if not _is_integer(x.dtype):
         return _to(op, -_acc(x))
-    wide = x.astype(np.int64)
-    return _to(op, ozp.astype(np.int64).reshape(()) - (wide - xzp.astype(np.int64).reshape(())))
+    acc = np.dtype(np.int64) if x.dtype.itemsize == 8 else np.dtype(np.int32)
+    value = _required(_exact(x) - int(xzp.reshape(-1)[0]), acc, "'tosa.negate' minus zero point")
+    value = _required(-value, acc, "'tosa.negate' of the input")
+    value = _required(value + int(ozp.reshape(-1)[0]), acc, "'tosa.negate' plus zero point")
+    low, high = _int_range(x.dtype)
+    return _to(op, np.clip(value, low, high).astype(np.int64))
+
+
+def _integer_sum(fn: Callable[..., np.ndarray]) -> Kernel:
+    """ADD and SUB: on integers the exact result must fit the type (a REQUIRE), else TOSA's
+    result is unpredictable (IREE wraps; MIGraphX's wrap is the lowering's to build)."""
+    floats = _elementwise(fn, 2)
+
+    def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+        a, b = args
+        if not _is_integer(a.dtype):
+            return floats(op, args)
+        exact = _required(np.asarray(fn(_exact(a), _exact(b))), a.dtype, f"'{op.name}'")
+        return _to(op, exact.astype(np.int64))
+
+    return kernel
+
+
+def _abs(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """The specification's ABS: an integer minimum has no absolute value in its type (REQUIRE)."""
+    (x,) = args
+    if _is_integer(x.dtype):
+        low, _ = _int_range(x.dtype)
+        if x.size and (x.astype(np.int64) == low).any():
+            raise ValueError(
+                f"'tosa.abs' of {low}, the minimum of {x.dtype}: unpredictable in TOSA "
+                "(a REQUIRE of the specification)"
+            )
+        return _to(op, np.abs(x.astype(np.int64)))
+    return _to(op, np.abs(_acc(x)))
 
 
 def _clamp_bound(attr: Attribute) -> float | int:
@@ -256,8 +324,8 @@ TOSA_KERNELS: dict[type[Operation], Kernel] = {
     tosa.ReduceSumOp: _reduction(np.sum),
     tosa.ReduceMaxOp: _reduction(np.max),
     tosa.ReduceMinOp: _reduction(np.min),
-    tosa.AddOp: _elementwise(np.add, 2),
-    tosa.SubOp: _elementwise(np.subtract, 2),
+    tosa.AddOp: _integer_sum(np.add),
+    tosa.SubOp: _integer_sum(np.subtract),
     tosa.MulOp: _elementwise(np.multiply, 2),
     tosa.MaximumOp: _elementwise(np.maximum, 2),
     tosa.MinimumOp: _elementwise(np.minimum, 2),
@@ -274,7 +342,7 @@ TOSA_KERNELS: dict[type[Operation], Kernel] = {
     tosa.LogOp: _elementwise(np.log),
     tosa.TanhOp: _elementwise(np.tanh),
     tosa.SigmoidOp: _elementwise(_sigmoid),
-    tosa.AbsOp: _elementwise(np.abs),
+    tosa.AbsOp: _abs,
     tosa.FloorOp: _elementwise(np.floor),
     tosa.CeilOp: _elementwise(np.ceil),
     tosa.RsqrtOp: _elementwise(_rsqrt),

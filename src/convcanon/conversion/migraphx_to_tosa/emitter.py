@@ -123,13 +123,15 @@ class Emitter:
         return self.add(tosa.ConstOp([], attr.get_type(), {"values": attr}))
 
     def scalar(self, element_type: Attribute, value: float | int, rank: int) -> SSAValue:
-        """A `tensor<1x...x1xT>` constant of rank `rank` (broadcasts in elementwise ops)."""
-        key = ("scalar", element_type, float(value), rank)
+        """A `tensor<1x...x1xT>` constant of rank `rank` (broadcasts in elementwise ops).
+        Shared by value: an integer's key is the integer (as a float, -2^63 and -2^63 + 1 were
+        one constant)."""
+        item: float | int = float(value)
+        if isinstance(element_type, IntegerType):  # i1 and 4-bit ones too (numpy: b, V)
+            width = element_type.width.data
+            item = int(bool(value)) if width == 1 else int(value)
+        key = ("scalar", element_type, item, rank)
         if key not in self._consts:
-            item: float | int = float(value)
-            if isinstance(element_type, IntegerType):  # i1 and 4-bit ones too (numpy: b, V)
-                width = element_type.width.data
-                item = int(bool(value)) if width == 1 else int(value)
             self._consts[key] = self.const(tosa.dense(element_type, [1] * rank, [item]))
         return self._consts[key]
 

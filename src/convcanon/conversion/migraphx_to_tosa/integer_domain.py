@@ -79,6 +79,58 @@ def from_int_domain(em: Emitter, x: View, element: Attribute) -> View:
     return x if x.element_type == target else unary_view(em, tosa.CastOp, x, target)
 
 
+def wrapping_sum(
+    em: Emitter,
+    cls: type[tosa.TosaOp],
+    args: Sequence[View],
+    element: Attribute,
+    lens: Sequence[int],
+    hint: Sequence[int] | None,
+) -> View:
+    """a + b or a - b (`cls`: tosa.AddOp or SubOp) modulo 2^width, as MIGraphX's C++ computes
+    it, with no TOSA ADD/SUB overflowing (a REQUIRE: TOSA's result would be unpredictable, though
+    IREE wraps). Below 32 bits on i32, where the exact result fits, narrowed back (narrowing
+    casts wrap); 32 bits likewise on i64; 64 bits as 2 * (a >> 1 +- b >> 1) + (a & 1 +- b & 1)
+    with the low parts' carry moved into the high part first, so that the doubling (a MUL, whose
+    i64 result is its low 64 bits) and the last add stay in range."""
+    width = int_width(element)
+    if width < 64:
+        wide = [
+            unary_view(em, tosa.CastOp, v, i64) if width == 32 else widen(em, v, element)
+            for v in args
+        ]
+        out = elementwise_views(em, cls, wide, lens, hint=hint)
+        return from_int_domain(em, out, signless(element))
+    halves = [shift_right(em, v, 1, arithmetic=True) for v in args]
+    odd = [binary_view(em, tosa.BitwiseAndOp, v, scalar_like(em, i64, 1, v), v.lens) for v in args]
+    high = elementwise_views(em, cls, halves, lens, hint=hint)
+    low = elementwise_views(em, cls, odd, lens, hint=hint)  # -1 .. 2
+    high = binary_view(em, tosa.AddOp, high, shift_right(em, low, 1, arithmetic=True), lens)
+    low = binary_view(em, tosa.BitwiseAndOp, low, scalar_like(em, i64, 1, low), lens)
+    doubled = binary_view(em, tosa.MulOp, high, scalar_like(em, i64, 2, high), lens)
+    return binary_view(em, tosa.AddOp, doubled, low, lens)
+
+
+def wrapping_unary(em: Emitter, cls: type[tosa.TosaOp], x: View, element: Attribute) -> View:
+    """Integer negate or abs as MIGraphX computes it: C++ promotes the value to int and converts
+    the result back, so the answer wraps modulo 2^width (-(-128) and abs(-128) are -128 in
+    int8). TOSA's NEGATE saturates instead (i8/i16 clip to the type; IREE clips i32 too) and
+    NEGATE/ABS of a 32/64-bit minimum is outside TOSA (REQUIRE): narrower types run on i32,
+    where no value overflows, and wrap when narrowed back; 32/64-bit ones map the minimum to
+    itself with a select and give the op max(x, minimum + 1), which it can negate."""
+    width = int_width(element)
+    if width < 32:
+        wide = unary_view(em, cls, widen(em, x, element))
+        return from_int_domain(em, wide, signless(element))
+    et = x.element_type
+    minimum = scalar_like(em, et, -(1 << (width - 1)), x)
+    safe = binary_view(
+        em, tosa.MaximumOp, x, scalar_like(em, et, 1 - (1 << (width - 1)), x), x.lens
+    )
+    at_minimum = elementwise_views(em, tosa.EqualOp, [x, minimum], x.lens, i1)
+    return elementwise_views(em, tosa.SelectOp, [at_minimum, x, unary_view(em, cls, safe)], x.lens)
+
+
 def unsigned_div32(em: Emitter, a: View, b: View, lens: Sequence[int], hint: Sequence[int]) -> View:
     """Unsigned 32-bit a / b from signed i32 ops. A divisor of 2^31 or more (negative as i32)
     goes into a at most once: the quotient is a >= b, compared unsigned (both sign bits
@@ -194,11 +246,13 @@ def trunc(em: Emitter, x: View) -> View:
 
 
 def shift_right(em: Emitter, v: View, amount: int, arithmetic: bool) -> View:
-    """An i32 view shifted right by a constant, sign-filling or zero-filling."""
-    count = scalar_like(em, i32, amount, v)
+    """An i32 (or, sign-filling, i64) view shifted right by a constant, sign-filling or
+    zero-filling."""
+    et = v.element_type
+    count = scalar_like(em, et, amount, v)
     if not arithmetic:
         return binary_view(em, tq.LogicalRightShiftOp, v, count, v.lens)
-    ty = TensorType(i32, list(v.base_shape))
+    ty = TensorType(et, list(v.base_shape))
     props: dict[str, Attribute] = {"round": IntegerAttr(0, 1)}
     return View(em.add(tq.ArithmeticRightShiftOp([v.base, count.base], ty, props)), v.perm, v.lens)
 

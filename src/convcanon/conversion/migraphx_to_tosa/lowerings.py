@@ -45,6 +45,8 @@ from convcanon.conversion.migraphx_to_tosa.integer_domain import (
     unsigned32_to_f32,
     unsigned_div32,
     widen,
+    wrapping_sum,
+    wrapping_unary,
     zero_extend,
 )
 from convcanon.conversion.migraphx_to_tosa.op_lowering import (
@@ -103,8 +105,10 @@ def _binary(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     element = result_element(op)
     if integer_width(element) is None:
         return elementwise_views(lw.em, _BINARY[type(op)], args, lens, hint=declared_frame(op))
-    if isinstance(op, mx.AddOp | mx.SubOp | mx.MulOp):
-        args = [widen(lw.em, a, element) for a in args]  # wrapping: the sign does not matter
+    if isinstance(op, mx.AddOp | mx.SubOp):
+        return wrapping_sum(lw.em, _BINARY[type(op)], args, element, lens, declared_frame(op))
+    if isinstance(op, mx.MulOp):  # TOSA's MUL keeps the low bits: the sign does not matter
+        args = [widen(lw.em, a, element) for a in args]
         out = elementwise_views(lw.em, _BINARY[type(op)], args, lens, hint=declared_frame(op))
         return from_int_domain(lw.em, out, signless(element))
     if isinstance(op, mx.PowOp):
@@ -126,8 +130,8 @@ def refuse_integer(op: Operation, what: str) -> None:
 
 @lowers(CORE_LOWERINGS, *_UNARY)
 def _unary(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    """Integers: floor and ceil are the value, abs runs on i32 (TOSA's integer abs), the
-    functions of floating-point values are refused."""
+    """Integers: floor and ceil are the value, neg and abs wrap as in MIGraphX
+    (`wrapping_unary`), the functions of floating-point values are refused."""
     (x,) = args
     element = result_element(op)
     if integer_width(element) is not None:
@@ -135,11 +139,9 @@ def _unary(lw: LoweringContext, op: Operation, args: list[View]) -> View:
             isinstance(op, mx.AbsOp) and is_unsigned(element)
         ):
             return x
-        if isinstance(op, mx.AbsOp):
-            wide = unary_view(lw.em, tosa.AbsOp, widen(lw.em, x, element))
-            return from_int_domain(lw.em, wide, element)
-        if not isinstance(op, mx.NegOp):
-            refuse_integer(op, _UNARY[type(op)].name)
+        if isinstance(op, mx.AbsOp | mx.NegOp):
+            return wrapping_unary(lw.em, _UNARY[type(op)], x, element)
+        refuse_integer(op, _UNARY[type(op)].name)
     return unary_view(lw.em, _UNARY[type(op)], x)
 
 
