@@ -78,7 +78,7 @@ def _program_ops() -> dict[str, tuple[type[MigraphxOp], tuple[str, ...]]]:
 
 OP_FIELDS = _program_ops()
 # Fields MIGraphX prints that carry no semantics here (the result type says it all).
-IGNORED_FIELDS = frozenset({"target_type", "use_dynamic_same_auto_pad", "out_dyn_dims"})
+IGNORED_FIELDS = frozenset({"use_dynamic_same_auto_pad", "out_dyn_dims"})
 
 
 @dataclass

@@ -22,6 +22,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.program_text import type_index_elements
 from convcanon.migraphx.shaped_type import ShapedType, parse_shaped_or_type, stripped_text
 
 Lens = tuple[int, ...]
@@ -92,6 +93,9 @@ class MigraphxOp(IRDLOperation):
     # Fields at MIGraphX's default, which the op means by leaving the attribute out (the
     # importer writes no attribute for them)
     PROGRAM_DEFAULTS: ClassVar[dict[str, list[int] | int]] = {}
+    # An attribute that restates the result's element type as MIGraphX's type index
+    # (convert's target_type): when present it must name the result's type.
+    TYPE_FIELD: ClassVar[str | None] = None
 
     args = var_operand_def()
     output = result_def()
@@ -152,6 +156,23 @@ class MigraphxOp(IRDLOperation):
             raise VerifyException(
                 f"{self.name}: declared result element type {out.element_type} disagrees with "
                 f"the computed {element_type}"
+            )
+        if self.TYPE_FIELD is not None and self.TYPE_FIELD in self.attributes:
+            self.verify_type_field(self.TYPE_FIELD, out.element_type)
+
+    def verify_type_field(self, field: str, element_type: Attribute) -> None:
+        """A type index that contradicts the result type is an error: MIGraphX computed the
+        type the index names, and a lowering by the result type would silently differ."""
+        attr = self.attributes[field]
+        assert isinstance(attr, IntegerAttr)  # the op declares it an integer
+        try:
+            name, elements = type_index_elements(attr.value.data)
+        except ValueError as err:
+            raise VerifyException(f"{self.name}: `{field}`: {err}") from None
+        if element_type not in elements:
+            raise VerifyException(
+                f"{self.name}: {field} {attr.value.data} ({name}) disagrees with the result "
+                f"element type {element_type}"
             )
 
     # syntax

@@ -192,6 +192,9 @@ class ConvertOp(MigraphxOp):
     name = "migraphx.convert"
     TYPE_KEYWORD: ClassVar[str] = "to"
     OPERAND_NAMES: ClassVar[tuple[str, ...]] = ("inA",)
+    PROGRAM_FIELDS: ClassVar[tuple[str, ...]] = ("target_type",)
+    TYPE_FIELD: ClassVar[str | None] = "target_type"
+    target_type = opt_attr_def(IntegerAttr)
 
     def infer(self) -> tuple[Lens, Attribute]:
         (a,) = self.in_types()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import (
     BFloat16Type,
     FileLineColLoc,
+    Float4E2M1FNType,
     Float8E4M3FNType,
     Float8E4M3FNUZType,
     Float8E5M2FNUZType,
@@ -63,6 +64,47 @@ TYPE_NAMES: dict[str, Callable[[], Attribute]] = {
     "fp8e5m2_type": Float8E5M2Type,
     "fp8e5m2fnuz_type": Float8E5M2FNUZType,
 }
+
+
+# MIGraphX's shape::type_t in its enum order (src/include/migraphx/shape.hpp; new types are
+# appended): an op field that names a type (convert's target_type, quantizelinear's out_type)
+# holds its index here.
+TYPE_ENUM = (
+    "bool_type",
+    "half_type",
+    "float_type",
+    "double_type",
+    "uint8_type",
+    "int8_type",
+    "uint16_type",
+    "int16_type",
+    "int32_type",
+    "int64_type",
+    "uint32_type",
+    "uint64_type",
+    "fp8e4m3fnuz_type",
+    "fp8e4m3fn_type",
+    "fp8e5m2_type",
+    "bf16_type",
+    "fp8e5m2fnuz_type",
+    "tuple_type",
+    "fp4x2_type",
+)
+
+
+def type_index_elements(index: int) -> tuple[str, tuple[Attribute, ...]]:
+    """MIGraphX's type index -> (its name, the element types that stand for it in MLIR): a bool
+    is si8, ui8 (MIGraphX's emitter asks C++ whether bool is unsigned) or i1; packed fp4 is
+    f4E2M1FN, as MIGraphX's emitter writes it; a tuple has none. ValueError past the enum."""
+    if not 0 <= index < len(TYPE_ENUM):
+        raise ValueError(f"{index} is no MIGraphX type (0 to {len(TYPE_ENUM) - 1})")
+    name = TYPE_ENUM[index]
+    if name == "bool_type":
+        return name, (_int(8)(), _int(8, False)(), IntegerType(1))
+    if name == "fp4x2_type":
+        return name, (Float4E2M1FNType(),)
+    maker = TYPE_NAMES.get(name)
+    return name, (maker(),) if maker is not None else ()
 
 
 class Cursor:

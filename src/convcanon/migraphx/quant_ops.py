@@ -86,8 +86,10 @@ class QuantizeLinearOp(MigraphxOp):
     result saturates the sum, as rocMLIR does), any float type for an fp8 one."""
 
     name = "migraphx.quantizelinear"
-    PROGRAM_FIELDS: ClassVar[tuple[str, ...]] = ("axis",)
+    PROGRAM_FIELDS: ClassVar[tuple[str, ...]] = ("axis", "out_type")
+    TYPE_FIELD: ClassVar[str | None] = "out_type"
     axis = opt_attr_def(IntegerAttr)
+    out_type = opt_attr_def(IntegerAttr)
 
     def verify_(self) -> None:
         _operand_count(self, (2, 3), "input, scale[, bias]")
