@@ -33,21 +33,23 @@ def _run(args: list[str]) -> subprocess.CompletedProcess[bytes]:
     )
 
 
+@pytest.mark.parametrize("stdout", ["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
 @pytest.mark.parametrize(
     ("text", "split", "length"),
     [(HLO, False, 3), (HLO + "// -----\n" + HLO, True, 3), (MIGRAPHX_EXP, False, 2)],
     ids=["hlo", "hlo split", "migraphx"],
 )
 def test_the_npz_on_stdout_is_the_one_a_file_gets(
-    text: str, split: bool, length: int, tmp_path: Path
+    text: str, split: bool, length: int, stdout: str, tmp_path: Path
 ) -> None:
+    """Also through a name of stdout's descriptor: the status lines went first into it."""
     module = tmp_path / "m.mlir"
     module.write_text(text)
     inputs = tmp_path / "in.npz"
     np.savez(inputs, arg0=np.linspace(-1.0, 2.0, length, dtype=np.float32))
     common = [str(module), "--inputs", str(inputs), *(["--split-input-file"] if split else [])]
     to_file = _run([*common, "-o", str(tmp_path / "out.npz")])
-    to_stdout = _run([*common, "-o", "-"])
+    to_stdout = _run([*common, "-o", stdout])
     assert to_file.returncode == to_stdout.returncode == 0, to_stdout.stderr
     assert to_stdout.stdout == (tmp_path / "out.npz").read_bytes()
     assert to_stdout.stderr == to_file.stdout  # the status lines, on stderr now

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-from convcanon.diagnostics import UsageError
+from convcanon.diagnostics import ConvcanonError, UsageError
 from convcanon.fileio.stdout import encode_text, write_all, write_error, write_stdout
 
 
@@ -122,6 +122,20 @@ def _resolve_target(path: str) -> tuple[str, int | None]:
         except OSError as err:  # a link we may not read (another user's /proc/PID/fd/N)
             raise write_error(path, err) from None
     raise write_error(path, "too many levels of symbolic links")
+
+
+def is_stdout(path: str | None) -> bool:
+    """Whether writing `path` writes this process's stdout: `-`, or a name of its descriptor 1
+    (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`), where a status line printed first would
+    end up inside the output."""
+    if path == "-":
+        return True
+    if not path:
+        return False
+    try:
+        return _resolve_target(path)[1] == 1
+    except ConvcanonError:  # a link that cannot be read: the write will say so
+        return False
 
 
 def write_output(path: str, data: str | bytes) -> None:

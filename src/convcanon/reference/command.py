@@ -18,7 +18,7 @@ from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio.limits import parse_byte_size
 from convcanon.fileio.module_input import read_mlir_input
 from convcanon.fileio.npz import holds_raw_bits, input_header, open_npz
-from convcanon.fileio.output_file import check_output_path, write_output
+from convcanon.fileio.output_file import check_output_path, is_stdout, write_output
 from convcanon.fileio.reading import refuse_stdin_twice
 from convcanon.ir_kind import holds_no_op
 from convcanon.reference.parsed import each_text_parsed_once
@@ -113,7 +113,8 @@ class _Job:
         self.filename, self.entry, self.feed, self.limit = filename, entry, feed, limit
         self.max_loop_iterations = max_loop_iterations
         self.writes_output = output is not None
-        self.output_is_stdout = output == "-"  # `-o -`: the npz is stdout, the status lines stderr
+        # `-o -` (or /dev/stdout): the npz is stdout, the status lines go to stderr
+        self.output_is_stdout = is_stdout(output)
         self.outputs: dict[str, np.ndarray] = {}
         self.failed = 0  # functions that failed a check
         self.draw: Draw | None = None
