@@ -124,18 +124,21 @@ def _resolve_target(path: str) -> tuple[str, int | None]:
     raise write_error(path, "too many levels of symbolic links")
 
 
-def is_stdout(path: str | None) -> bool:
-    """Whether writing `path` writes this process's stdout: `-`, or a name of its descriptor 1
-    (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`), where a status line printed first would
-    end up inside the output."""
-    if path == "-":
-        return True
-    if not path:
-        return False
+def descriptor_named(path: str) -> int | None:
+    """The descriptor of this process that `path` names (`/dev/stdin` is 0, `/dev/fd/1` and
+    `/proc/self/fd/1` are 1), or None for any other path."""
+    if not path or path == "-":
+        return None
     try:
-        return _resolve_target(path)[1] == 1
-    except ConvcanonError:  # a link that cannot be read: the write will say so
-        return False
+        return _resolve_target(path)[1]
+    except ConvcanonError:  # a link that cannot be read: the read or write will say so
+        return None
+
+
+def is_stdout(path: str | None) -> bool:
+    """Whether writing `path` writes this process's stdout: `-`, or a name of its descriptor 1,
+    where a status line printed first would end up inside the output."""
+    return path == "-" or (path is not None and descriptor_named(path) == 1)
 
 
 def write_output(path: str, data: str | bytes) -> None:

@@ -40,9 +40,16 @@ def _read_bounded(handle: BinaryIO, loc: SourceLoc, limit: int, first: int = REA
 
 
 def refuse_stdin_twice(inputs: dict[str, str | None]) -> None:
-    """A usage error when two of a command's inputs (by the name its usage gives them) are `-`:
-    stdin is read once, and the second would read nothing (a `.npz` that was "no zip header")."""
-    named = [name for name, path in inputs.items() if path == "-"]
+    """A usage error when two of a command's inputs (by the name its usage gives them) are
+    stdin (`-`, or a name of descriptor 0 such as `/dev/stdin`): stdin is read once, and the
+    second would read nothing (a `.npz` that was "no zip header")."""
+    from convcanon.fileio.output_file import descriptor_named
+
+    named = [
+        name
+        for name, path in inputs.items()
+        if path is not None and (path == "-" or descriptor_named(path) == 0)
+    ]
     if len(named) > 1:
         raise UsageError(f"{' and '.join(named)} cannot both be stdin (-): stdin is read once")
 
