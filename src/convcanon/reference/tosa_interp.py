@@ -201,21 +201,28 @@ def _int_range(dtype: np.dtype) -> tuple[int, int]:
     return int(info.min), int(info.max)
 
 
-def _exact(x: np.ndarray) -> np.ndarray:
-    """Integers where sums and differences of two of them are exact: int64 up to 32 bits,
-    Python integers at 64 (int64 arithmetic would wrap before a check could see it)."""
-    return x.astype(object if x.dtype.itemsize == 8 else np.int64)
-
-
-def _required(value: np.ndarray, dtype: np.dtype, what: str) -> np.ndarray:
-    """TOSA's REQUIRE on an integer intermediate: outside `dtype`'s range the whole result is
-    unpredictable (not a wrap, not a clip), so it cannot be evaluated."""
-    low, high = _int_range(dtype)
-    if value.size and (value.min() < low or value.max() > high):
-        bad = value.reshape(-1)[int(np.flatnonzero((value < low) | (value > high))[0])]
+def _checked_sum(
+    a: np.ndarray, b: np.ndarray, subtract: bool, acc: np.dtype, what: str
+) -> np.ndarray:
+    """a + b (a - b) as TOSA's apply_add_s/apply_sub_s in the integer type `acc`: a result
+    outside its range is a REQUIRE that fails, which leaves TOSA's result unpredictable (not a
+    wrap, not a clip), so it cannot be evaluated. Exact in int64 below 64 bits; at 64 the
+    wrapped int64 result with the sign test of two's complement overflow (no wider array)."""
+    wide_a, wide_b = np.broadcast_arrays(a.astype(np.int64), b.astype(np.int64))
+    with np.errstate(over="ignore"):
+        value = wide_a - wide_b if subtract else wide_a + wide_b
+    if acc.itemsize == 8:
+        other = ~wide_b if subtract else wide_b  # a - b overflows as a + ~b + 1 does
+        over = ((wide_a ^ value) & (other ^ value)) < 0
+    else:
+        low, high = _int_range(acc)
+        over = (value < low) | (value > high)
+    if over.any():
+        k = int(np.flatnonzero(over.reshape(-1))[0])
+        sign = "-" if subtract else "+"
         raise ValueError(
-            f"{what} gives {bad}, outside {dtype}'s range [{low}, {high}]: unpredictable in TOSA "
-            "(a REQUIRE of the specification)"
+            f"{what}: {wide_a.reshape(-1)[k]} {sign} {wide_b.reshape(-1)[k]} is outside {acc}: "
+            "unpredictable in TOSA (a REQUIRE of the specification)"
         )
     return value
 
@@ -228,24 +235,24 @@ def _negate(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     if not _is_integer(x.dtype):
         return _to(op, -_acc(x))
     acc = np.dtype(np.int64) if x.dtype.itemsize == 8 else np.dtype(np.int32)
-    value = _required(_exact(x) - int(xzp.reshape(-1)[0]), acc, "'tosa.negate' minus zero point")
-    value = _required(-value, acc, "'tosa.negate' of the input")
-    value = _required(value + int(ozp.reshape(-1)[0]), acc, "'tosa.negate' plus zero point")
+    what = "'tosa.negate'"
+    value = _checked_sum(x, xzp.reshape(-1)[:1], True, acc, what)
+    value = _checked_sum(np.zeros((), np.int64), value, True, acc, what)
+    value = _checked_sum(value, ozp.reshape(-1)[:1], False, acc, what)
     low, high = _int_range(x.dtype)
-    return _to(op, np.clip(value, low, high).astype(np.int64))
+    return _to(op, np.clip(value, low, high))
 
 
-def _integer_sum(fn: Callable[..., np.ndarray]) -> Kernel:
-    """ADD and SUB: on integers the exact result must fit the type (a REQUIRE), else TOSA's
-    result is unpredictable (IREE wraps; MIGraphX's wrap is the lowering's to build)."""
-    floats = _elementwise(fn, 2)
+def _integer_sum(subtract: bool) -> Kernel:
+    """ADD and SUB: on integers the exact result must fit the type (`_checked_sum`; IREE wraps,
+    and MIGraphX's wrap is the lowering's to build)."""
+    floats = _elementwise(np.subtract if subtract else np.add, 2)
 
     def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         a, b = args
         if not _is_integer(a.dtype):
             return floats(op, args)
-        exact = _required(np.asarray(fn(_exact(a), _exact(b))), a.dtype, f"'{op.name}'")
-        return _to(op, exact.astype(np.int64))
+        return _to(op, _checked_sum(a, b, subtract, a.dtype, f"'{op.name}'"))
 
     return kernel
 
@@ -324,8 +331,8 @@ TOSA_KERNELS: dict[type[Operation], Kernel] = {
     tosa.ReduceSumOp: _reduction(np.sum),
     tosa.ReduceMaxOp: _reduction(np.max),
     tosa.ReduceMinOp: _reduction(np.min),
-    tosa.AddOp: _integer_sum(np.add),
-    tosa.SubOp: _integer_sum(np.subtract),
+    tosa.AddOp: _integer_sum(subtract=False),
+    tosa.SubOp: _integer_sum(subtract=True),
     tosa.MulOp: _elementwise(np.multiply, 2),
     tosa.MaximumOp: _elementwise(np.maximum, 2),
     tosa.MinimumOp: _elementwise(np.minimum, 2),
