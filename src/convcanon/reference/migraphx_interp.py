@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from convcanon.diagnostics import MAX_CALL_DEPTH, ConvcanonError, SourceLoc
 from convcanon.migraphx import layout
@@ -131,6 +131,28 @@ def _im2col_bytes(name: str, out: Sequence[int], x: np.ndarray, w: np.ndarray) -
     return im2col_chunk_bytes((math.prod(out) // max(1, channels),), window * cin * 8)
 
 
+def dead_after(block: Block) -> dict[Operation, list[SSAValue]]:
+    """The block's values (arguments, results) by the op after which no op reads them: a
+    function then holds only its live values, not every intermediate it made (a chain of ops,
+    each under the memory limit, held them all). A use inside an op's regions counts at that
+    op; what the terminator reads is returned, so it stays."""
+    ops = list(block.ops)
+    if not ops:
+        return {}
+    last: dict[SSAValue, Operation] = dict.fromkeys(block.args, ops[0])
+    for op in ops:
+        for inner in op.walk():
+            for value in inner.operands:
+                if value in last:  # a value of this block (those of inner blocks are not)
+                    last[value] = op
+        last.update(dict.fromkeys(op.results, op))  # never read: dead once made
+    dead: dict[Operation, list[SSAValue]] = {}
+    for value, op in last.items():
+        if op is not ops[-1]:
+            dead.setdefault(op, []).append(value)
+    return dead
+
+
 class Interpreter:
     """Runs the functions of one module; errors carry `filename` and the op's line."""
 
@@ -178,6 +200,7 @@ class Interpreter:
             )
         block = function.body.blocks[0]
         env: dict[SSAValue, np.ndarray] = dict(zip(block.args, args, strict=True))
+        dead = dead_after(block)
         for op in block.ops:
             operands = [env[v] for v in op.operands]
             if isinstance(op, func.ReturnOp):
@@ -199,6 +222,8 @@ class Interpreter:
                 except ValueError as err:  # operand shapes the op's verifier let through
                     raise self.error(f"'{op.name}' cannot be evaluated: {err}", op) from None
             env.update(zip(op.results, results, strict=True))
+            for value in dead.get(op, ()):
+                del env[value]
         raise self.error(f"@{name} has no func.return")
 
     def check_memory(self, op: Operation, operands: Sequence[np.ndarray]) -> None:
