@@ -67,11 +67,18 @@ def _elementwise(fn: Callable[..., np.ndarray]) -> Kernel:
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a / b: floats in f32 (f64 stays) and rounded once to the result type, so an f16/bf16
-    quotient is finite wherever a / b is; integers truncate toward zero. Integer division by
-    zero (and INT_MIN / -1) is undefined in MIGraphX itself: 0 here, whatever the engine gives."""
+    quotient is finite wherever a / b is; integers truncate toward zero, exactly (through f64,
+    as here before, a 64-bit quotient past 2^53 was rounded: (2^64 - 1) / 1 gave 0), and wrap
+    as C++ converts back (-128 / -1 is -128 in int8). Integer division by zero (and a 32/64-bit
+    minimum by -1) is undefined in MIGraphX itself: 0 (the wrap) here, whatever the engine
+    gives."""
     if a.dtype.kind in "iu":
-        safe = np.where(b == 0, 1, b)
-        return np.where(b == 0, 0, np.trunc(a / safe)).astype(a.dtype)
+        zero = b == 0
+        safe = np.where(zero, 1, b).astype(b.dtype)
+        quotient = np.floor_divide(a, safe)  # exact; toward zero below, where a sign differs
+        if a.dtype.kind == "i":
+            quotient = quotient + ((np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0)))
+        return np.where(zero, 0, quotient).astype(a.dtype)
     return a / b
 
 
