@@ -23,6 +23,7 @@ from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.boundary_ops import AsLogicalShapeOp, AsUnderlyingShapeOp, LiteralOp
 from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
+from convcanon.reference.kernels.precision import truncating_divide
 from convcanon.reference.migraphx_conv import migraphx_conv
 
 Kernel = Callable[[Operation, list[np.ndarray]], np.ndarray]
@@ -74,10 +75,7 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     gives."""
     if a.dtype.kind in "iu":
         zero = b == 0
-        safe = np.where(zero, 1, b).astype(b.dtype)
-        quotient = np.floor_divide(a, safe)  # exact; toward zero below, where a sign differs
-        if a.dtype.kind == "i":
-            quotient = quotient + ((np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0)))
+        quotient = truncating_divide(a, np.where(zero, 1, b).astype(b.dtype))
         return np.where(zero, 0, quotient).astype(a.dtype)
     return a / b
 

@@ -23,6 +23,7 @@ from convcanon.migraphx import layout
 from convcanon.migraphx.dense import dense_to_numpy
 from convcanon.migraphx.shaped_type import numpy_dtype
 from convcanon.reference.kernels.contraction import ConvAttributes, conv_general
+from convcanon.reference.kernels.precision import truncating_divide
 from convcanon.tosa import ops as tosa
 from convcanon.tosa.ops import int_values
 
@@ -179,10 +180,19 @@ def _elementwise(fn: Callable[..., np.ndarray], arity: int = 1) -> Kernel:
 
 
 def _intdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Truncating integer division (TOSA intdiv); division by zero is undefined, gives 0 here."""
-    safe = np.where(b == 0, 1, b)
-    quotient = np.abs(a) // np.abs(safe)
-    return np.where(b == 0, 0, np.sign(a) * np.sign(safe) * quotient).astype(a.dtype)
+    """The specification's INTDIV: truncating; a zero divisor, or a minimum divided by -1 (a
+    quotient outside the type), is a REQUIRE that fails: TOSA's result is unpredictable, so it
+    is refused (IREE gives the minimum for both)."""
+    a, b = np.broadcast_arrays(a, b)
+    low, _ = _int_range(a.dtype)
+    bad = (b == 0) | ((a == low) & (b == -1))
+    if bad.any():
+        k = int(np.flatnonzero(bad.reshape(-1))[0])
+        raise ValueError(
+            f"'tosa.intdiv' of {a.reshape(-1)[k]} by {b.reshape(-1)[k]}: unpredictable in TOSA "
+            "(a REQUIRE of the specification)"
+        )
+    return truncating_divide(a, b).astype(a.dtype)
 
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])

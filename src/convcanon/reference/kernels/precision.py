@@ -8,6 +8,15 @@ import numpy as np
 from convcanon.reference.kernels import budget
 
 
+def truncating_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer a / b rounded toward zero, as C divides (numpy floors), exactly at every width;
+    `b` holds no zero. A minimum divided by -1 wraps to itself."""
+    quotient = np.floor_divide(a, b)
+    if a.dtype.kind == "i":
+        quotient = quotient + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+    return quotient
+
+
 def accumulation_dtype(*dtypes: np.dtype) -> np.dtype:
     """Ints accumulate in int64, floats in at least float32 (f64 stays f64), complex likewise."""
     kinds = {d.kind for d in dtypes}
