@@ -343,9 +343,10 @@ def run_opt(
     def job(chunk: str, line: int | None) -> str | bytes:
         """One chunk (`line`: where it starts in the file, so each location is its line in the
         whole file), or the whole file (None)."""
-        return transform_text(
+        printed = transform_text(
             chunk, filename, pipeline, collected, print_options, line, instruments, output_format
         )
+        return printed if isinstance(printed, bytes) else _as_mlir_opt_ends(printed, print_options)
 
     chunks = _chunks(text, split_marker)
     joined = Joined(output_marker, bool(split_marker))
@@ -363,6 +364,13 @@ def run_opt(
         sys.stderr.write(instruments.report())
     write_output(output_path, result)
     return 0
+
+
+def _as_mlir_opt_ends(printed: str, options: PrintOptions) -> str:
+    """A module's text as mlir-opt writes it: the printer's text and one more newline. MLIR's
+    printer ends a module with a newline (its location aliases follow it) unless it prints in
+    local scope, and `printed`, like every text we print, already ends in one."""
+    return printed if options.asm.local_scope else printed + "\n"
 
 
 def _read_opt_input(

@@ -35,7 +35,7 @@ def test_a_trailing_split_marker_is_an_empty_chunk(opt: Runner, tmp_path: Path) 
     result = opt(module, "-p", "migraphx-to-tosa", "--split-input-file")
     assert (result.code, result.err) == (0, "")
     chunks = result.out.split("// -----\n")
-    assert len(chunks) == 3 and chunks[2] == "builtin.module {\n}\n"
+    assert len(chunks) == 3 and chunks[2] == "builtin.module {\n}\n\n"
     assert "tosa.exp" in chunks[0] and "tosa.exp" in chunks[1]
 
 

@@ -25,7 +25,7 @@ BIN = Path(sys.executable).parent
 def by_pipeline() -> str:
     from convcanon.driver import transform_text
 
-    return transform_text(CNN.read_text(), str(CNN), GENERAL)
+    return transform_text(CNN.read_text(), str(CNN), GENERAL) + "\n"  # as mlir-opt ends it
 
 
 @pytest.mark.parametrize(

@@ -179,7 +179,7 @@ def test_cli_and_api_accept_and_refuse_the_same_values(
     event("accepted" if not bad else "refused")
     if not bad:
         assert code == 0, stderr
-        assert written == run_api(inputs[pass_name].read_text(), options)
+        assert written == run_api(inputs[pass_name].read_text(), options) + "\n"
         return
     with pytest.raises(UsageError) as refused:
         run_api(inputs[pass_name].read_text(), options)

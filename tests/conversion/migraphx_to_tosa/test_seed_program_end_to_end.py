@@ -37,4 +37,4 @@ def test_seed_program_imports_and_lowers_without_transposes(tmp_path: Path) -> N
     lowered = run(str(BIN / "convcanon-opt"), str(imported), "-p", "migraphx-to-tosa")
     assert '"tosa.transpose"' not in lowered
     assert lowered.count('"tosa.conv2d"') == 1
-    assert check_with_iree(imported.read_text()) == lowered
+    assert check_with_iree(imported.read_text()) + "\n" == lowered
