@@ -25,6 +25,7 @@ from convcanon.diagnostics import (
     ConvcanonError,
     SourceLoc,
     check_nesting,
+    check_number_digits,
     check_unicode,
     lines_before,
     nesting_may_exceed,
@@ -303,6 +304,7 @@ def parse_module(text: str, filename: str, context: ir.Context | None = None) ->
     check_unicode(text, filename)
     if nesting_may_exceed(text):
         check_nesting(text, filename)  # the exact check, with the location
+    check_number_digits(text, filename)  # MLIR reads a long integer in quadratic time
     if "{-#" in text:  # MLIR's parser crashes on a resource section cut in a string
         from convcanon.hlo.resources import check_resource_section  # its reader: only then
 
