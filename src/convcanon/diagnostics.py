@@ -489,32 +489,41 @@ MAX_SPLAT_ELEMENTS = 1 << 22  # a dense literal's elements past its text's size 
 
 
 MAX_INTEGER_WIDTH = 16777215  # MLIR's IntegerType::kMaxWidth
-# an integer type token (`i32`, `si8`, `ui4`, the element of `4xi8`) of 8 or more digits, not
+MAX_READ_INTEGER_WIDTH = 4096  # the widest read: our dialects use 64 bits at most
+# an integer type token (`i32`, `si8`, `ui4`, the element of `4xi8`) of 4 or more digits, not
 # part of a name
-_WIDE_INTEGER = r"(?:(?<=[\d?]x)|(?<![\w$.%@#!-]))[su]?i(\d{8,})(?![\w.$-])"
+_WIDE_INTEGER = r"(?:(?<=[\d?]x)|(?<![\w$.%@#!-]))[su]?i(\d{4,})(?![\w.$-])"
 
 
 def check_integer_widths(text: str, filename: str) -> None:
-    """Refuse an integer type wider than MLIR's limit before xDSL parses it: its parser computes
-    the type's value range, `1 << width`, so a 14-byte `: i99999999999` would take the
-    machine's memory. MLIR's own parser refuses it with the same message.
+    """Refuse an integer type wider than MAX_READ_INTEGER_WIDTH before a parser reads it: xDSL
+    computes the type's value range, `1 << width`, so a 14-byte `: i99999999999` would take the
+    machine's memory, and MLIR holds each value of it in `width` bits, so 300 attributes
+    `N : i16777215` (7 KB of text) took 735 MB. Past MLIR's own limit the message is its own.
 
-    The text is scanned for the literal `i` and 8 digits, and the whole pattern tried only where
+    The text is scanned for the literal `i` and 4 digits, and the whole pattern tried only where
     that occurs: its lookbehinds, tried at every character, cost ~50 ns a character. A line
     with a hit is lexed once for its strings and its comment, where a width is no type."""
     wide = re.compile(_WIDE_INTEGER)
     code = _CodeLines(text)
-    for hint in re.finditer(r"i\d{8}", text):
+    for hint in re.finditer(r"i\d{4}", text):
         at = hint.start()
         sign = at - 1 if at and text[at - 1] in "su" else at
         match = wide.match(text, sign) or wide.match(text, at)
         if match is None:
             continue
         digits = match[1]
-        if len(digits) <= len(str(MAX_INTEGER_WIDTH)) and int(digits) <= MAX_INTEGER_WIDTH:
+        beyond_mlir = len(digits) > len(str(MAX_INTEGER_WIDTH)) or int(digits) > MAX_INTEGER_WIDTH
+        if not beyond_mlir and int(digits) <= MAX_READ_INTEGER_WIDTH:
             continue
         if code.holds(match.start()):
-            raise ConvcanonError("invalid integer width", offset_loc(text, match.start(), filename))
+            message = (
+                "invalid integer width"
+                if beyond_mlir
+                else f"integer type of {int(digits)} bits: at most {MAX_READ_INTEGER_WIDTH} are"
+                " read (each value of it would take that many bits)"
+            )
+            raise ConvcanonError(message, offset_loc(text, match.start(), filename))
 
 
 class _CodeLines:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from convcanon import diagnostics
 from convcanon.diagnostics import (
     _WIDE_INTEGER,  # pyright: ignore[reportPrivateUsage]
-    MAX_INTEGER_WIDTH,
+    MAX_READ_INTEGER_WIDTH,
     ConvcanonError,
     check_integer_widths,
 )
@@ -20,7 +20,7 @@ from convcanon.diagnostics import (
 _FRAGMENTS = st.sampled_from(
     ["i", "si", "ui", "x", "4x", "?x", '"', '\\"', "\\", "//", "/", "\n", "a", "%", "-", " ", ":"]
 )
-_WIDTHS = st.sampled_from([7, 8, 9, 12]).flatmap(
+_WIDTHS = st.sampled_from([3, 4, 5, 7, 8, 9, 12]).flatmap(
     lambda n: st.integers(10 ** (n - 1), 10**n - 1).map(str)
 )
 
@@ -75,7 +75,7 @@ def _first_refused(text: str) -> int | None:
     match inside a string or a comment skipped."""
     mask = _code_mask(text)
     for match in re.finditer(_WIDE_INTEGER, text):
-        if int(match[1]) > MAX_INTEGER_WIDTH and mask[match.start()]:
+        if int(match[1]) > MAX_READ_INTEGER_WIDTH and mask[match.start()]:
             return match.start()
     return None
 
@@ -120,3 +120,36 @@ def test_each_line_is_lexed_once(strings: int, monkeypatch: pytest.MonkeyPatch):
     text = '"x" ' + ' "i99999999999" ' * strings + "// i99999999999 " * strings
     check_integer_widths(text, "t.mlir")
     assert sum(lexed) <= len(text)
+
+
+WIDE_ATTRIBUTES = (
+    "func.func @main() attributes {a = 1 : i16777215, b = 2 : i16777215} {\n  return\n}\n"
+)
+WIDE_MIGRAPHX = (
+    "func.func @main(%x: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1> "
+    "attributes {n = 1 : i5000} {\n  return %x : !migraphx.shaped<2xf32, 1>\n}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text, pipeline, where, bits",
+    [
+        (WIDE_ATTRIBUTES, [], "1:39", 16777215),
+        (WIDE_MIGRAPHX, ["-p", "migraphx-to-tosa"], "1:99", 5000),
+    ],
+    ids=["StableHLO", "migraphx"],
+)
+def test_an_integer_type_wider_than_4096_bits_is_refused_in_either_half(
+    tmp_path, capsys, text: str, pipeline: list[str], where: str, bits: int
+) -> None:
+    """MLIR holds each value of an integer type in its width: 300 attributes `N : i16777215`
+    (7 KB of text) took 735 MB, and were read (as xDSL read an i5000)."""
+    from convcanon.cli import opt_main
+
+    module = tmp_path / "m.mlir"
+    module.write_text(text)
+    assert opt_main([str(module), *pipeline]) == 1
+    assert capsys.readouterr().err == (
+        f"{module}:{where}: error: integer type of {bits} bits: at most 4096 are read (each value"
+        " of it would take that many bits)\n"
+    )
