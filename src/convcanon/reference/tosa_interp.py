@@ -162,6 +162,8 @@ def _concat(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 def _reduction(fn: Callable[..., np.ndarray]) -> Kernel:
     def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         x = args[0]
+        if fn is np.sum and _is_integer(x.dtype):
+            return _to(op, _integer_reduce_sum(x, _axis(op), f"'{op.name}'"))
         acc = _acc(x) if fn is np.sum else x
         return _to(op, fn(acc, axis=_axis(op), keepdims=True))
 
@@ -235,6 +237,19 @@ def _checked_sum(
             "unpredictable in TOSA (a REQUIRE of the specification)"
         )
     return value
+
+
+def _integer_reduce_sum(x: np.ndarray, axis: int, what: str) -> np.ndarray:
+    """The specification's integer REDUCE_SUM: it adds along the axis in index order with
+    apply_add_s, so every partial sum must fit the type (`_checked_sum`; past it TOSA's result
+    is unpredictable, IREE wraps) and a sum that leaves the range on the way is refused even if
+    it comes back. The partial sums wrap in int64 only after a step the check refuses."""
+    wide = x.astype(np.int64)
+    if wide.shape[axis] == 0:
+        return np.zeros_like(wide).sum(axis=axis, keepdims=True)
+    partial = np.cumsum(wide, axis=axis)
+    partial = _checked_sum(partial - wide, wide, False, x.dtype, what)
+    return np.take(partial, [-1], axis=axis)
 
 
 def _negate(op: Operation, args: list[np.ndarray]) -> np.ndarray:

@@ -21,12 +21,14 @@ from xdsl.dialects.builtin import (
     f32,
     i1,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from convcanon.conversion.migraphx_to_tosa.emitter import (
     Emitter,
     View,
+    binary_view,
     element_type_of,
     elementwise_views,
     in_frame,
@@ -42,6 +44,8 @@ from convcanon.conversion.migraphx_to_tosa.integer_domain import (
     float_to_integer,
     from_int_domain,
     in_int_domain,
+    int_width,
+    shift_right,
     unsigned32_to_f32,
     unsigned_div32,
     widen,
@@ -372,8 +376,47 @@ def _reduce(lw: LoweringContext, op: Operation, args: list[View]) -> View:
         raise lowering_error(
             op, f"on {element} has no exact TOSA lowering (tosa.intdiv is signed 32-bit)"
         )
-    out = reduce_view(em, tosa.ReduceSumOp, widen(em, x, element), axes, mean)
-    return from_int_domain(em, out, signless(element))
+    count = math.prod(x.lens[a] for a in axes)
+    if count > 1 << 31:
+        raise lowering_error(op, f"of {count} {element} values has no exact TOSA lowering here")
+    if mean:
+        out = reduce_view(em, tosa.ReduceSumOp, widen(em, x, element), axes, mean)
+        return from_int_domain(em, out, signless(element))
+    return wrapping_reduce_sum(em, x, element, axes)
+
+
+def wrapping_reduce_sum(em: Emitter, x: View, element: Attribute, axes: Sequence[int]) -> View:
+    """The sum modulo 2^width, as MIGraphX computes it (its GPU kernels add in the type, its
+    reference target in 64 bits and converts back), with no partial sum of a TOSA REDUCE_SUM
+    outside its type (a REQUIRE: TOSA's result would be unpredictable, though IREE wraps): on
+    i32 where `count` values of the type cannot overflow it, else on i64 and narrowed back
+    (narrowing casts wrap); 64-bit values as the sums of their signed upper and unsigned lower
+    32 bits, the lower sum's carry moved up and the upper sum wrapped to 32 bits before it is
+    shifted into place, so every step is exact. At most 2^31 values (the caller checks)."""
+    width = int_width(element)
+    count = math.prod(x.lens[a] for a in axes)
+    if width < 64:
+        wide = widen(em, x, element)
+        if width == 32 or count > 1 << (31 - width):
+            wide = zero_extend(em, x, element) if width == 32 else wide
+            if wide.element_type != i64:
+                wide = unary_view(em, tosa.CastOp, wide, i64)
+        out = reduce_view(em, tosa.ReduceSumOp, wide, axes, mean=False)
+        if out.element_type == i64:
+            out = unary_view(em, tosa.CastOp, out, i32)
+        return from_int_domain(em, out, signless(element))
+    mask = scalar_like(em, i64, (1 << 32) - 1, x)
+    upper = reduce_view(em, tosa.ReduceSumOp, shift_right(em, x, 32, arithmetic=True), axes, False)
+    lower = binary_view(em, tosa.BitwiseAndOp, x, mask, x.lens)
+    lower = reduce_view(em, tosa.ReduceSumOp, lower, axes, mean=False)
+    lens = lower.lens
+    upper = binary_view(em, tosa.AddOp, upper, shift_right(em, lower, 32, arithmetic=True), lens)
+    upper = unary_view(em, tosa.CastOp, unary_view(em, tosa.CastOp, upper, i32), i64)
+    shifted = binary_view(em, tosa.MulOp, upper, scalar_like(em, i64, 1 << 32, upper), lens)
+    low_bits = binary_view(
+        em, tosa.BitwiseAndOp, lower, scalar_like(em, i64, (1 << 32) - 1, lower), lens
+    )
+    return binary_view(em, tosa.AddOp, shifted, low_bits, lens)
 
 
 def in_f32(em: Emitter, x: View) -> View:
