@@ -526,6 +526,36 @@ def check_integer_widths(text: str, filename: str) -> None:
             raise ConvcanonError(message, offset_loc(text, match.start(), filename))
 
 
+# A conv's dimension numbers (`[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`): StableHLO's and MHLO's
+# parser sizes a vector by the largest index in them, so `[b, 2000000000, 1, f]` (a 400-byte
+# file) took 15.7 GB. No conv has this many dimensions.
+MAX_CONV_DIMENSION_INDEX = 4095
+_CONV_DIMENSIONS = re.compile(
+    r"\s*(?:=\s*)?(\[[^\]\n]{0,400}\]\s*x\s*\[[^\]\n]{0,400}\]\s*->\s*\[[^\]\n]{0,400}\])"
+)
+
+
+def check_conv_dimension_indices(text: str, filename: str) -> None:
+    """Refuse a conv dimension index past MAX_CONV_DIMENSION_INDEX (after `dim_numbers =` or in
+    a `#stablehlo.conv<...>` / `#mhlo.conv<...>` attribute) before MLIR's parser allocates by
+    it. Found by `str.find`s for the two spellings, the brackets read only there."""
+    code = _CodeLines(text)
+    for opener in ("dim_numbers", ".conv<"):
+        at = text.find(opener)
+        while at >= 0:
+            after = at + len(opener)
+            lists = _CONV_DIMENSIONS.match(text, after)
+            if lists is not None and code.holds(at):
+                for index in re.finditer(r"\d+", lists[1]):
+                    if len(index[0]) > 4 or int(index[0]) > MAX_CONV_DIMENSION_INDEX:
+                        raise ConvcanonError(
+                            f"conv dimension index {index[0]}: at most"
+                            f" {MAX_CONV_DIMENSION_INDEX} (no conv has more dimensions)",
+                            offset_loc(text, lists.start(1) + index.start(), filename),
+                        )
+            at = text.find(opener, after)
+
+
 class _CodeLines:
     """Whether a character of `text` is code (not in a string literal or a `//` comment): its
     line lexed on first need and kept, for a scan whose hits come in order."""

@@ -61,6 +61,7 @@ def mutated(draw: st.DrawFn, source: bytes) -> bytes:
                         b"!quant.uniform<i8:f32, 0.5>",
                         b"index",
                         b"f32f32",
+                        b"i16777215",  # held in its width by MLIR for every value
                     ]
                 )
             ),
@@ -73,7 +74,15 @@ def mutated(draw: st.DrawFn, source: bytes) -> bytes:
             _INT,
             draw(
                 st.sampled_from(
-                    [b"0", b"-1", b"-100", b"9223372036854775807", b"99999999999999999999", b"3"]
+                    [
+                        b"0",
+                        b"-1",
+                        b"-100",
+                        b"9223372036854775807",
+                        b"99999999999999999999",
+                        b"3",
+                        b"7" * 40000,  # MLIR reads it in time quadratic in its digits
+                    ]
                 )
             ),
         ),

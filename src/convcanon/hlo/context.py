@@ -24,6 +24,7 @@ from jaxlib.mlir._mlir_libs import _chlo, _jax_mlir_ext, _mlir, _mlirHlo, _stabl
 from convcanon.diagnostics import (
     ConvcanonError,
     SourceLoc,
+    check_conv_dimension_indices,
     check_integer_widths,
     check_nesting,
     check_number_digits,
@@ -307,6 +308,7 @@ def parse_module(text: str, filename: str, context: ir.Context | None = None) ->
         check_nesting(text, filename)  # the exact check, with the location
     check_number_digits(text, filename)  # MLIR reads a long integer in quadratic time
     check_integer_widths(text, filename)  # and holds each value of a wide type in its width
+    check_conv_dimension_indices(text, filename)  # a vector sized by the largest index
     if "{-#" in text:  # MLIR's parser crashes on a resource section cut in a string
         from convcanon.hlo.resources import check_resource_section  # its reader: only then
 
