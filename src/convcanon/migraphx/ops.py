@@ -11,9 +11,10 @@ The verifier compares the declared result type with the one `infer()` computes.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, Signedness
 from xdsl.ir import Attribute
 from xdsl.irdl import attr_def, irdl_op_definition, opt_attr_def
 
@@ -442,6 +443,24 @@ class ReduceSumOp(ReduceOp):
 @irdl_op_definition
 class ReduceMeanOp(ReduceOp):
     name = "migraphx.reduce_mean"
+
+    def integer_sum_type(self) -> IntegerType:
+        """The integer type an integer mean's sum wraps in before it is divided by the count
+        (truncating), as MIGraphX's GPU target computes it: its rewrite_reduce pass converts
+        bytes (here 4-bit values too), and 16-bit values when the count is at least a quarter
+        of the type's maximum, to int32 first; other types sum in their own. Its reference
+        target sums in 64 bits (the exact mean) instead: the two disagree only where the sum
+        leaves the type (C++'s undefined signed overflow, or an unsigned wrap)."""
+        (a,) = self.in_types()
+        element = a.element_type
+        assert isinstance(element, IntegerType)
+        width = element.width.data
+        count = math.prod(a.lens[i] for i in self.reduced_axes())
+        unsigned = element.signedness.data == Signedness.UNSIGNED
+        largest = (1 << width) - 1 if unsigned else (1 << (width - 1)) - 1
+        if width <= 8 or (width == 16 and 4 * count >= largest):
+            return IntegerType(32, Signedness.SIGNED)
+        return element
 
 
 @irdl_op_definition

@@ -272,6 +272,26 @@ def _reduction(fn: Callable[..., np.ndarray]) -> Kernel:
     return kernel
 
 
+def _reduce_mean(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """Floats: the mean in f32 (f64 stays). Integers as MIGraphX's GPU target computes them
+    (its reference target differs where the sum leaves the type: see `integer_sum_type`): the
+    sum wrapped to `integer_sum_type`, divided by the count truncating, converted back."""
+    dtype = result_dtype(op)
+    if not is_integer_dtype(dtype):
+        return _float_mean(op, args)
+    assert isinstance(op, mx.ReduceMeanOp)
+    wide = integer_values(args[0])
+    axes = tuple(op.reduced_axes())
+    total = np.sum(wide, axis=axes, keepdims=True, dtype=wide.dtype)  # modulo 2^64
+    accumulator = numpy_dtype(op.integer_sum_type())
+    wrapped, _ = convert_to_integer(total, accumulator)
+    count = np.asarray(math.prod(wide.shape[a] for a in axes), dtype=accumulator)
+    return convert_to_integer(truncating_divide(wrapped, count), dtype)[0]
+
+
+_float_mean = _reduction(np.mean)
+
+
 def _softmax(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     (x,) = _lift(args)
     axis = rules.normalize_axis(int_value(op, "axis"), x.ndim)
@@ -369,7 +389,7 @@ OP_TABLE: KernelTable = {
     mx.MultiBroadcastOp: _multibroadcast,
     mx.SliceOp: _slice,
     mx.ReduceSumOp: _reduction(np.sum),
-    mx.ReduceMeanOp: _reduction(np.mean),
+    mx.ReduceMeanOp: _reduce_mean,
     mx.ReduceMaxOp: _reduction(np.max),
     mx.ReduceMinOp: _reduction(np.min),
     mx.SoftmaxOp: _softmax,

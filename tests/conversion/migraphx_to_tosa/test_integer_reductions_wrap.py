@@ -102,3 +102,54 @@ def test_a_long_narrow_sum_wraps_without_overflowing_i32(element: str):
     ).astype(WIDE[element])
     exact = values.astype(np.int64).sum(axis=1)
     _check("reduce_sum", element, values, _wrapped(exact, info.bits, info.min < 0))
+
+
+def _truncated(a: int, b: int) -> int:
+    """a / b rounded toward zero, as C++ divides."""
+    quotient = abs(a) // b
+    return quotient if a >= 0 else -quotient
+
+
+def _gpu_means(values: np.ndarray, element: str) -> list[int]:
+    """MIGraphX's GPU target: rewrite_reduce converts bytes, and 16-bit values when the count
+    is at least a quarter of the type's maximum, to int32; the sum wraps in that type (else the
+    element type), `div` by the count truncates, and `convert` wraps back."""
+    info = np.iinfo(WIDE[element])
+    count = values.shape[1]
+    bits, signed = info.bits, info.min < 0
+    if bits <= 8 or (bits == 16 and 4 * count >= info.max):
+        bits, signed = 32, True
+    sums = _wrapped(values.astype(object).sum(axis=1), bits, signed)
+    means = [_truncated(int(s), count) for s in sums]
+    return _wrapped(np.array(means, dtype=object), info.bits, info.min < 0)
+
+
+MEAN_TYPES = [element for element in WIDE if not element.endswith("64")]
+
+
+@pytest.mark.parametrize("element", MEAN_TYPES)
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_reduce_mean_divides_the_sum_the_gpu_target_wraps(element: str, data: st.DataObject):
+    """Integer reduce_mean is undefined where the sum leaves the type: MIGraphX's reference
+    target sums in 64 bits (the exact mean), its GPU target (taken here) wraps the sum in the
+    type (16-bit with few values, 32-bit) or in int32 (bytes) before it divides. The lowering
+    summed on i32 and divided: si16 30000 and 30000 gave 30000 where the GPU gives -2768."""
+    values = data.draw(_rows(element))
+    _check("reduce_mean", element, values, _gpu_means(values, element))
+
+
+@pytest.mark.parametrize("element", ["si16", "ui16"])
+def test_a_16_bit_mean_of_many_values_sums_on_int32(element: str):
+    """From a quarter of the type's maximum values on, MIGraphX's GPU sums 16-bit values in
+    int32 (the exact mean); below it in the type (wrapping)."""
+    info = np.iinfo(WIDE[element])
+    for columns in ((int(info.max) + 3) // 4 - 1, (int(info.max) + 3) // 4):
+        rng = np.random.default_rng(columns)
+        values = np.stack(
+            [
+                np.full(columns, info.max),
+                rng.integers(int(info.min), int(info.max), columns, endpoint=True),
+            ]
+        ).astype(WIDE[element])
+        _check("reduce_mean", element, values, _gpu_means(values, element))

@@ -372,17 +372,40 @@ def _reduce(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     if isinstance(op, mx.ReduceMaxOp | mx.ReduceMinOp):
         out = reduce_view(em, _REDUCE[type(op)], in_int_domain(em, x, element), axes, mean)
         return from_int_domain(em, out, element)
-    if mean and (width > 32 or (width == 32 and is_unsigned(element))):
+    if mean and width > 32:
         raise lowering_error(
             op, f"on {element} has no exact TOSA lowering (tosa.intdiv is signed 32-bit)"
         )
     count = math.prod(x.lens[a] for a in axes)
-    if count > 1 << 31:
+    if count >= 1 << 31:
         raise lowering_error(op, f"of {count} {element} values has no exact TOSA lowering here")
-    if mean:
-        out = reduce_view(em, tosa.ReduceSumOp, widen(em, x, element), axes, mean)
-        return from_int_domain(em, out, signless(element))
+    if isinstance(op, mx.ReduceMeanOp):
+        return _integer_mean(em, op, x, element, axes, count)
     return wrapping_reduce_sum(em, x, element, axes)
+
+
+def _integer_mean(
+    em: Emitter, op: mx.ReduceMeanOp, x: View, element: Attribute, axes: Sequence[int], count: int
+) -> View:
+    """MIGraphX's GPU mean (`integer_sum_type`): the sum wrapped to the type it sums in,
+    divided by the count with tosa.intdiv (ui32 sums with `unsigned_div32`), narrowed back.
+    Where that sum is on i32 and cannot leave it, the exact sum divided by the number of
+    distinct values (a broadcast dim's copies cancel)."""
+    width = int_width(element)
+    accumulator = op.integer_sum_type()
+    if width < 32 and accumulator.width.data == 32:
+        if count <= 1 << (31 - width):
+            out = reduce_view(em, tosa.ReduceSumOp, widen(em, x, element), axes, mean=True)
+            return from_int_domain(em, out, signless(element))
+        x, element = widen(em, x, element), accumulator
+    total = widen(em, wrapping_reduce_sum(em, x, element, axes), element)
+    lens, hint = total.lens, declared_frame(op)
+    divisor = scalar_like(em, i32, count, total)
+    if int_width(element) == 32 and is_unsigned(element):
+        quotient = unsigned_div32(em, total, divisor, lens, hint)
+    else:
+        quotient = elementwise_views(em, tosa.IntDivOp, [total, divisor], lens, hint=hint)
+    return from_int_domain(em, quotient, signless(result_element(op)))
 
 
 def wrapping_reduce_sum(em: Emitter, x: View, element: Attribute, axes: Sequence[int]) -> View:
