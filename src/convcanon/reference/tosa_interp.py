@@ -128,7 +128,23 @@ def _matmul(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     acc = np.dtype(np.int64) if a.dtype.kind in "iu" else _acc_dtype(a.dtype)
     lhs = a.astype(acc) - azp.astype(acc).reshape(())
     rhs = b.astype(acc) - bzp.astype(acc).reshape(())
+    if _is_integer(a.dtype):
+        return _to(op, _integer_matmul(lhs, rhs, result_dtype(op), f"'{op.name}'"))
     return _to(op, np.matmul(lhs, rhs))
+
+
+def _integer_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.dtype, what: str) -> np.ndarray:
+    """The specification's integer MATMUL: each product is apply_mul_s in the output type (its
+    low bits) and the products are added over K in order with apply_add_s, whose partial sums
+    must fit the output type (a REQUIRE: past it TOSA's result is unpredictable; IREE wraps)."""
+    width = out.itemsize * 8
+    total = np.zeros((*lhs.shape[:-1], rhs.shape[-1]), dtype=np.int64)
+    for k in range(lhs.shape[-1]):
+        product = lhs[..., :, k, None] * rhs[..., None, k, :]  # int64: wraps to its low bits
+        if width in (8, 16, 32):
+            product = product.astype(np.dtype(f"int{width}")).astype(np.int64)
+        total = _checked_sum(total, product, False, out, what)
+    return total
 
 
 def _transpose(op: Operation, args: list[np.ndarray]) -> np.ndarray:

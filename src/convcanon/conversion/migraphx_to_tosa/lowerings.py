@@ -500,11 +500,18 @@ def _dot(lw: LoweringContext, op: Operation, args: list[View]) -> View:
         rows = m
     et = a.element_type
     # f16/bf16 products accumulate in f32 and round once (an f16 accumulator loses ~K/2 ulps).
-    acc = f32 if et in (f16, bf16) else et
+    # Bytes as TOSA's i8 x i8 -> i32 (exact below 2^17 products; an i8 sum would overflow, a
+    # REQUIRE), narrowed back: the low 8 bits of the product sum do not depend on the sign.
+    acc = f32 if et in (f16, bf16) else i32 if _bytes(op) and k < 1 << 17 else et
     zp = em.zero_point(et)
     out = em.add(tosa.MatMulOp([lhs, rhs, zp, zp], TensorType(acc, [batch, rows, n])))
     result = View.plain(em.reshape(out, lens))
     return result if acc == et else unary_view(em, tosa.CastOp, result, et)
+
+
+def _bytes(op: Operation) -> bool:
+    """An 8-bit integer result (si8 or ui8; C++ converts the wider sum back: a wrap)."""
+    return integer_width(result_element(op)) == 8
 
 
 # -- convolution -----------------------------------------------------------------------------------
