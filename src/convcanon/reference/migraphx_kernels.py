@@ -83,6 +83,22 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
+def _pow(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """MIGraphX's pow is `std::pow(x, y)`: integers too are raised in double and the result
+    converted back, truncating (2^-1 is 0; numpy's integer power wraps instead and refuses a
+    negative exponent). A result outside the type (or NaN) is undefined in C++; there the
+    value MIGraphX's GPU conversion gives, the bound (NaN: 0), as `convert_to_integer` does."""
+    dtype = result_dtype(op)
+    if not is_integer_dtype(dtype):
+        return _float_pow(op, args)
+    x, y = (integer_values(a).astype(np.float64) for a in args)
+    with np.errstate(all="ignore"):
+        return convert_to_integer(np.power(x, y), dtype)[0]
+
+
+_float_pow = _elementwise(np.power)
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x))
 
@@ -368,7 +384,7 @@ OP_TABLE: KernelTable = {
     mx.DivOp: _elementwise(_div),
     mx.MaxOp: _elementwise(np.maximum),
     mx.MinOp: _elementwise(np.minimum),
-    mx.PowOp: _elementwise(np.power),
+    mx.PowOp: _pow,
     mx.GreaterOp: _elementwise(np.greater),
     mx.GreaterOrEqualOp: _elementwise(np.greater_equal),
     mx.LessOp: _elementwise(np.less),
