@@ -1,12 +1,14 @@
-"""An 8-bit integer dot is the product sum modulo 2^8, with no TOSA MATMUL partial sum outside
-its type.
+"""An 8- or 16-bit integer dot is the product sum modulo 2^width, with no TOSA MATMUL partial
+sum outside its type.
 
 MIGraphX's reference target sums the products in double and converts the sum to the type (a
 C++ conversion, undefined outside its range); the wrap is taken there, as numpy's int8 matmul
 (our reference) and IREE compute it. TOSA's MATMUL adds in its output type with apply_add_s
 (REQUIRE: every partial sum fits), and i8 x i8 -> i8 is no TOSA signature: the lowering
 multiplies i8 x i8 -> i32 (si8 and ui8 alike: the low 8 bits of the sum do not depend on the
-sign) and narrows back. Judged on IREE and our TOSA interpreter against the reference.
+sign) and narrows back; 16-bit values as three such matmuls of their bytes (TOSA has no
+i16 x i16 -> i16 signature). Judged on IREE and our TOSA interpreter against the
+reference.
 """
 
 from __future__ import annotations
@@ -48,10 +50,10 @@ def _compiled(element: str) -> tuple[str, bytes]:
     return tosa_text, compile_tosa_text(tosa_text)
 
 
-@pytest.mark.parametrize("element", ["si8", "ui8"])
+@pytest.mark.parametrize("element", ["si8", "ui8", "si16", "ui16"])
 @settings(max_examples=30, deadline=None)
 @given(data=st.data())
-def test_an_8_bit_dot_wraps_its_product_sum(element: str, data: st.DataObject):
+def test_an_8_or_16_bit_dot_wraps_its_product_sum(element: str, data: st.DataObject):
     from convcanon.verify.iree_tosa import run_vmfb
 
     info = np.iinfo(WIDE[element])
@@ -63,7 +65,7 @@ def test_an_8_bit_dot_wraps_its_product_sum(element: str, data: st.DataObject):
     b[::N] = high
     expected = reference(_dot(element), [a, b])
     exact = a.reshape(M, K).astype(object).dot(b.reshape(K, N).astype(object)).reshape(-1)
-    assert expected[0].reshape(-1).tolist() == _wrapped(exact, 8, low < 0)
+    assert expected[0].reshape(-1).tolist() == _wrapped(exact, info.bits, low < 0)
     tosa_text, vmfb = _compiled(element)
     flat = [as_signless(a), as_signless(b)]
     assert_close(run_vmfb(vmfb, "main", flat), expected)

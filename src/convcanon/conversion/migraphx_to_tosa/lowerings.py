@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     f16,
     f32,
     i1,
+    i8,
     i32,
     i64,
 )
@@ -503,10 +504,45 @@ def _dot(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     # Bytes as TOSA's i8 x i8 -> i32 (exact below 2^17 products; an i8 sum would overflow, a
     # REQUIRE), narrowed back: the low 8 bits of the product sum do not depend on the sign.
     acc = f32 if et in (f16, bf16) else i32 if _bytes(op) and k < 1 << 17 else et
+    shape = [batch, rows, n]
+    if integer_width(result_element(op)) == 16 and k < 1 << 16:
+        result = View.plain(em.reshape(_matmul16(em, lhs, rhs, shape), lens))
+        return unary_view(em, tosa.CastOp, result, et)
     zp = em.zero_point(et)
-    out = em.add(tosa.MatMulOp([lhs, rhs, zp, zp], TensorType(acc, [batch, rows, n])))
+    out = em.add(tosa.MatMulOp([lhs, rhs, zp, zp], TensorType(acc, shape)))
     result = View.plain(em.reshape(out, lens))
     return result if acc == et else unary_view(em, tosa.CastOp, result, et)
+
+
+def _matmul16(em: Emitter, lhs: SSAValue, rhs: SSAValue, shape: list[int]) -> SSAValue:
+    """A 16-bit product sum modulo 2^16 (as i32) from TOSA's i8 x i8 -> i32 matmuls (it has no
+    i16 x i16 -> i16; i48 accumulation aside). Each value is 256 * high + low with low its
+    low byte as i8 and high (x - low) / 256 wrapped to i8 (only its low 8 bits reach the low
+    16 bits of a product): the sum is low * low + 256 * (high * low + low * high) modulo 2^16,
+    the high * high part being a multiple of 2^16. Below 2^16 products every step is exact."""
+    zp = em.zero_point(i8)
+
+    def limbs(x: SSAValue) -> tuple[SSAValue, SSAValue]:
+        value = View.plain(x)
+        low = unary_view(em, tosa.CastOp, value, i8)
+        rest = binary_view(
+            em,
+            tosa.SubOp,
+            unary_view(em, tosa.CastOp, value, i32),
+            unary_view(em, tosa.CastOp, low, i32),
+            value.lens,
+        )
+        high = unary_view(em, tosa.CastOp, shift_right(em, rest, 8, arithmetic=True), i8)
+        return low.base, high.base
+
+    def matmul(a: SSAValue, b: SSAValue) -> View:
+        return View.plain(em.add(tosa.MatMulOp([a, b, zp, zp], TensorType(i32, shape))))
+
+    (a_low, a_high), (b_low, b_high) = limbs(lhs), limbs(rhs)
+    cross = binary_view(em, tosa.AddOp, matmul(a_high, b_low), matmul(a_low, b_high), shape)
+    cross = unary_view(em, tosa.CastOp, unary_view(em, tosa.CastOp, cross, i8), i32)
+    cross = binary_view(em, tosa.MulOp, cross, scalar_like(em, i32, 256, cross), shape)
+    return binary_view(em, tosa.AddOp, cross, matmul(a_low, b_low), shape).base
 
 
 def _bytes(op: Operation) -> bool:
