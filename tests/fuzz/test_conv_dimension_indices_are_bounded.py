@@ -1,7 +1,8 @@
 """A conv dimension index past any conv's rank is refused before MLIR parses it: StableHLO's and
 MHLO's parser of `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]` sizes a vector by the largest index,
 so `[b, 2000000000, 1, f]` (a 400-byte file) took 15.7 GB and 21 s, and 2^63 - 1 was
-'cannot parse: SmallVector unable to grow' with no position (found by the command-line fuzz)."""
+'cannot parse: SmallVector unable to grow' with no position (the command-line fuzz found it
+unplaced; test_limits had taken that message for the expected one)."""
 
 from __future__ import annotations
 

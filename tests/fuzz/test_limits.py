@@ -323,14 +323,16 @@ def test_inconsistent_tosa_conv_is_a_located_error(tmp_path, capsys):
 
 def test_llvm_size_overflow_is_an_error(tmp_path, capsys):
     """A huge spatial dim number in dim_numbers made MLIR's parser raise ValueError (SmallVector
-    unable to grow) out of Module.parse."""
+    unable to grow) out of Module.parse; it is refused at its place before the parse now."""
     text = sources.mhlo_text().replace(
         "dim_numbers = [b, 0, 1, f]", "dim_numbers = [b, 9223372036854775807, 1, f]", 1
     )
     path = _write(tmp_path, "h.mlir", text)
     outcome = run_cli(opt_main, [str(path)], capsys)
     assert outcome.code == 1 and "Traceback" not in outcome.stderr, outcome
-    assert f"{path}: error: cannot parse: SmallVector unable to grow" in outcome.stderr, outcome
+    at = text.index("9223372036854775807")
+    where = f"{text.count(chr(10), 0, at) + 1}:{at - text.rfind(chr(10), 0, at)}"
+    assert f"{path}:{where}: error: conv dimension index 9223372036854775807" in outcome.stderr
 
 
 def test_program_field_beyond_i64_is_a_located_error(tmp_path, capsys):
