@@ -11,7 +11,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func
 from xdsl.dialects.builtin import ModuleOp
 
-from convcanon.diagnostics import check_unicode
+from convcanon.fileio.text_checks import check_unicode
 from convcanon.ir_kind import UNREGISTERED_DIALECTS, holds_no_op
 from convcanon.migraphx.io import parse_in_context, print_file
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from convcanon.cli import opt_main
-from convcanon.diagnostics import ConvcanonError, check_conv_dimension_indices
+from convcanon.diagnostics import ConvcanonError
+from convcanon.fileio.text_checks import check_conv_dimension_indices
 
 from . import sources
 

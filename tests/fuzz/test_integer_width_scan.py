@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convcanon import diagnostics
-from convcanon.diagnostics import (
+from convcanon.diagnostics import ConvcanonError
+from convcanon.fileio import text_checks
+from convcanon.fileio.text_checks import (
     _WIDE_INTEGER,  # pyright: ignore[reportPrivateUsage]
     MAX_READ_INTEGER_WIDTH,
-    ConvcanonError,
     check_integer_widths,
 )
 
@@ -110,13 +110,13 @@ def test_each_line_is_lexed_once(strings: int, monkeypatch: pytest.MonkeyPatch):
     """Widths quoted in strings and in a comment on one line: the line is lexed for its strings
     once, not once per width."""
     lexed: list[int] = []
-    real = diagnostics.lex_line
+    real = text_checks.lex_line
 
     def counting(line: str) -> tuple[list[tuple[int, int]], int]:
         lexed.append(len(line))
         return real(line)
 
-    monkeypatch.setattr(diagnostics, "lex_line", counting)
+    monkeypatch.setattr(text_checks, "lex_line", counting)
     text = '"x" ' + ' "i99999999999" ' * strings + "// i99999999999 " * strings
     check_integer_widths(text, "t.mlir")
     assert sum(lexed) <= len(text)

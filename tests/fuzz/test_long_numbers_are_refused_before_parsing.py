@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convcanon import diagnostics
 from convcanon.cli import main, opt_main
-from convcanon.diagnostics import ConvcanonError, check_number_digits
+from convcanon.diagnostics import ConvcanonError, offset_loc
+from convcanon.fileio import text_checks
+from convcanon.fileio.text_checks import check_number_digits
 
 from .test_integer_width_scan import _code_mask  # pyright: ignore[reportPrivateUsage]
 
@@ -44,9 +45,9 @@ def test_a_long_integer_is_refused_at_its_place(tmp_path, capsys, command: list[
 
 
 def test_the_widest_number_read_is_read() -> None:
-    check_number_digits(_module(diagnostics.MAX_NUMBER_DIGITS), "m.mlir")
+    check_number_digits(_module(text_checks.MAX_NUMBER_DIGITS), "m.mlir")
     with pytest.raises(ConvcanonError, match="a number of 1235 digits"):
-        check_number_digits(_module(diagnostics.MAX_NUMBER_DIGITS + 1), "m.mlir")
+        check_number_digits(_module(text_checks.MAX_NUMBER_DIGITS + 1), "m.mlir")
 
 
 _PARTS = st.one_of(
@@ -70,14 +71,14 @@ def test_refuses_the_runs_a_walk_finds_outside_strings_and_comments(parts: list[
     text = "".join(parts)
     expected = _first_refused(text)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(diagnostics, "MAX_NUMBER_DIGITS", SMALL)
+        patch.setattr(text_checks, "MAX_NUMBER_DIGITS", SMALL)
         try:
             check_number_digits(text, "t.mlir")
         except ConvcanonError as err:
             assert expected is not None, text
             offset, digits = expected
             assert err.message.startswith(f"a number of {digits} digits"), (text, err.message)
-            assert err.loc == diagnostics.offset_loc(text, offset, "t.mlir"), text
+            assert err.loc == offset_loc(text, offset, "t.mlir"), text
         else:
             assert expected is None, text
 
@@ -96,4 +97,4 @@ def _lexed_by_regex(line: str) -> tuple[list[tuple[int, int]], int]:
 @given(st.lists(st.sampled_from(['"', "\\", "/", "//", "a", " ", "é", "\\\\", '\\"']), max_size=30))
 def test_lexing_a_line_finds_what_the_regex_found(parts: list[str]) -> None:
     line = "".join(parts)
-    assert diagnostics.lex_line(line) == _lexed_by_regex(line)
+    assert text_checks.lex_line(line) == _lexed_by_regex(line)

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from convcanon import diagnostics
-from convcanon.diagnostics import ConvcanonError, check_nesting, nesting_may_exceed, offset_loc
+from convcanon.diagnostics import ConvcanonError, offset_loc
+from convcanon.fileio import text_checks
+from convcanon.fileio.text_checks import check_nesting, nesting_may_exceed
 
 
 def _plain_scan(text: str, limit: int) -> tuple[int, str] | None:
@@ -72,7 +73,7 @@ def test_nesting_is_refused_at_the_first_deepest_bracket_whatever_the_chunks(
 ) -> None:
     want = _plain_scan(text, limit)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(diagnostics, "NESTING_CHUNK", chunk)
+        patch.setattr(text_checks, "NESTING_CHUNK", chunk)
         if want is None:
             check_nesting(text, "t.mlir", limit)
             return
@@ -116,7 +117,7 @@ def test_the_code_scan_blanks_what_the_string_or_comment_pattern_matches(parts: 
     text = "".join(parts)
     data = text.encode()
     expected = _STRING_OR_COMMENT_BY_REGEX.sub(b" ", data).replace(b"->", b"==")
-    assert diagnostics._code_of(text) == expected  # pyright: ignore[reportPrivateUsage]
+    assert text_checks._code_of(text) == expected  # pyright: ignore[reportPrivateUsage]
 
 
 _BODY_BY_REGEX = re.compile(rb'(?:[^"\\\n]|\\.)*')  # a string's body, as a regex
@@ -133,4 +134,4 @@ def test_a_string_body_ends_where_the_regex_ended_it(parts: list[bytes]) -> None
     for body in range(len(data) + 1):
         expected = _BODY_BY_REGEX.match(data, body)
         assert expected is not None
-        assert diagnostics._string_body_end(data, body) == expected.end(), (data, body)  # pyright: ignore[reportPrivateUsage]
+        assert text_checks._string_body_end(data, body) == expected.end(), (data, body)  # pyright: ignore[reportPrivateUsage]

@@ -21,15 +21,13 @@ from functools import cache
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _chlo, _jax_mlir_ext, _mlir, _mlirHlo, _stablehlo
 
-from convcanon.diagnostics import (
-    ConvcanonError,
-    SourceLoc,
+from convcanon.diagnostics import ConvcanonError, SourceLoc, lines_before
+from convcanon.fileio.text_checks import (
     check_conv_dimension_indices,
     check_integer_widths,
     check_nesting,
     check_number_digits,
     check_unicode,
-    lines_before,
     nesting_may_exceed,
 )
 from convcanon.ir_kind import (

@@ -37,12 +37,10 @@ from convcanon.diagnostics import (
     ConvcanonError,
     SourceLoc,
     byte_column,
-    check_integer_widths,
-    check_nesting,
-    lex_line,
     lines_before,
     offset_loc,
 )
+from convcanon.fileio.text_checks import check_integer_widths, check_nesting, lex_line
 
 # xDSL 0.75's string-literal regex nests quantifiers, `"(?:[^"\\\n\v\f]+|...)*"`: an
 # unterminated string backtracks exponentially (a 60-character line took minutes). The same
