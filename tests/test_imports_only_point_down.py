@@ -287,6 +287,7 @@ REGISTRIES = {
         "convcanon.conversion.migraphx_to_tosa.function_lowering",
         (
             "convcanon.conversion.migraphx_to_tosa.lowerings",
+            "convcanon.conversion.migraphx_to_tosa.reduce_lowerings",
             "convcanon.conversion.migraphx_to_tosa.shape_lowerings",
             "convcanon.conversion.migraphx_to_tosa.quant_lowerings",
         ),

@@ -13,6 +13,7 @@ from xdsl.irdl import OptAttributeDef, irdl_op_definition
 from convcanon.conversion.migraphx_to_tosa.function_lowering import BOUNDARY_OPS, LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
+from convcanon.conversion.migraphx_to_tosa.reduce_lowerings import REDUCE_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.shape_lowerings import SHAPE_LOWERINGS
 from convcanon.migraphx.dialect import Migraphx
 from convcanon.migraphx.importer import OP_FIELDS
@@ -85,7 +86,12 @@ def test_an_op_without_its_rules_is_named() -> None:
 
 
 def test_each_op_family_lowers_its_own_ops() -> None:
-    families = [CORE_LOWERINGS.keys(), SHAPE_LOWERINGS.keys(), QUANT_LOWERINGS.keys()]
+    families = [
+        CORE_LOWERINGS.keys(),
+        REDUCE_LOWERINGS.keys(),
+        SHAPE_LOWERINGS.keys(),
+        QUANT_LOWERINGS.keys(),
+    ]
     assert sum(len(family) for family in families) == len(LOWERINGS)
     assert LOWERINGS.keys() == set().union(*families)
 

@@ -30,6 +30,7 @@ from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS, ELEM
 from convcanon.conversion.migraphx_to_tosa.op_lowering import Lowering, LoweringTable
 from convcanon.conversion.migraphx_to_tosa.options import MigraphxToTosaOptions, Types
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
+from convcanon.conversion.migraphx_to_tosa.reduce_lowerings import REDUCE_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.shape_lowerings import SHAPE_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     flat_tosa_type,
@@ -48,7 +49,12 @@ from convcanon.tosa.storage import is_foreign, is_int4
 
 # The one table of lowerings, op class -> lowering, joined from op families that do not import
 # each other. The boundary views are lowered here: they read and write the flat buffers.
-LOWERINGS: LoweringTable = {**CORE_LOWERINGS, **SHAPE_LOWERINGS, **QUANT_LOWERINGS}
+LOWERINGS: LoweringTable = {
+    **CORE_LOWERINGS,
+    **REDUCE_LOWERINGS,
+    **SHAPE_LOWERINGS,
+    **QUANT_LOWERINGS,
+}
 BOUNDARY_OPS: tuple[type[Operation], ...] = (AsLogicalShapeOp, AsUnderlyingShapeOp)
 
 # Ops that only move elements: in the conformant form they move storage codes as they are.

@@ -1,11 +1,12 @@
 """What the per-op lowering modules share: a lowering's signature, what it is handed, and the
 helpers of more than one op family (the declared result frame, TOSA's conv frame and stride
-rule, used by the float and the quantized convs alike).
+rule, used by the float and the quantized convs alike, and the refusal of a float-only op on
+integers).
 
-Each op family (`lowerings`, `shape_lowerings`, `quant_lowerings`) registers its lowerings
-against their op classes with `@lowers(FAMILY_TABLE, OpClass, ...)` beside each function, as
-xDSL keys rewrite patterns by op class; the families import this and never each other, and
-`function_lowering` joins their tables into the one table the pass reads.
+Each op family (`lowerings`, `reduce_lowerings`, `shape_lowerings`, `quant_lowerings`)
+registers its lowerings against their op classes with `@lowers(FAMILY_TABLE, OpClass, ...)`
+beside each function, as xDSL keys rewrite patterns by op class; the families import this and
+never each other, and `function_lowering` joins their tables into the one table the pass reads.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ from typing import Protocol
 from xdsl.ir import Operation, SSAValue
 
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View, shape_of
-from convcanon.conversion.migraphx_to_tosa.type_conversion import result_type
+from convcanon.conversion.migraphx_to_tosa.type_conversion import (
+    integer_width,
+    lowering_error,
+    result_element,
+    result_type,
+)
 from convcanon.migraphx import layout
 
 
@@ -89,3 +95,13 @@ def fit_strides(
             begins[i] = ends[i] = 0
     xt = em.pad_zero(xt, explicit_low, explicit_high)
     return em.slice(xt, start, size), begins, ends
+
+
+def refuse_integer(op: Operation, what: str) -> None:
+    """TOSA 1.0 computes `what` on floating-point values only (IREE refuses the op on integers
+    as in no profile); MIGraphX computes it in double and truncates, which no TOSA op does."""
+    element = result_element(op)
+    if integer_width(element) is not None:
+        raise lowering_error(
+            op, f"on {element} has no exact TOSA lowering ({what} takes floating-point values)"
+        )
