@@ -21,9 +21,7 @@ def _int_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind not in "iu":
         return np.divide(a, b)
     safe = np.where(b == 0, 1, b)
-    q = np.floor_divide(a, safe)
-    fix = (np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0))
-    q = q + fix.astype(q.dtype)
+    q = precision.truncating_divide(a, safe)
     return np.where(b == 0, np.array(-1).astype(a.dtype), q)
 
 
