@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from convcanon.cli_arguments import values_after_equals
 from convcanon.command_arguments import main_parser
-from convcanon.diagnostics import ConvcanonError, UsageError
+from convcanon.diagnostics import ConvcanonError, UsageError, sources_shown
 from convcanon.fileio.limits import set_max_input_size
 from convcanon.fileio.stdout import (
     flush_stdout,
@@ -47,6 +47,11 @@ def _guarded(body: Callable[[], int]) -> int:
 
 
 def _reported(body: Callable[[], int]) -> int:
+    with sources_shown():
+        return _run_reported(body)
+
+
+def _run_reported(body: Callable[[], int]) -> int:
     try:
         with stdout_written_whole():
             try:

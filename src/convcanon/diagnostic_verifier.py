@@ -144,7 +144,8 @@ class Checker:
         if near is not None:
             self.failures.append(
                 ConvcanonError(
-                    f"'{kind}' diagnostic emitted when expecting a '{near.kind}'", near.at
+                    f"'{kind}' diagnostic emitted when expecting a '{near.kind}'",
+                    near.at,
                 )
             )
         else:
@@ -155,7 +156,9 @@ class Checker:
             if not expected.matched:
                 self.failures.append(
                     ConvcanonError(
-                        f'expected {expected.kind} "{expected.text}" was not produced', expected.at
+                        f'expected {expected.kind} "{expected.text}" was not produced',
+                        expected.at,
+                        span=len(expected.text),
                     )
                 )
         return self.failures

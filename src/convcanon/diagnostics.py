@@ -1,7 +1,8 @@
 """Errors users see, where they are, and how they are printed.
 
 Every failure that comes from the input (not from a bug) is a `ConvcanonError`: the CLI prints it as
-`file:line:col: error: message` and exits 1. Bad usage (unknown pass, bad option) is a `UsageError`,
+`file:line:col: error: message`, with the input's line and a caret under it as mlir-opt does, and
+exits 1. Bad usage (unknown pass, bad option) is a `UsageError`,
 exit 2. Anything else is a bug and keeps its traceback. Reading inputs and writing outputs live in
 `convcanon.fileio`.
 """
@@ -100,24 +101,29 @@ class ConvcanonError(Exception):
         loc: SourceLoc | None = None,
         code: str | None = None,
         notes: list[tuple[SourceLoc | None, str]] | None = None,
+        span: int = 1,
     ):
         super().__init__(message)
         self.message = message
         self.loc = loc
         self.code = code
+        self.span = span  # the columns from `loc` the error is about, underlined in a snippet
         # each note its own diagnostic at its own place, as MLIR attaches them to an error
         # ("previously defined here"): `--verify-diagnostics` matches them to expected-note
         self.notes = notes or []
 
     def render(self) -> str:
-        """The error line, then the notes its location carries (the user's source, for debug
-        info) and its own, each on its own line as mlir-opt prints them."""
+        """The error line and, while the CLI shows sources, the input's line under it with a
+        caret; then the notes its location carries (the user's source, for debug info) and its
+        own, each on its own line as mlir-opt prints them."""
         where = f"{self.loc}: " if self.loc is not None else ""
         code = f"{self.code}: " if self.code else ""
         located: Callable[[], list[str]] | None = getattr(self.loc, "notes", None)
-        lines = [f"{where}error: {code}{self.message}", *(located() if located else [])]
-        lines += [f"{loc}: note: {note}" if loc else f"note: {note}" for loc, note in self.notes]
-        return shown("\n".join(lines))
+        lines = [shown(f"{where}error: {code}{self.message}"), *snippet(self.loc, self.span)]
+        lines += [shown(line) for line in (located() if located else [])]
+        for loc, note in self.notes:
+            lines += [shown(f"{loc}: note: {note}" if loc else f"note: {note}"), *snippet(loc)]
+        return "\n".join(lines)
 
     def folded_message(self) -> str:
         """The message with its notes' texts after it, for a single line (a child process's
@@ -138,6 +144,90 @@ def shown(text: str) -> str:
     return text.translate(_CONTROLS)
 
 
+# -- the source line under a diagnostic, as mlir-opt prints it ---------------------------------
+
+# The inputs a command read, by the name its diagnostics give them: set while the CLI runs one.
+_sources: ContextVar[dict[str, bytes] | None] = ContextVar("sources", default=None)
+MAX_SHOWN_LINE = 1024  # bytes: a longer line (a hex constant, one-line hostile text) is not shown
+_TAB_STOP = 8
+
+
+@contextmanager
+def sources_shown() -> Iterator[None]:
+    """Within it, a diagnostic at a line of an input the one reader read prints that line and a
+    caret under its column, as mlir-opt's source manager does."""
+    token = _sources.set({})
+    try:
+        yield
+    finally:
+        _sources.reset(token)
+
+
+def remember_source(name: str, data: bytes) -> None:
+    """Keep an input's bytes for the snippets of diagnostics naming `name` (while shown)."""
+    sources = _sources.get()
+    if sources is not None:
+        sources[name] = data
+
+
+def snippet(loc: SourceLoc | None, span: int = 1) -> list[str]:
+    """The input's line at `loc` and a caret under its column (`~` under the rest of `span`),
+    tabs expanded as LLVM's `SMDiagnostic` does; a line that is not ASCII prints without the
+    caret (its columns are not the terminal's). Nothing for an input not remembered, a line or
+    column it does not have, a line over MAX_SHOWN_LINE bytes or one a terminal would act on."""
+    sources = _sources.get()
+    if not sources or loc is None or loc.line <= 0:
+        return []
+    data = sources.get(loc.file)
+    line = None if data is None else _line_of(data, loc.line)
+    column = max(loc.col, 1) - 1
+    if line is None or len(line) > MAX_SHOWN_LINE or column > len(line):
+        return []
+    try:
+        text = line.decode()
+    except UnicodeDecodeError:
+        return []
+    if shown(text) != text:
+        return []
+    if not text.isascii():
+        return [text.expandtabs(_TAB_STOP)]
+    marks = [" "] * (len(text) + 1)
+    for at in range(column + 1, min(column + span, len(text))):
+        marks[at] = "~"
+    marks[column] = "^"
+    caret = "".join(marks).rstrip(" ")
+    out: list[str] = []
+    for mark, char in zip(caret, text + " ", strict=False):
+        out.append(mark)
+        if char == "\t":  # the mark fills the tab's columns
+            while (len(out) % _TAB_STOP) != 0:
+                out.append(mark)
+    return [text.expandtabs(_TAB_STOP), "".join(out)]
+
+
+def _line_of(data: bytes, number: int) -> bytes | None:
+    """Line `number` (1-based) of `data` without its end, lines ending as the reader counts
+    them (`\\n`, `\\r\\n`, `\\r`); None past the last. Counted in blocks: one error in a
+    200 MB file costs a scan, not a Python step per line."""
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    start, before = 0, number - 1  # the newlines still to pass
+    block = 1 << 16
+    while before:
+        end = min(len(data), start + block)
+        found = data.count(b"\n", start, end)
+        if found < before:
+            if end == len(data):
+                return None
+            before, start = before - found, end
+            continue
+        for _ in range(before):
+            start = data.index(b"\n", start) + 1
+        before = 0
+    end = data.find(b"\n", start)
+    return data[start : end if end >= 0 else len(data)]
+
+
 # `loc: severity: message` diagnostics that do not stop a run (remarks, warnings) go through
 # `report`: to stderr, or to whoever collects them (`--verify-diagnostics`).
 DiagnosticSink = Callable[[str, "SourceLoc | None", str], None]
@@ -154,7 +244,7 @@ def report(severity: str, loc: SourceLoc | None, message: str) -> None:
     notes: Callable[[], list[str]] | None = getattr(loc, "notes", None)
     where = f"{loc}: " if loc is not None else ""
     lines = [f"{where}{severity}: {message}", *(notes() if notes is not None else [])]
-    print(shown("\n".join(lines)), file=sys.stderr)
+    print("\n".join([shown(lines[0]), *snippet(loc), *map(shown, lines[1:])]), file=sys.stderr)
 
 
 @contextmanager

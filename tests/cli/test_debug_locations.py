@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 from cli_support import DEBUGINFO, Runner  # pyright: ignore[reportMissingImports]
 
 from convcanon.hlo.context import HloLoc, make_context, parse_module, print_module, source_loc
@@ -40,7 +41,7 @@ def test_explain_without_debug_info_has_no_source_column(cc: Runner, tmp_path: P
 def test_verbose_remarks_carry_a_note_at_the_user_source(opt: Runner) -> None:
     result = opt(DEBUGINFO, "--stablehlo-canonicalize-conv=verbose=true", "-o", "/dev/null")
     assert result.code == 0, result.err
-    lines = result.err.splitlines()
+    lines = diagnostic_lines(result.err)
     assert lines[0].startswith(f"{DEBUGINFO}:7:10: remark: convolution not canonicalized")
     assert lines[1] == f"mymodel.py:3:11: note: in {OP}"
     assert lines[2] == (
@@ -52,7 +53,7 @@ def test_verbose_remarks_carry_a_note_at_the_user_source(opt: Runner) -> None:
 def test_diagnostics_carry_the_note_too(opt: Runner) -> None:
     result = opt(DEBUGINFO, "--canonicalize-conv")
     assert result.code == 1
-    assert result.err.splitlines() == [
+    assert diagnostic_lines(result.err)[:-1] == [
         f"{DEBUGINFO}:6:10: error: canonicalize-conv found no mhlo.convolution but 2"
         " stablehlo.convolution ops: use stablehlo-canonicalize-conv for stablehlo modules",
         f"mymodel.py:5:8: note: in {OP}",
@@ -91,7 +92,7 @@ def test_a_verifier_error_on_a_debug_info_op_has_its_mlir_position(opt: Runner, 
     )  # fmt: skip
     result = opt(bad)
     assert result.code == 1
-    assert result.err.splitlines() == [
+    assert diagnostic_lines(result.err)[:-1] == [
         f"{bad}:2:8: error: 'stablehlo.add' op requires the same shape for all operands and"
         " results",
         "model.py:4:4: note: in jit(f)/add",

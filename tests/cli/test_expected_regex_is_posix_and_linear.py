@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 from cli_support import Runner  # pyright: ignore[reportMissingImports]
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -103,6 +104,6 @@ def test_a_backtracking_pattern_against_a_long_message_is_answered(
     result = opt(module, "--verify-diagnostics")
     assert result.code == 1
     column = hopeless.index("expected-") + 3
-    assert result.err.splitlines() == [
+    assert diagnostic_lines(result.err)[:-1] == [
         f'{module}:2:{column}: error: expected error "{{{{(a|a)*Z}}}}" was not produced'
     ]

@@ -9,6 +9,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,7 +115,7 @@ def test_hlo_that_stablehlo_refuses_is_one_line_at_its_instruction(tmp_path: Pat
     result = subprocess.run([*OPT, "--input-hlo", str(path)], capture_output=True, text=True)
     assert result.returncode == 1 and result.stdout == ""
     where = f"{path}:6:8" if which == "text" else f"{path}"
-    assert result.stderr.splitlines() == [
+    assert diagnostic_lines(result.stderr)[:-1] == [
         f"{where}: error: instruction %c: expects window to have positive stride for 0-th window"
         " dimension, but got 0."
     ]
@@ -144,7 +145,7 @@ def test_bad_hlo_text_is_located_and_named_as_text(tmp_path: Path, hlo: str, exp
     path.write_text(hlo)
     result = subprocess.run([*OPT, "--input-hlo", str(path)], capture_output=True, text=True)
     assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr.splitlines() == [f"{tmp_path}/{expected}"]
+    assert diagnostic_lines(result.stderr)[:-1] == [f"{tmp_path}/{expected}"]
 
 
 # a conv on line 6, carrying the metadata JAX writes into the HLO it exports
@@ -183,7 +184,7 @@ def test_an_error_at_a_converted_op_is_placed_at_its_instruction_with_its_metada
     )
     assert result.returncode == 1 and result.stdout == ""
     where = f"{path}:6:8" if name == "m.hlo" else f"{path}"
-    assert result.stderr.splitlines() == [
+    assert diagnostic_lines(result.stderr)[:-1] == [
         f"{where}: error: EUET001: element type f8E8M0FNU of the convolution's lhs cannot be"
         " zero-padded",
         "/home/u/model.py:12:1: note: in jit(f)/conv",

@@ -9,6 +9,7 @@ import io
 from pathlib import Path
 
 import numpy as np
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 from cli_support import MIGRAPHX_EXP, Runner  # pyright: ignore[reportMissingImports]
 
 
@@ -69,7 +70,7 @@ def test_an_error_in_a_migraphx_chunk_is_at_its_line_in_the_file(
     np.savez(inputs, arg0=np.zeros(2, np.float32))
     result = cc("run", source, "--split-input-file", "--inputs", inputs)
     assert result.code == 1 and result.err.startswith(f"{source}:7:23: error: "), result.err
-    assert len(result.err.splitlines()) == 1, result.err
+    assert len(diagnostic_lines(result.err)[:-1]) == 1, result.err
 
 
 def test_an_entry_missing_from_every_chunk_names_each_chunk(cc: Runner, tmp_path: Path) -> None:
@@ -77,7 +78,7 @@ def test_an_entry_missing_from_every_chunk_names_each_chunk(cc: Runner, tmp_path
     source.write_text("// -----\n".join([_constant(1.0), _constant(2.0)]))
     result = cc("run", source, "--split-input-file", "--entry", "f0")
     assert result.code == 1
-    assert result.err.splitlines() == [
+    assert diagnostic_lines(result.err)[:-1] == [
         f"{source}:1:1: error: chunk 1: no function @f0 (functions: main)",
         f"{source}:6:1: error: chunk 2: no function @f0 (functions: main)",
     ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 from cli_support import CNN, MIGRAPHX_EXP, Runner  # pyright: ignore[reportMissingImports]
 
 GENERAL = "stablehlo-canonicalize-conv{gate=general}"
@@ -57,7 +58,7 @@ def test_every_bad_chunk_is_reported_at_its_line(opt: Runner, tmp_path: Path) ->
     out = tmp_path / "out.mlir"
     result = opt(source, "--split-input-file", "-p", GENERAL, "-o", out)
     assert result.code == 1 and result.out == ""
-    lines = result.err.splitlines()
+    lines = diagnostic_lines(result.err)[:-1]
     assert len(lines) == 2, result.err
     assert lines[0].startswith(f"{source}:6:8: error: ")  # chunk 2 starts at line 5
     assert lines[1].startswith(f"{source}:14:3: error: ")  # chunk 4 starts at line 13

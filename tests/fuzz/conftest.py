@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,7 +36,7 @@ def assert_no_harm(
     assert "Traceback" not in outcome.stderr
     assert hashlib.sha256(input_file.read_bytes()).hexdigest() == input_digest
     if outcome.code != 0:
-        lines = [line for line in outcome.stderr.splitlines() if line.strip()]
+        lines = [line for line in diagnostic_lines(outcome.stderr) if line.strip()]
         errors = [n for n, line in enumerate(lines) if "error: " in line]
         assert errors, outcome.stderr
         notes = lines[errors[-1] + 1 :]

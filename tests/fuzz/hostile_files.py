@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 from hypothesis import event
 from hypothesis.control import currently_in_test_context
 
@@ -183,7 +184,8 @@ def check_outcome(
             with np.load(fresh) as results:  # a whole npz, not a partial one
                 assert results.files, argv
         assert fresh.stat().st_size > 0, argv
-    lines = [line for line in err.splitlines() if line.strip()]
+    sources = {"<stdin>": files.stdin, **{str(path): data for path, data in files.fifos.items()}}
+    lines = [line for line in diagnostic_lines(err, sources) if line.strip()]
     if code == 2:
         assert lines and ("error:" in lines[-1] or "usage:" in err), (argv, err)
     if code == 1 and run.command == "verify" and not lines:

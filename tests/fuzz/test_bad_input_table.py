@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 
 from convcanon.cli import main, opt_main
 
@@ -1161,7 +1162,7 @@ CASES += [
 def test_bad_input_gives_its_diagnostic(case: Case, tmp_path: Path):
     before = {name: make() for name, make in case.files.items()}
     code, stderr = run_case(case, tmp_path)
-    lines = [line for line in stderr.splitlines() if line.strip()]
+    lines = [line for line in diagnostic_lines(stderr) if line.strip()]
     assert code == case.exit, stderr
     assert "Traceback" not in stderr and len(lines) == 1, stderr
     assert "error: " in lines[0] and case.fragment in lines[0], stderr

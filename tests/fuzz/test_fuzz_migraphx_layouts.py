@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -187,7 +188,7 @@ def _reshuffled(draw: st.DrawFn, joined: str) -> str:
 
 def _assert_located(stderr: str, name: str) -> None:
     """Every error names its line and column in the input file; notes follow their error."""
-    lines = [line for line in stderr.splitlines() if line.strip() and not line.startswith(" ")]
+    lines = [x for x in diagnostic_lines(stderr) if x.strip() and not x.startswith(" ")]
     errors = [line for line in lines if ": error: " in line]
     assert errors, stderr
     for line in errors:

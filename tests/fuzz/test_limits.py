@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from _counting import Reached, record_calls  # pyright: ignore[reportMissingImports]
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.parser import attribute_parser
 from xdsl.utils.mlir_lexer import MLIRLexer
@@ -352,7 +353,7 @@ def test_mlir_verifier_message_is_one_line(tmp_path, capsys):
     path = _write(tmp_path, "m.mlir", text)
     outcome = run_cli(main, ["explain", str(path)], capsys)
     assert outcome.code == 1
-    lines = outcome.stderr.strip().splitlines()
+    lines = diagnostic_lines(outcome.stderr.strip())
     assert len(lines) == 1 and "dialect-prefixed names" in lines[0], outcome
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 from verify.resource_modules import add_constant_pair, blob_hex, resource_section
 
 from convcanon.cli import main
@@ -99,7 +100,7 @@ def test_a_bad_resource_is_a_located_error(case: str, tmp_path: Path, capsys) ->
     text, expected = HOSTILE[case]
     code, err, _ = _run(text, tmp_path, capsys)
     assert code == 1, err
-    (message,) = err.strip().splitlines()
+    (message,) = diagnostic_lines(err.strip())
     assert message.startswith(f"{tmp_path / 'm.mlir'}:{expected}"), message
 
 

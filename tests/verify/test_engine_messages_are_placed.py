@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 from fuzz.test_bad_input_table import XLA_DYNAMIC_CAST  # pyright: ignore[reportMissingImports]
 from hypothesis import given
 from hypothesis import strategies as st
@@ -56,7 +57,7 @@ def test_xla_names_the_line_of_the_file(tmp_path, capsys):
     module = tmp_path / "f.mlir"
     module.write_text(XLA_DYNAMIC_CAST)  # XLA refuses it in its MLIR-to-HLO translation
     assert main(["verify", str(module), str(module), "--engine", "xla", "--trials", "1"]) == 1
-    assert capsys.readouterr().err.splitlines() == [
+    assert diagnostic_lines(capsys.readouterr().err)[:-1] == [
         f"{module}:5:8: error: XLA rejected the module: 'tensor.cast' op requires static or"
         " bounded operand for HLO translation"
     ]

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 
 pytest.importorskip("iree.compiler")
 
@@ -32,7 +33,7 @@ def test_an_iree_refusal_is_at_the_op_in_the_file(tmp_path: Path, visibility: st
     argv = ["verify", str(module), str(module), "--engine", "iree", "--trials", "1"]
     result = subprocess.run([*CLI, *argv], capture_output=True, text=True, timeout=600)
     assert result.returncode == 1
-    assert result.stderr.splitlines() == [
+    assert diagnostic_lines(result.stderr)[:-1] == [
         f"{module}:3:8: error: IREE rejected the module: failed to legalize operation"
         " 'stablehlo.custom_call' that was explicitly marked illegal"
     ]

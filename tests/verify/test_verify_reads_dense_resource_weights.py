@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 
 from convcanon.cli import main, opt_main
 from convcanon.verify.widen import widen_text
@@ -91,5 +92,5 @@ def test_a_bad_resource_is_a_located_error(case: str, tmp_path: Path, capsys) ->
     code = main(["verify", str(module), str(module), "--engine", "xla"])
     out, err = capsys.readouterr()
     assert code == 1, out + err
-    (message,) = err.strip().splitlines()
+    (message,) = diagnostic_lines(err.strip())
     assert message == f"{module}:{expected}", message

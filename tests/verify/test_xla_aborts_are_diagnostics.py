@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
 
 from convcanon.diagnostics import ConvcanonError
 
@@ -50,7 +51,7 @@ def test_a_result_over_the_memory_limit_is_refused_at_its_op_on_every_engine(
 ):
     result = _verify(tmp_path, OVERFLOWING_RESULT, engine)
     assert result.returncode == 1, result.stderr
-    assert result.stderr.splitlines() == [
+    assert diagnostic_lines(result.stderr)[:-1] == [
         f"{tmp_path / 'm.mlir'}:2:8: error: stablehlo.broadcast_in_dim result f32 tensor of shape "
         f"[{BIG}] needs {BIG * 4} bytes, over the memory limit of 4294967296"
     ]

@@ -12,7 +12,13 @@ import stat
 import sys
 from typing import BinaryIO
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, path_named
+from convcanon.diagnostics import (
+    ConvcanonError,
+    SourceLoc,
+    UsageError,
+    path_named,
+    remember_source,
+)
 from convcanon.fileio.limits import input_limit, over_limit
 
 READ_CHUNK = 1 << 20  # what a stream is read in, so a refusal never waits for the whole input
@@ -72,7 +78,13 @@ def read_input_bytes(path: str, limit: int | None = None) -> tuple[str, bytes]:
     """
     limit = input_limit(limit)
     name = "<stdin>" if path == "-" else path_named(path)
-    loc = SourceLoc(name)
+    data = _read_path(path, SourceLoc(name), limit)
+    if not data.startswith(MLIR_BYTECODE_MAGIC):  # no line of it is ever shown
+        remember_source(name, data)
+    return name, data
+
+
+def _read_path(path: str, loc: SourceLoc, limit: int) -> bytes:
     try:
         if path == "-":
             stdin = sys.stdin
@@ -82,10 +94,10 @@ def read_input_bytes(path: str, limit: int | None = None) -> tuple[str, bytes]:
                 data = stdin.read(limit + 1).encode()
                 if len(data) > limit:
                     raise over_limit(loc, limit)
-                return name, data
-            return name, _read_from(stdin.buffer, loc, limit)
+                return data
+            return _read_from(stdin.buffer, loc, limit)
         with open(path, "rb", buffering=0) as raw:
-            return name, _read_from(raw, loc, limit)
+            return _read_from(raw, loc, limit)
     except OSError as err:
         raise _os_error(err, loc) from None
 
