@@ -27,3 +27,23 @@ def test_migraphx_file_runs_through_the_migraphx_interpreter(tmp_path: Path, cap
     assert code == 0, capsys.readouterr()
     with np.load(out) as data:
         np.testing.assert_array_equal(data["result0"], [10, 12, 14, 11, 13, 15])
+
+
+def test_inputs_that_do_not_fit_are_an_error_at_the_entry(tmp_path: Path, capsys) -> None:
+    """A wrong set of arrays, or an array of the wrong size, is reported at the entry function
+    (it was at the file alone); half A reports a wrong array at its argument."""
+    module = tmp_path / "add.mlir"
+    module.write_text(ADD)
+    cases = [
+        ({"arg0": np.zeros(6, np.float32)}, "@main takes 2 flat buffer(s); missing arg1"),
+        (
+            {"arg0": np.zeros(5, np.float32), "arg1": np.zeros(6, np.float32)},
+            "input arg0 is float32[5] but @main expects the flat buffer float32[6]",
+        ),
+    ]
+    for arrays, message in cases:
+        np.savez(tmp_path / "in.npz", **arrays)
+        capsys.readouterr()
+        assert main(["run", str(module), "--inputs", str(tmp_path / "in.npz")]) == 1
+        first = ADD.splitlines()[0]
+        assert capsys.readouterr().err == f"{module}:1:1: error: {message}\n{first}\n^\n"

@@ -118,10 +118,13 @@ def test_inputs_run_and_results_are_written(tmp_path: Path, capsys) -> None:
 @pytest.mark.parametrize(
     ("arrays", "message"),
     [
-        ({"arg0": np.zeros((2, 3), np.float32)}, "missing input(s) arg1"),
+        (
+            {"arg0": np.zeros((2, 3), np.float32)},
+            "@main takes 2 argument(s); missing input(s) arg1",
+        ),
         (
             {f"arg{i}": np.zeros((2, 3), np.float32) for i in range(3)},
-            "unexpected input(s) arg2",
+            "@main takes 2 argument(s); unexpected input(s) arg2",
         ),
         (
             {"arg0": np.zeros((3, 2), np.float32), "arg1": np.zeros((2, 3), np.float32)},
@@ -142,10 +145,13 @@ def test_inputs_run_and_results_are_written(tmp_path: Path, capsys) -> None:
     ids=["missing", "extra", "shape", "dtype", "structured-dtype"],
 )
 def test_input_mismatch_is_a_clear_error(tmp_path: Path, capsys, arrays, message: str) -> None:
+    """At the entry for a wrong set of names; at the argument an array does not fit (it was
+    the file alone)."""
     path = _write(tmp_path, "add.mlir", ADD)
     code, _, err = _run([path, "--inputs", _npz(tmp_path, **arrays)], capsys)
     assert code == 1
-    assert message in err and err.startswith(f"{path}: error:"), err
+    column = ADD.index("%a") + 1 if message.startswith("input arg0") else 1
+    assert err == f"{path}:1:{column}: error: {message}\n{ADD.splitlines()[0]}\n{'^':>{column}}\n"
 
 
 @pytest.mark.parametrize(

@@ -224,6 +224,7 @@ def _check_flat_headers(
     """
     from xdsl.dialects import func
 
+    from convcanon.migraphx.io import op_location
     from convcanon.reference.migraphx_interp import default_entry, flat_args
     from convcanon.xdsl_io import parse_file_text
 
@@ -248,5 +249,5 @@ def _check_flat_headers(
             raise ConvcanonError(
                 f"input arg{i} is {dtype}{list(shape)} but @{function.sym_name.data} expects "
                 f"the flat buffer {arg.dtype}{list(arg.shape)}",
-                SourceLoc(filename),
+                op_location(function) or SourceLoc(filename),
             )

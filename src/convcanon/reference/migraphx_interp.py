@@ -297,9 +297,10 @@ def bind_inputs(
     function: func.FuncOp, inputs: Mapping[str, np.ndarray], filename: str
 ) -> list[np.ndarray]:
     """npz arrays arg0..argN -> the entry's flat argument buffers (count, shape, dtype checked)."""
+    from convcanon.migraphx.io import op_location
     from convcanon.tosa.storage import boundary_storage, pack_named_inputs
 
-    where = SourceLoc(filename)
+    where = op_location(function) or SourceLoc(filename)
     types = function.function_type.inputs.data
     name = function.sym_name.data
     expected = [f"arg{i}" for i in range(len(types))]

@@ -13,6 +13,7 @@ import numpy as np
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.fileio.npz import holds_raw_bits, input_header
+from convcanon.records import NamedTuple
 
 
 @dataclass
@@ -36,6 +37,7 @@ def run_hlo_text(
     """Parse and run one HLO module; returns a report per entry function that ran."""
     from jaxlib.mlir import ir
 
+    from convcanon.hlo.context import source_loc
     from convcanon.hlo.resources import inline_dense_resources
     from convcanon.ir_kind import with_input_kind_hint
     from convcanon.reference import hlo_interp
@@ -63,11 +65,12 @@ def run_hlo_text(
             where = interp.loc(func)
             raise ConvcanonError(f"@{name} is a declaration: it has no body to run", where)
         refuse_tuples(name, func, interp.loc(func))
-        arg_types = [
-            hlo_interp.tensor_type(a.type, interp.loc(func))
-            for a in func.regions[0].blocks[0].arguments
-        ]
-        args = _bind_inputs(name, arg_types, inputs or {}, filename, len(names) > 1)
+        block_args = func.regions[0].blocks[0].arguments
+        arg_types = [hlo_interp.tensor_type(a.type, interp.loc(func)) for a in block_args]
+        places = _Places(
+            interp.loc(func), [source_loc(a.location, filename, line_offset) for a in block_args]
+        )
+        args = _bind_inputs(name, arg_types, inputs or {}, places, len(names) > 1)
         before = len(env.checks)
         with ir.Location.unknown(module.context), blas_threads():
             results = interp.call(name, args)
@@ -119,18 +122,26 @@ def refuse_tuples(name: str, function: Any, loc: SourceLoc) -> None:
                 )
 
 
+class _Places(NamedTuple):
+    """Where an input that does not fit the entry is reported: the entry, and each argument."""
+
+    entry: SourceLoc
+    args: list[SourceLoc]
+
+
 def _bind_inputs(
     name: str,
     arg_types: list,
     inputs: Mapping[str, np.ndarray],
-    filename: str,
+    places: _Places,
     several: bool,
 ) -> list[np.ndarray]:
     """Match npz arrays arg0..argN to the entry's arguments: names, then every shape and dtype
-    (from the npz headers), are checked before any array is inflated."""
+    (from the npz headers), are checked before any array is inflated. A wrong set of names is
+    an error at the entry, a wrong array at the argument it was given for."""
     from convcanon.reference.hlo_interp import normalize
 
-    where = SourceLoc(filename)
+    where = places.entry
     if several and inputs:
         raise ConvcanonError("--inputs needs a single entry function (use --entry)", where)
     check_input_names(f"@{name} takes {len(arg_types)} argument(s)", len(arg_types), inputs, where)
@@ -141,7 +152,7 @@ def _bind_inputs(
             raise ConvcanonError(
                 f"input arg{i} is {dtype}{list(shape)} but @{name} expects "
                 f"{tt.element}{list(tt.shape)}",
-                where,
+                places.args[i] if places.args[i].line else where,
             )
     args = []
     for i, tt in enumerate(arg_types):
