@@ -2,9 +2,8 @@
 
 Every failure that comes from the input (not from a bug) is a `ConvcanonError`: the CLI prints it as
 `file:line:col: error: message`, with the input's line and a caret under it as mlir-opt does, and
-exits 1. Bad usage (unknown pass, bad option) is a `UsageError`,
-exit 2. Anything else is a bug and keeps its traceback. Reading inputs and writing outputs live in
-`convcanon.fileio`.
+exits 1. Bad usage (unknown pass, bad option) is a `UsageError`, exit 2. Anything else is a bug
+and keeps its traceback. Reading inputs and writing outputs live in `convcanon.fileio`.
 """
 
 from __future__ import annotations
