@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 from convcanon.diagnostics import MAX_SHOWN_LINE
 
 HEAD = "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {"
-# Errors MLIR's parser reports (the same words from jaxlib's MLIR and iree-opt's), as the lines
-# of a function body: `{i}` is where the drawn indentation goes, `{c}` a drawn trailing comment.
+# Errors MLIR's parser and verifier report (the same words from jaxlib's MLIR and iree-opt's;
+# a verifier error under --verify-diagnostics, where MLIR attaches no dump of the op), as the
+# lines of a function body: `{i}` is where the drawn indentation goes, `{c}` a drawn trailing
+# comment.
 ERRORS = {
     "undeclared": [
         "{i}%0 = stablehlo.add %a, %b : tensor<2xf32>{c}",
@@ -33,6 +35,7 @@ ERRORS = {
         "{i}// expected-error @+1 {{{{no such error}}}}",
         "{i}return %a : tensor<2xf32>{c}",
     ],
+    "unexpected verifier error": ["{i}return{c}"],
     "unexpected error": [
         "{i}// expected-error @+1 {{{{prior use}}}}",
         '{i}%0 = "stablehlo.add"(%a, %a) : (tensor<2xf32>, tensor<2xf32>) -> tensor<3xf32>{c}',
