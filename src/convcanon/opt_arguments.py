@@ -20,7 +20,7 @@ from convcanon.cli_arguments import (
 )
 from convcanon.fileio.limits import INT64_MAX
 from convcanon.ir_kind import SPLIT_MARKER
-from convcanon.pipeline import PASSES, PassInfo
+from convcanon.pipeline import PASSES, UPSTREAM_PASSES, PassInfo
 
 if TYPE_CHECKING:
     from convcanon.pass_instruments import PassInstruments
@@ -115,6 +115,14 @@ def _add_pass_flags(parser: argparse.ArgumentParser) -> None:
             )
         else:
             flags.add_argument(f"--{info.name}", action="store_true", default=argparse.SUPPRESS)
+    for name, (_, summary) in UPSTREAM_PASSES.items():  # as --list-passes lists them
+        flags.add_argument(
+            f"--{name}",
+            metavar="'OPTIONS'",
+            nargs="?",
+            default=argparse.SUPPRESS,
+            help=f"MLIR's pass, run by jaxlib: {summary}",
+        )
 
 
 def _add_output_formats(parser: argparse.ArgumentParser) -> None:
@@ -340,7 +348,7 @@ def mlir_opt_argv(
         if spelled is not None:  # never the next argument
             rest.append(spelled)
             continue
-        if name.startswith("--") and name[2:] in PASSES:
+        if name.startswith("--") and (name[2:] in PASSES or name[2:] in UPSTREAM_PASSES):
             value = value.strip()
             if value.startswith("{") and value.endswith("}"):
                 value = value[1:-1]

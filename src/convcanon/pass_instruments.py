@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from convcanon.diagnostics import ConvcanonError
-from convcanon.pipeline import UPSTREAM_ENTRY, UPSTREAM_PASSES, PassInfo, PassInvocation
+from convcanon.pipeline import UPSTREAM_ENTRIES, UPSTREAM_PASSES, PassInfo, PassInvocation
 from convcanon.records import NamedTuple
 
 RULE = "===" + "-" * 73 + "==="
@@ -22,7 +22,7 @@ RULE = "===" + "-" * 73 + "==="
 def class_name(info: PassInfo) -> str:
     """The name mlir-opt gives a pass in dumps and timings: its C++ class (`CSEPass`); ours are
     named as TableGen would name them (`StablehloCanonicalizeConvPass`)."""
-    if info.entry == UPSTREAM_ENTRY:
+    if info.entry in UPSTREAM_ENTRIES:
         if "." in info.name:  # a nested pipeline on an op (`func.func(cse)`)
             return f"'{info.name}' Pipeline"
         return UPSTREAM_PASSES.get(info.name, (info.name, ""))[0]
@@ -33,7 +33,7 @@ def textual(invocation: PassInvocation) -> str:
     """The pass as a pipeline prints it: every option with its value, by option name (as MLIR
     prints its passes)."""
     info = invocation.info
-    if info.entry == UPSTREAM_ENTRY:
+    if info.entry in UPSTREAM_ENTRIES:
         return str(invocation.options["pipeline"])
     from convcanon.options import spelling
 

@@ -282,6 +282,8 @@ UPSTREAM_PASSES: Mapping[str, tuple[str, str]] = {
 
 
 UPSTREAM_ENTRY = "convcanon.hlo.upstream:run_upstream"
+INLINE_ENTRY = "convcanon.hlo.upstream:run_inline"  # jaxlib's `inline` inlines nothing
+UPSTREAM_ENTRIES = (UPSTREAM_ENTRY, INLINE_ENTRY)
 
 
 def _upstream(item: str) -> PassInvocation:
@@ -300,7 +302,8 @@ def _upstream(item: str) -> PassInvocation:
             " jaxlib registers (convcanon-opt --list-passes)"
         ) from None
     summary = "MLIR's pass, run by jaxlib's PassManager"
-    return PassInvocation(PassInfo(name, "hlo", summary, UPSTREAM_ENTRY), {"pipeline": printed})
+    entry = INLINE_ENTRY if name == "inline" else UPSTREAM_ENTRY
+    return PassInvocation(PassInfo(name, "hlo", summary, entry), {"pipeline": printed})
 
 
 def describe_passes() -> str:

@@ -26,7 +26,7 @@ from functools import cache
 
 from jaxlib.mlir import ir
 
-from convcanon.diagnostics import MAX_CALL_DEPTH, ConvcanonError, SourceLoc
+from convcanon.diagnostics import ConvcanonError, SourceLoc
 
 INT64_MAX = (1 << 63) - 1
 INT32_MAX = (1 << 31) - 1
@@ -197,55 +197,21 @@ def check_dims_fit(
 
 
 def _inline_calls(module: ir.Module, filename: str) -> None:
-    """Inline every `func.call` of a one-block function, as jax's refinement does first, then
-    drop the private functions no call is left to: refinement then sees each call site's own
-    constants. A call chain deeper than the interpreters' bound is recursion, refused at it."""
-    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-
+    """Inline every `func.call` of a one-block function, as jax's refinement does first:
+    refinement then sees each call site's own constants. A call of a function that calls
+    itself (directly or through others) is refused at the call."""
     from convcanon.hlo.context import source_loc
+    from convcanon.hlo.inline import callee, inline_calls
 
-    functions: dict[str, ir.Operation] = {}
-    for op in module.body.operations:
-        if op.operation.name == "func.func":
-            name = ir.StringAttr(op.operation.attributes["sym_name"]).value
-            functions[name] = op.operation
-    inlinable = {
-        name
-        for name, function in functions.items()
-        if len(function.regions[0].blocks) == 1
-        and function.regions[0].blocks[0].operations[-1].operation.name in ("func.return", "return")
-    }
-    calls: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if (
-            op.name == "func.call"
-            and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in inlinable
-        ):
-            calls.append(op)
-        return ir.WalkResult.ADVANCE
-
-    for _ in range(MAX_CALL_DEPTH + 1):
-        calls.clear()
-        module.operation.walk(visit)
-        if not calls:
-            return
-        for call in calls:
-            callee = functions[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
-            with ir.InsertionPoint(call):
-                results = _jax_mlir_ext.inlined_func_call(
-                    callee, list(call.operands), call.location
-                )
-            for old, new in zip(call.results, results, strict=True):
-                old.replace_all_uses_with(new)
-            call.erase()
-    calls.clear()
-    module.operation.walk(visit)
-    callee = ir.FlatSymbolRefAttr(calls[0].attributes["callee"]).value
-    raise ConvcanonError(
-        f"calls nest deeper than {MAX_CALL_DEPTH} at @{callee} (recursion?)",
-        source_loc(calls[0].location, filename),
-    )
+    left = inline_calls(module)
+    for call in left.calls:
+        name = callee(call)
+        if name in left.cyclic:
+            raise ConvcanonError(
+                f"@{name} calls itself, directly or through other functions: shape refinement"
+                " inlines every call, and a recursive one cannot be",
+                source_loc(call.location, filename),
+            )
 
 
 def _refined_type(ty: ir.Type, shape: Sequence[int] | None, index: int, filename: str) -> ir.Type:

@@ -408,3 +408,22 @@ def test_no_implicit_module_is_a_usage_error_on_migraphx(opt: Runner, tmp_path: 
     (source := tmp_path / "exp.mlir").write_text(MIGRAPHX_EXP)
     result = opt(source, "--no-implicit-module")
     assert result.code == 2 and "--no-implicit-module checks HLO modules only" in result.err
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--canonicalize", "--cse"],
+        ["-cse", "-symbol-dce"],
+        ["--canonicalize=max-iterations=2 region-simplify=disabled", "--dump-pass-pipeline"],
+        ["--symbol-dce", "--canonicalize"],
+    ],
+    ids=["two", "one-dash", "options", "order"],
+)
+def test_mlir_passes_are_flags_as_in_mlir_opt(opt: Runner, twice: Path, flags: list[str]) -> None:
+    """The passes --list-passes lists as `--NAME` are flags: they were unrecognized arguments.
+    Output and the dumped pipeline are iree-opt's for the same flags."""
+    ours = opt(twice, *flags)
+    theirs = iree_opt(twice, *flags)
+    assert ours.code == 0, ours.err
+    assert (ours.out, ours.err) == (theirs.stdout, theirs.stderr)

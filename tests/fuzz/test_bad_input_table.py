@@ -864,7 +864,18 @@ _RECURSIVE_MX_CALL = (
     "  %0 = func.call @main(%x) : (!migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2xf32, 1>\n"
     "  return %0 : !migraphx.shaped<2xf32, 1>\n}\n"
 )
+_RECURSIVE_POLYMORPHIC = (
+    "func.func private @f(%x: tensor<?xf32>) -> tensor<?xf32> {\n"
+    "  %0 = call @f(%x) : (tensor<?xf32>) -> tensor<?xf32>\n"
+    "  %1 = call @f(%0) : (tensor<?xf32>) -> tensor<?xf32>\n"
+    "  return %1 : tensor<?xf32>\n}\n"
+    "func.func @main(%a: tensor<?xf32>) -> tensor<?xf32> {\n"
+    "  %0 = call @f(%a) : (tensor<?xf32>) -> tensor<?xf32>\n"
+    "  return %0 : tensor<?xf32>\n}\n"
+)
 CASES += [
+    Case("run a shape-polymorphic module whose function calls itself twice (refinement inlined the calls round after round, doubling them: it never ended)", ["run", "{m.mlir}", "--inputs", "{in.npz}"], {"m.mlir": _f(_RECURSIVE_POLYMORPHIC), "in.npz": _f(_npz(arg0=np.ones(3, np.float32)))}, 1, "m.mlir:2:8: error: refined to the shapes of --inputs (arg0 [3]): @f calls itself, directly or through other functions"),
+    Case("verify a shape-polymorphic module whose function calls itself twice", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_POLYMORPHIC)}, 1, "m.mlir:2:8: error: batch size 1: @f calls itself, directly or through other functions"),
     Case("run a while loop whose condition never turns false", ["run", "{m.mlir}", "--max-loop-iterations", "50"], {"m.mlir": _f(_ENDLESS_WHILE)}, 1, "m.mlir:3:8: error: stablehlo.while ran 50 iterations and its condition still holds"),
     Case("run --max-loop-iterations 0", ["run", "{m.mlir}", "--max-loop-iterations", "0"], {"m.mlir": _f(_ENDLESS_WHILE)}, 2, "argument --max-loop-iterations: must be an integer >= 1, not '0'"),
     Case("run a function that calls itself", ["run", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_CALL)}, 1, "m.mlir:2:8: error: calls nest deeper than 64 at @main (recursion?)"),

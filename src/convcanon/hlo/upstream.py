@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -18,6 +19,7 @@ from jaxlib.mlir import passmanager
 
 from convcanon.diagnostics import UsageError
 from convcanon.hlo.context import error_from_mlir, ir, make_context
+from convcanon.hlo.inline import inline_module
 from convcanon.hlo.io import HloFile
 from convcanon.ir_kind import VERIFY_EACH
 from convcanon.options import OptionValue
@@ -77,3 +79,36 @@ def run_upstream(hlo_file: HloFile, options: Mapping[str, OptionValue]) -> None:
         manager.run(module.operation)
     except ir.MLIRError as err:
         raise error_from_mlir(err, hlo_file.filename, "pass failed") from None
+
+
+_INLINE_DEFAULTS = {"inlining-threshold": "4294967295", "op-pipelines": ""}
+
+
+def run_inline(hlo_file: HloFile, options: Mapping[str, OptionValue]) -> None:
+    """`inline`, as MLIR's inliner pass runs it (jaxlib's inlines nothing: see
+    `convcanon.hlo.inline`): the calls inlined, the private functions left unused erased, then
+    its `default-pipeline` (`canonicalize`) run on every function. Its options are read as
+    jaxlib's pass parses them; a threshold or per-op pipelines other than the defaults are
+    refused, since this inliner has neither."""
+    printed = str(options["pipeline"])
+    settings = dict(re.findall(r"([\w-]+)=((?:\{[^{}]*\}|[^\s{}])*)", printed.partition("{")[2]))
+    for name, default in _INLINE_DEFAULTS.items():
+        if settings.get(name, default) != default:
+            raise UsageError(f"inline: {name}={settings[name]} is not supported (only {default!r})")
+    module = hlo_file.module
+    default = settings.get("default-pipeline", "canonicalize")
+    manager = None
+    if default:
+        with module.context:
+            manager = passmanager.PassManager.parse(f"func.func({default})")
+        manager.enable_verifier(VERIFY_EACH.get())
+
+    def optimized(function: ir.Operation) -> None:
+        if manager is not None:
+            try:
+                manager.run(function)
+            except ir.MLIRError as err:
+                raise error_from_mlir(err, hlo_file.filename, "pass failed") from None
+
+    with module.context, ir.Location.unknown():
+        inline_module(module, optimized)
