@@ -203,7 +203,7 @@ def _inline_calls(module: ir.Module, filename: str) -> None:
     from convcanon.hlo.context import source_loc
     from convcanon.hlo.inline import callee, inline_calls
 
-    left = inline_calls(module)
+    left = inline_calls(module, filename)
     for call in left.calls:
         name = callee(call)
         if name in left.cyclic:

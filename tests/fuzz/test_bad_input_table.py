@@ -873,7 +873,31 @@ _RECURSIVE_POLYMORPHIC = (
     "  %0 = call @f(%a) : (tensor<?xf32>) -> tensor<?xf32>\n"
     "  return %0 : tensor<?xf32>\n}\n"
 )
+
+
+def _doubling_chain(dim: str) -> str:
+    """@main (or @f0) calls @f1 twice, which calls @f2 twice, ... 40 levels: inlined, 2^40 adds."""
+    t = f"tensor<{dim}xf32>"
+    functions = []
+    for i in range(40):
+        name = "main" if i == 0 and dim == "?" else f"f{i}"
+        calls = (
+            f"  %0 = call @f{i + 1}(%x) : ({t}) -> {t}\n  %1 = call @f{i + 1}(%0) : ({t}) -> {t}\n"
+        )
+        body = (
+            calls + f"  return %1 : {t}\n"
+            if i < 39
+            else f"  %1 = stablehlo.add %x, %x : {t}\n  return %1 : {t}\n"
+        )
+        functions.append(
+            f"func.func {'private ' if i else ''}@{name}(%x: {t}) -> {t} {{\n{body}}}\n"
+        )
+    return "".join(functions)
+
+
 CASES += [
+    Case("-p inline on 40 functions each calling the next twice (2^40 ops once inlined)", ["{m.mlir}", "-p", "inline"], {"m.mlir": _f(_doubling_chain("2"))}, 1, "m.mlir:96:1: error: inlining the calls of @f19 would give it 5242878 ops, over the 4194304 an inlined function may hold", "convcanon-opt"),
+    Case("run a polymorphic module of 40 functions each calling the next twice (refinement inlines every call)", ["run", "{m.mlir}", "--inputs", "{in.npz}"], {"m.mlir": _f(_doubling_chain("?")), "in.npz": _f(_npz(arg0=np.ones(3, np.float32)))}, 1, "m.mlir:96:1: error: refined to the shapes of --inputs (arg0 [3]): inlining the calls of @f19 would give it 5242878 ops"),
     Case("run a shape-polymorphic module whose function calls itself twice (refinement inlined the calls round after round, doubling them: it never ended)", ["run", "{m.mlir}", "--inputs", "{in.npz}"], {"m.mlir": _f(_RECURSIVE_POLYMORPHIC), "in.npz": _f(_npz(arg0=np.ones(3, np.float32)))}, 1, "m.mlir:2:8: error: refined to the shapes of --inputs (arg0 [3]): @f calls itself, directly or through other functions"),
     Case("verify a shape-polymorphic module whose function calls itself twice", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_POLYMORPHIC)}, 1, "m.mlir:2:8: error: batch size 1: @f calls itself, directly or through other functions"),
     Case("run a while loop whose condition never turns false", ["run", "{m.mlir}", "--max-loop-iterations", "50"], {"m.mlir": _f(_ENDLESS_WHILE)}, 1, "m.mlir:3:8: error: stablehlo.while ran 50 iterations and its condition still holds"),

@@ -15,7 +15,11 @@ from collections.abc import Callable, Iterator
 
 from jaxlib.mlir import ir
 
+from convcanon.diagnostics import ConvcanonError
+from convcanon.hlo.context import source_loc
 from convcanon.records import NamedTuple
+
+MAX_INLINED_OPS = 1 << 22  # ops one function may hold once its calls are inlined
 
 
 def _functions(module: ir.Module) -> dict[str, ir.Operation]:
@@ -26,16 +30,46 @@ def _functions(module: ir.Module) -> dict[str, ir.Operation]:
     return functions
 
 
-def _calls(op: ir.Operation) -> list[ir.Operation]:
+def _calls(op: ir.Operation) -> tuple[list[ir.Operation], int]:
+    """The calls inside `op`, and how many ops it holds."""
     found: list[ir.Operation] = []
+    count = 0
 
     def visit(inner: ir.Operation) -> ir.WalkResult:
+        nonlocal count
+        count += 1
         if inner.name == "func.call":
             found.append(inner)
         return ir.WalkResult.ADVANCE
 
     op.walk(visit)
-    return found
+    return found, count
+
+
+def _check_sizes(
+    order: list[str],
+    calls: dict[str, tuple[list[ir.Operation], int]],
+    inlinable: set[str],
+    functions: dict[str, ir.Operation],
+    filename: str,
+) -> None:
+    """Refuse, before anything is inlined, a function that would hold over MAX_INLINED_OPS ops
+    once its calls are: copies multiply (a chain of functions each calling the next twice
+    doubles at every level), so a small file could ask for more than any memory."""
+    size: dict[str, int] = {}
+    for name in order:
+        found, total = calls[name]
+        for call in found:
+            target = callee(call)
+            if target in inlinable:  # done before `name`: callees come first
+                total += size[target] - 1
+        size[name] = total
+        if total > MAX_INLINED_OPS:
+            raise ConvcanonError(
+                f"inlining the calls of @{name} would give it {total} ops, over the"
+                f" {MAX_INLINED_OPS} an inlined function may hold",
+                source_loc(functions[name].location, filename),
+            )
 
 
 def _one_block(function: ir.Operation) -> bool:
@@ -87,6 +121,7 @@ def callee(call: ir.Operation) -> str:
 
 def inline_calls(
     module: ir.Module,
+    filename: str,
     skipped: frozenset[str] = frozenset(),
     then: Callable[[ir.Operation], None] | None = None,
 ) -> Left:
@@ -98,9 +133,10 @@ def inline_calls(
 
     functions = _functions(module)
     calls = {name: _calls(function) for name, function in functions.items()}
-    graph = {name: {callee(c) for c in found} for name, found in calls.items()}
+    graph = {name: {callee(c) for c in found} for name, (found, _) in calls.items()}
     order, cyclic = _callees_first(graph)
     inlinable = {n for n, f in functions.items() if n not in cyclic and _one_block(f)}
+    _check_sizes([n for n in order if n not in skipped], calls, inlinable, functions, filename)
     left: list[ir.Operation] = []
     for name in order:
         if name in skipped:
@@ -108,7 +144,7 @@ def inline_calls(
         if then is not None:
             then(functions[name])
         inlined = False
-        for call in calls[name]:
+        for call in calls[name][0]:
             target = callee(call)
             if target not in inlinable:
                 left.append(call)
@@ -126,13 +162,15 @@ def inline_calls(
     return Left(left, frozenset(cyclic))
 
 
-def inline_module(module: ir.Module, then: Callable[[ir.Operation], None] | None) -> None:
+def inline_module(
+    module: ir.Module, filename: str, then: Callable[[ir.Operation], None] | None
+) -> None:
     """`inline` on `module`, as MLIR's inliner leaves it: the private functions nothing refers
     to are erased without their calls inlined; then the calls are inlined, and the private
     functions left without a reference erased (a reference from one of the first counts: MLIR
     erases those last, and keeps what only they referred to)."""
     unused = frozenset(_unused_private(module))
-    inline_calls(module, skipped=unused, then=then)
+    inline_calls(module, filename, skipped=unused, then=then)
     for name in _unused_private(module):
         _functions(module)[name].erase()
 

@@ -111,4 +111,4 @@ def run_inline(hlo_file: HloFile, options: Mapping[str, OptionValue]) -> None:
                 raise error_from_mlir(err, hlo_file.filename, "pass failed") from None
 
     with module.context, ir.Location.unknown():
-        inline_module(module, optimized)
+        inline_module(module, hlo_file.filename, optimized)
