@@ -103,6 +103,9 @@ def opt_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_RUN_BY = {"inline": "ours as MLIR's inliner (jaxlib's inlines nothing)"}
+
+
 def _add_pass_flags(parser: argparse.ArgumentParser) -> None:
     """Each pass as a flag, shown in the help; `mlir_opt_argv` takes them out before parsing."""
     flags = parser.add_argument_group(
@@ -121,7 +124,7 @@ def _add_pass_flags(parser: argparse.ArgumentParser) -> None:
             metavar="'OPTIONS'",
             nargs="?",
             default=argparse.SUPPRESS,
-            help=f"MLIR's pass, run by jaxlib: {summary}",
+            help=f"MLIR's pass, {_RUN_BY.get(name, 'run by jaxlib')}: {summary}",
         )
 
 
