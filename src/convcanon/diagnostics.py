@@ -180,7 +180,7 @@ def snippet(loc: SourceLoc | None, span: int = 1) -> list[str]:
     data = sources.get(loc.file)
     line = None if data is None else _line_of(data, loc.line)
     column = max(loc.col, 1) - 1
-    if line is None or len(line) > MAX_SHOWN_LINE or column > len(line):
+    if line is None or column > len(line):
         return []
     try:
         text = line.decode()
@@ -206,8 +206,9 @@ def snippet(loc: SourceLoc | None, span: int = 1) -> list[str]:
 
 def _line_of(data: bytes, number: int) -> bytes | None:
     """Line `number` (1-based) of `data` without its end, lines ending as the reader counts
-    them (`\\n`, `\\r\\n`, `\\r`); None past the last. Counted in blocks: one error in a
-    200 MB file costs a scan, not a Python step per line."""
+    them (`\\n`, `\\r\\n`, `\\r`); None past the last or over MAX_SHOWN_LINE bytes (never
+    copied). Counted in blocks: one error in a 200 MB file costs a scan, not a Python step per
+    line."""
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     start, before = 0, number - 1  # the newlines still to pass
@@ -224,7 +225,8 @@ def _line_of(data: bytes, number: int) -> bytes | None:
             start = data.index(b"\n", start) + 1
         before = 0
     end = data.find(b"\n", start)
-    return data[start : end if end >= 0 else len(data)]
+    end = end if end >= 0 else len(data)
+    return data[start:end] if end - start <= MAX_SHOWN_LINE else None
 
 
 # `loc: severity: message` diagnostics that do not stop a run (remarks, warnings) go through
