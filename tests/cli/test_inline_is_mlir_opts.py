@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cli_support import Runner, iree_opt  # pyright: ignore[reportMissingImports]
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 T = "tensor<4xf32>"
@@ -53,9 +53,24 @@ def call_graphs(draw: st.DrawFn) -> str:
     return "module {\n" + "".join(functions) + "}\n"
 
 
+NESTED = (  # @f0 calls @f1 twice, which calls @f2: MLIR stacks the call sites of both levels
+    "module {\n"
+    f"  func.func @f0(%x: {T}) -> {T} {{\n"
+    f"    %v0 = call @f1(%x) : ({T}) -> {T}\n    %v1 = call @f1(%v0) : ({T}) -> {T}\n"
+    f"    return %v1 : {T}\n  }}\n"
+    f"  func.func private @f1(%x: {T}) -> {T} {{\n"
+    f"    %v0 = stablehlo.multiply %x, %x : {T}\n    %v1 = call @f2(%v0) : ({T}) -> {T}\n"
+    f"    return %v1 : {T}\n  }}\n"
+    f"  func.func private @f2(%x: {T}) -> {T} {{\n"
+    f"    %v0 = stablehlo.add %x, %x : {T}\n    return %v0 : {T}\n  }}\n"
+    "}\n"
+)
+
+
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+@example(module=NESTED, flags=["--inline", "--mlir-print-debuginfo"])
 @given(
     module=call_graphs(),
     flags=st.sampled_from(
@@ -64,6 +79,7 @@ def call_graphs(draw: st.DrawFn) -> str:
             ["--inline", "--cse"],
             ["--inline=default-pipeline="],
             ["--symbol-dce", "--inline", "--canonicalize"],
+            ["--inline", "--mlir-print-debuginfo"],  # where each inlined op is: MLIR's stacks
         ]
     ),
 )

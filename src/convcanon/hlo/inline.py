@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from jaxlib.mlir import ir
 
 from convcanon.diagnostics import ConvcanonError
-from convcanon.hlo.context import source_loc
+from convcanon.hlo.context import downcast, source_loc
 from convcanon.records import NamedTuple
 
 MAX_INLINED_OPS = 1 << 22  # ops one function may hold once its calls are inlined
@@ -157,9 +157,40 @@ def inline_calls(
                 old.replace_all_uses_with(new)
             call.erase()
             inlined = True
-        if inlined and then is not None:
-            then(functions[name])
+        if inlined:
+            _locations_as_mlir_stacks_them(functions[name])
+            if then is not None:
+                then(functions[name])
     return Left(left, frozenset(cyclic))
+
+
+def _locations_as_mlir_stacks_them(function: ir.Operation) -> None:
+    """jax's `inlined_func_call` locates each copied op at `""(callsite(L at C))` (L the op's
+    location in the callee, C the call's); MLIR's inliner at L with C appended to the end of its
+    chain of callers (`stackLocations`), so nested inlining reads callsite(L at callsite(C1 at
+    C2)). The locations are MLIR's, as `--mlir-print-debuginfo` prints and diagnostics read."""
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        location = downcast(op.location)
+        if isinstance(location, ir.NameLoc) and location.name_str == "":
+            inner = downcast(location.child_loc)
+            if isinstance(inner, ir.CallSiteLoc):
+                op.location = _stacked(inner.callee, inner.caller)
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit)
+
+
+def _stacked(callee: ir.Location, caller: ir.Location) -> ir.Location:
+    frames: list[ir.Location] = []
+    last = downcast(callee)
+    while isinstance(last, ir.CallSiteLoc):
+        frames.append(last.callee)
+        last = downcast(last.caller)
+    stacked = ir.Location.callsite(last, [caller])
+    for frame in reversed(frames):
+        stacked = ir.Location.callsite(frame, [stacked])
+    return stacked
 
 
 def inline_module(
