@@ -202,8 +202,9 @@ def inline_module(
     erases those last, and keeps what only they referred to)."""
     unused = frozenset(_unused_private(module))
     inline_calls(module, filename, skipped=unused, then=then)
+    functions = _functions(module)
     for name in _unused_private(module):
-        _functions(module)[name].erase()
+        functions[name].erase()
 
 
 def _unused_private(module: ir.Module) -> list[str]:
