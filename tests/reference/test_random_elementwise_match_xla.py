@@ -267,6 +267,21 @@ def test_signed_zeros_order_like_xla(op: str, element: str) -> None:
     assert_same_as_xla(ours[0], xla[0], element, EXACT, f"{op} of signed zeros")
 
 
+@pytest.mark.parametrize("element", FLOATS)
+def test_clamp_orders_signed_zeros_like_xla(element: str) -> None:
+    """Found by a random draw (f16, seed 158): clamp took numpy's maximum and minimum, which
+    return either zero of a pair, so clamp(+0, -0, hi) gave -0 where XLA gives +0."""
+    signs = np.array([0.0, -0.0]).astype(_dtype(element))
+    lo, x, hi = (a.reshape(-1).copy() for a in np.meshgrid(signs, signs, signs, indexing="ij"))
+    t = _type(element, (8,))
+    text = (
+        f"func.func @main(%lo: {t}, %x: {t}, %hi: {t}) -> {t} {{\n"
+        f"  %0 = stablehlo.clamp %lo, %x, %hi : {t}\n  return %0 : {t}\n}}\n"
+    )
+    ours, xla = run_both(text, [lo, x, hi])
+    assert_same_as_xla(ours[0], xla[0], element, EXACT, f"clamp of signed zeros on {t}")
+
+
 @pytest.mark.parametrize("element", INTEGERS)
 def test_integer_power_takes_the_exponent_as_xla_does(element: str) -> None:
     """Found by the property test: XLA (and IREE's lowering) square six times, so 3**64 is 1,

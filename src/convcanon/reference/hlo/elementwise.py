@@ -82,8 +82,8 @@ def _power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _zeros_ordered(a: np.ndarray, b: np.ndarray, picked: np.ndarray, low: bool) -> np.ndarray:
     """`picked` (a max or min of floats) with -0 below +0, as IEEE's maximum and minimum and
-    XLA order them: numpy returns either zero of a pair."""
-    if picked.dtype.kind != "f":
+    XLA order them: numpy returns either zero of a pair (ml_dtypes' bf16 and fp8 too)."""
+    if "float" not in picked.dtype.name:  # float16..64, bfloat16, float8_*; not complex or ints
         return picked
     both = (a == 0) & (b == 0)
     negative = np.signbit(a) | np.signbit(b) if low else np.signbit(a) & np.signbit(b)
@@ -299,8 +299,9 @@ def _select(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[Tens
 
 
 def _clamp(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
+    """min(max(x, lo), hi) with the maximum and minimum of this table: -0 below +0, as XLA."""
     lo, x, hi = args
-    return [np.minimum(np.maximum(x, lo), hi)]
+    return [BINARY["minimum"](BINARY["maximum"](x, lo), hi)]
 
 
 def _convert(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
