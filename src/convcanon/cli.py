@@ -194,6 +194,7 @@ def _run(args: argparse.Namespace) -> int:
         memory_limit=args.memory_limit,
         max_loop_iterations=args.max_loop_iterations,
         draw=feed,
+        max_work=args.max_work,
     )
     feed.print_notes()
     return code

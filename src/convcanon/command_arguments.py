@@ -18,6 +18,7 @@ from convcanon.cli_arguments import (
     integer_at_least,
     number,
 )
+from convcanon.diagnostics import DEFAULT_WORK_LIMIT
 
 _seed = integer_at_least(0)  # numpy's seeds
 _positive_int = integer_at_least(1)
@@ -68,6 +69,15 @@ def _run_parser(run: argparse.ArgumentParser) -> None:
         type=_positive_int,
         default=100_000,
         help="stop a stablehlo.while that runs longer with an error (default 100000)",
+    )
+    run.add_argument(
+        "--max-work",
+        type=_positive_int,
+        default=DEFAULT_WORK_LIMIT,
+        metavar="STEPS",
+        help="stop a run with an error before an op that would take it past this many steps,"
+        " about a nanosecond each (an element read or written, a multiply-add, a fixed cost per"
+        f" op and per whole-array call; default {DEFAULT_WORK_LIMIT:.0e})",
     )
 
 

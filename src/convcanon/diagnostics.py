@@ -286,4 +286,6 @@ def check_argument(
 
 
 MAX_CALL_DEPTH = 64  # interpreters: calls nested deeper are recursion in practice
+# interpreters: steps one run may take, about a nanosecond each (bench/RESULTS_work.md)
+DEFAULT_WORK_LIMIT = 2 * 10**11
 MAX_SPLAT_ELEMENTS = 1 << 22  # a dense literal's elements past its text's size (half B)

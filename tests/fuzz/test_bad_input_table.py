@@ -842,6 +842,13 @@ CASES += [
 ]  # fmt: skip
 
 # -- loops and calls that never end (run, verify)
+_HUGE_WINDOW_CONV = (
+    "func.func @main(%x: tensor<1x1x1000000xf32>, %w: tensor<1x1x500000xf32>) -> tensor<1x1x500001xf32> {\n"
+    "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {}"
+    " {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+    " : (tensor<1x1x1000000xf32>, tensor<1x1x500000xf32>) -> tensor<1x1x500001xf32>\n"
+    "  return %0 : tensor<1x1x500001xf32>\n}\n"
+)
 _ENDLESS_WHILE = (
     "func.func @main() -> tensor<i32> {\n"
     "  %0 = stablehlo.constant dense<0> : tensor<i32>\n"
@@ -902,6 +909,9 @@ CASES += [
     Case("verify a shape-polymorphic module whose function calls itself twice", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_POLYMORPHIC)}, 1, "m.mlir:2:8: error: batch size 1: @f calls itself, directly or through other functions"),
     Case("run a while loop whose condition never turns false", ["run", "{m.mlir}", "--max-loop-iterations", "50"], {"m.mlir": _f(_ENDLESS_WHILE)}, 1, "m.mlir:3:8: error: stablehlo.while ran 50 iterations and its condition still holds"),
     Case("run --max-loop-iterations 0", ["run", "{m.mlir}", "--max-loop-iterations", "0"], {"m.mlir": _f(_ENDLESS_WHILE)}, 2, "argument --max-loop-iterations: must be an integer >= 1, not '0'"),
+    Case("run a conv of a 1e6-wide input and a 5e5-wide kernel (6 MB of buffers, 2.5e11 multiply-adds: two minutes of numpy; ten times wider, hours)", ["run", "{m.mlir}"], {"m.mlir": _f(_HUGE_WINDOW_CONV)}, 1, "m.mlir:2:8: error: work limit reached: stablehlo.convolution: 250000500000 steps (its im2col copy) would take the run past its limit of 200000000000 steps"),
+    Case("run a while loop whose condition never turns false, under --max-work", ["run", "{m.mlir}", "--max-work", "1000000"], {"m.mlir": _f(_ENDLESS_WHILE)}, 1, "error: work limit reached: stablehlo."),
+    Case("run --max-work 0", ["run", "{m.mlir}", "--max-work", "0"], {"m.mlir": _f(_ENDLESS_WHILE)}, 2, "argument --max-work: must be an integer >= 1, not '0'"),
     Case("run a function that calls itself", ["run", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_CALL)}, 1, "m.mlir:2:8: error: calls nest deeper than 64 at @main (recursion?)"),
     Case("verify a function that calls itself", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_CALL)}, 1, "m.mlir:2:8: error: calls nest deeper than 64 at @main (recursion?)"),
     Case("verify a migraphx function that calls itself", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_MX_CALL)}, 1, "m.mlir:2:3: error: calls nest deeper than 64 at @main (recursion?)"),

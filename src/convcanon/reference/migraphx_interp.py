@@ -19,12 +19,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from convcanon.diagnostics import MAX_CALL_DEPTH, ConvcanonError, SourceLoc
+from convcanon.diagnostics import DEFAULT_WORK_LIMIT, MAX_CALL_DEPTH, ConvcanonError, SourceLoc
 from convcanon.migraphx import layout
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.declared_strides import reconcile_strides
 from convcanon.migraphx.shaped_type import ShapedType
-from convcanon.reference.kernels.budget import memory_limit
+from convcanon.reference.kernels import budget
 from convcanon.reference.kernels.contraction import im2col_chunk_bytes
 from convcanon.reference.migraphx_kernels import NIBBLE_BOUNDS, OP_TABLE, KernelTable, type_dtype
 
@@ -162,11 +162,13 @@ class Interpreter:
         filename: str,
         op_lines: Mapping[Operation, int],
         memory_limit: int = DEFAULT_MEMORY_LIMIT,
+        max_work: int = DEFAULT_WORK_LIMIT,
     ):
         self.module = module
         self.filename = filename
         self.op_lines = op_lines
         self.memory_limit = memory_limit
+        self.meter = budget.Meter(max_work)
         self.table = op_table()
         self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
 
@@ -183,7 +185,7 @@ class Interpreter:
         """Evaluate @name on body-level values (logical arrays for shaped arguments)."""
         # IEEE results on inf and nan are the ones the ops define; numpy's warnings about them
         # (with a line of our source) are noise on stderr
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), budget.metered(self.meter):
             return self._call(name, args, caller, depth)
 
     def _call(
@@ -213,10 +215,13 @@ class Interpreter:
                     raise self.error(f"no reference semantics for '{op.name}'", op)
                 self.check_memory(op, operands)
                 try:
-                    with memory_limit(self.memory_limit):  # kernels plan their intermediates
+                    budget.spend("its elements", _op_elements(op, operands))
+                    with budget.memory_limit(self.memory_limit):  # kernels plan intermediates
                         results = [kernel(op, operands)]
                 except MemoryError as err:  # OverBudget: a kernel's plan over the limit
                     raise self.error(f"out of memory: '{op.name}': {err}", op) from None
+                except budget.OverWork as err:
+                    raise self.error(budget.over_work(f"'{op.name}'", err), op) from None
                 except (layout.LayoutError, rules.ShapeError) as err:
                     raise self.error(f"'{op.name}': {err}", op) from None
                 except ValueError as err:  # operand shapes the op's verifier let through
@@ -274,6 +279,16 @@ class Interpreter:
             return unpack_outputs(outputs, storage_out)
         except layout.LayoutError as err:
             raise self.error(f"@{name} result: {err}", function) from None
+
+
+def _op_elements(op: Operation, operands: Sequence[np.ndarray]) -> int:
+    """The steps an op costs besides a kernel's own: its dispatch and its elements."""
+    results = sum(
+        math.prod(_logical_shape(r.type))
+        for r in op.results
+        if isinstance(r.type, ShapedType | TensorType)
+    )
+    return budget.OP_STEPS + results + sum(v.size for v in operands)
 
 
 def _op_lines(module: ModuleOp, text: str) -> dict[Operation, int]:
@@ -340,6 +355,7 @@ def run_module_text(
     entry: str | None,
     inputs: Mapping[str, np.ndarray],
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
+    max_work: int | None = None,
 ) -> tuple[str, list[np.ndarray]]:
     """Parse, verify and run one function (`entry`, default @main or the only one) on flat
     input buffers `arg0..argN`; returns the name of the function it ran and its results as
@@ -348,7 +364,9 @@ def run_module_text(
 
     module = parse_file_text(text, filename)
     reconcile_strides(module, filename)
-    interp = Interpreter(module, filename, _op_lines(module, text), memory_limit)
+    interp = Interpreter(
+        module, filename, _op_lines(module, text), memory_limit, max_work or DEFAULT_WORK_LIMIT
+    )
     names = list(interp.functions)
     if entry is None:
         entry = default_entry(names)

@@ -23,6 +23,7 @@ from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.boundary_ops import AsLogicalShapeOp, AsUnderlyingShapeOp, LiteralOp
 from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
+from convcanon.reference.kernels import budget
 from convcanon.reference.kernels.precision import truncating_divide
 from convcanon.reference.migraphx_conv import migraphx_conv
 
@@ -318,6 +319,7 @@ def _softmax(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
 def _dot(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     a, b = _lift(args)
+    budget.spend_matmul(a, b)
     return np.matmul(a, b).astype(result_dtype(op))
 
 

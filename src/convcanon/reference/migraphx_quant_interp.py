@@ -26,6 +26,7 @@ from xdsl.ir import Attribute, Operation
 from convcanon.migraphx import quant_ops as qx
 from convcanon.migraphx.op_base import int_list, int_value, operand_element
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
+from convcanon.reference.kernels import budget
 from convcanon.reference.kernels.contraction import ConvAttributes, conv_general
 from convcanon.reference.migraphx_conv import migraphx_conv
 from convcanon.tosa import quant_ops as tq
@@ -120,6 +121,7 @@ def _wrap32(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 def _quant_dot(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     dtype = _result_dtype(op)
+    budget.spend_matmul(args[0], args[1])
     if len(args) == 4:
         a, b, sa, sb = (v.astype(np.float32) for v in args)
         return np.matmul(a * sa, b * sb).astype(dtype)

@@ -22,6 +22,7 @@ from xdsl.ir import Attribute, Operation
 from convcanon.migraphx import layout
 from convcanon.migraphx.dense import dense_to_numpy
 from convcanon.migraphx.shaped_type import numpy_dtype
+from convcanon.reference.kernels import budget
 from convcanon.reference.kernels.contraction import ConvAttributes, conv_general
 from convcanon.reference.kernels.precision import truncating_divide
 from convcanon.tosa import ops as tosa
@@ -128,6 +129,7 @@ def _matmul(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     acc = np.dtype(np.int64) if a.dtype.kind in "iu" else _acc_dtype(a.dtype)
     lhs = a.astype(acc) - azp.astype(acc).reshape(())
     rhs = b.astype(acc) - bzp.astype(acc).reshape(())
+    budget.spend_matmul(lhs, rhs)
     if _is_integer(a.dtype):
         return _to(op, _integer_matmul(lhs, rhs, result_dtype(op), f"'{op.name}'"))
     return _to(op, np.matmul(lhs, rhs))
@@ -138,6 +140,7 @@ def _integer_matmul(lhs: np.ndarray, rhs: np.ndarray, out: np.dtype, what: str) 
     low bits) and the products are added over K in order with apply_add_s, whose partial sums
     must fit the output type (a REQUIRE: past it TOSA's result is unpredictable; IREE wraps)."""
     width = out.itemsize * 8
+    budget.spend("a call per contracted element", lhs.shape[-1] * budget.OP_STEPS)
     total = np.zeros((*lhs.shape[:-1], rhs.shape[-1]), dtype=np.int64)
     for k in range(lhs.shape[-1]):
         product = lhs[..., :, k, None] * rhs[..., None, k, :]  # int64: wraps to its low bits

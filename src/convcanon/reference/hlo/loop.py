@@ -4,6 +4,7 @@ checked on a whole module before any input is made."""
 
 from __future__ import annotations
 
+import math
 from collections import ChainMap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +52,7 @@ class Interpreter:
     def call(self, name: str, args: Sequence[np.ndarray]) -> list[np.ndarray]:
         func = self.functions[name]
         block = func.regions[0].blocks[0]
-        with budget.memory_limit(self.env.memory_limit):
+        with budget.memory_limit(self.env.memory_limit), budget.metered(self.env.meter):
             return self.run_block(block, list(args))
 
     def run_block(
@@ -105,6 +106,10 @@ class Interpreter:
             if handler is None:
                 raise ConvcanonError(f"the interpreter does not support op '{name}'", self.loc(op))
             try:
+                budget.spend(
+                    "its elements",
+                    budget.OP_STEPS + step.elements + sum(getattr(v, "size", 1) for v in operands),
+                )
                 results = handler(self, op, operands, result_types)
                 for res, value, tt in zip(step.results, results, result_types, strict=True):
                     values[res] = normalize(value, tt, batched)
@@ -114,6 +119,8 @@ class Interpreter:
                 raise
             except MemoryError as err:  # a kernel's plan over the limit, or the machine's
                 raise ConvcanonError(f"out of memory: {name}: {err}", self.loc(op)) from None
+            except budget.OverWork as err:
+                raise ConvcanonError(budget.over_work(name, err), self.loc(op)) from None
             except (ValueError, IndexError, KeyError, TypeError, ArithmeticError) as err:
                 raise ConvcanonError(f"cannot interpret '{name}': {err}", self.loc(op)) from None
         return []
@@ -165,6 +172,11 @@ class _Step:
     results: list[ir.Value]
     types: list[TensorType]
     dead: list[ir.Value] = field(default_factory=list)  # values of the block last used here
+
+    @property
+    def elements(self) -> int:
+        """The elements of its declared results (a step of the work it costs)."""
+        return sum(math.prod(t.shape) for t in self.types)
 
 
 def _mark_last_uses(block: ir.Block, steps: list[_Step]) -> None:

@@ -10,8 +10,9 @@ from typing import Any, Protocol
 import numpy as np
 from jaxlib.mlir import ir
 
-from convcanon.diagnostics import SourceLoc
+from convcanon.diagnostics import DEFAULT_WORK_LIMIT, SourceLoc
 from convcanon.reference.hlo.values import DEFAULT_MEMORY_LIMIT, TensorType
+from convcanon.reference.kernels import budget
 
 DEFAULT_MAX_LOOP_ITERATIONS = 100_000
 
@@ -32,6 +33,8 @@ class Env:
     # A loop whose condition never turns false, or a call that recurses, must end in a
     # diagnostic, not run until killed.
     max_loop_iterations: int = DEFAULT_MAX_LOOP_ITERATIONS
+    # Buffers within the memory limit still ask for any time: a huge window, a long loop.
+    meter: budget.Meter = field(default_factory=lambda: budget.Meter(DEFAULT_WORK_LIMIT))
     call_depth: int = 0
     checks: list[CheckResult] = field(default_factory=list)
     # Sum float reductions one element at a time, rounding each step, in the StableHLO reference

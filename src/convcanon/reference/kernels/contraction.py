@@ -21,6 +21,9 @@ def _matmul(a: np.ndarray, b: np.ndarray, ordered: bool) -> np.ndarray:
     """Batched (g, m, k) @ (g, k, n); `ordered` accumulates k sequentially (no BLAS blocking)."""
     if not ordered or a.dtype.kind not in "fc":
         return np.matmul(a, b)
+    budget.spend_calls(
+        "a call per contracted element", a.shape[2], a.shape[0] * a.shape[1] * b.shape[2]
+    )
     acc = np.zeros((a.shape[0], a.shape[1], b.shape[2]), dtype=a.dtype)
     for j in range(a.shape[2]):
         acc += a[:, :, j, None] * b[:, None, j, :]
@@ -59,6 +62,7 @@ def dot_general(
         (lhs.size + rhs.size + 2 * out_size) * acc.itemsize,
         out_size * np.dtype(preferred_dtype or acc).itemsize,
     )
+    budget.spend_multiply_adds(out_size * k, acc)
     a = np.transpose(lhs, [*lhs_batch, *lhs_free, *lhs_contracting]).astype(acc, copy=False)
     c = np.transpose(rhs, [*rhs_batch, *rhs_contracting, *rhs_free]).astype(acc, copy=False)
     out = np.matmul(a.reshape(b, math.prod(lf_shape), k), c.reshape(b, k, math.prod(rf_shape)))
@@ -292,3 +296,6 @@ def _plan_conv(
         (lhs.size + rhs.size + 2 * padded_size + 3 * out) * acc.itemsize + chunk,
         out * result.itemsize,
     )
+    taps = row // acc.itemsize
+    budget.spend("its im2col copy", features * batches * batch * math.prod(osz) * taps)
+    budget.spend_multiply_adds(out * taps, acc)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -199,6 +200,7 @@ def combine_in_rounds(
     rank[order] = position - np.maximum.accumulate(np.where(new_group, position, 0))
     by_round = np.argsort(rank, kind="stable")
     bounds = np.cumsum(np.bincount(rank))
+    budget.spend("a call per round of duplicates", len(bounds) * budget.OP_STEPS + flat.size)
     for lo, hi in zip(np.r_[0, bounds[:-1]], bounds, strict=True):
         chosen = by_round[lo:hi]
         where = flat[chosen]
@@ -228,6 +230,7 @@ def select_and_scatter(
         2 * operand.nbytes,
         source.size * (4 * operand.itemsize + 8 * (2 * rank + 6)),
     )
+    budget.spend_calls("a call per window tap", math.prod(window_dimensions), source.size)
     best = np.zeros(osz, operand.dtype)
     best_index = np.zeros(osz, np.int64)
     seen = np.zeros(osz, bool)

@@ -91,6 +91,9 @@ def reduce_window(
         "reduce_window",
         sum(budget.nbytes(padded_shape, x.dtype) + 3 * budget.nbytes(osz, x.dtype) for x in xs),
     )
+    budget.spend_calls(
+        "a call per window tap", math.prod(window_dimensions), len(xs) * math.prod(osz)
+    )
     padded = [pad(x, v, low, high, interior) for x, v in zip(xs, inits, strict=True)]
     accs = [
         np.broadcast_to(np.asarray(v, dtype=x.dtype), osz).copy()

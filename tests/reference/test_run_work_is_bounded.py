@@ -1,0 +1,171 @@
+"""A run's work is bounded as its memory is: both interpreters count each op's steps (its
+elements, a contraction's multiply-adds, a kernel's whole-array calls per window tap) before
+doing them, and stop at the op that would pass `--max-work` with a located error. Buffers within
+the memory limit do not bound time: each hostile program below holds a few MB and ran for
+minutes before the limit existed (the conv's 2.5e11 multiply-adds); ten times wider, hours."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from convcanon.cli import main, opt_main
+from convcanon.diagnostics import ConvcanonError
+from convcanon.hlo.context import parse_module
+from convcanon.reference.hlo_interp import Env, Interpreter, normalize, tensor_type
+
+
+def _conv(n: int, k: int, features: int) -> str:
+    x, w, r = f"1x1x{n}xf32", f"{features}x1x{k}xf32", f"1x{features}x{n - k + 1}xf32"
+    return (
+        f"func.func @main(%x: tensor<{x}>, %w: tensor<{w}>) -> tensor<{r}> {{\n"
+        f"  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0],"
+        f" window = {{}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}}"
+        f" : (tensor<{x}>, tensor<{w}>) -> tensor<{r}>\n"
+        f"  return %0 : tensor<{r}>\n}}\n"
+    )
+
+
+HLO_CONV = _conv(1_000_000, 500_000, 1)  # 2.5e11 multiply-adds
+
+REDUCE_WINDOW = """\
+func.func @main(%x: tensor<2000000xf32>) -> tensor<1000001xf32> {
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %g = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %m = stablehlo.select %g, %a, %b : tensor<i1>, tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) {window_dimensions = array<i64: 1000000>} \
+: (tensor<2000000xf32>, tensor<f32>) -> tensor<1000001xf32>
+  return %0 : tensor<1000001xf32>
+}
+"""
+
+X, W, R = (
+    "1x1x1x1000000xf32, 1000000x1000000x1000000x1",
+    "1x1x1x500000xf32, 500000x500000x500000x1",
+    "1x1x1x500001xf32, 500001x500001x500001x1",
+)
+MIGRAPHX_CONV = f"""\
+func.func @main(%x: !migraphx.shaped<{X}>, %w: !migraphx.shaped<{W}>) -> !migraphx.shaped<{R}> {{
+  %0 = migraphx.convolution %x, %w {{dilation = [1, 1], group = 1 : i64, padding = [0, 0, 0, 0], \
+padding_mode = 0 : i64, stride = [1, 1]}} : <{X}>, <{W}> -> <{R}>
+  return %0 : !migraphx.shaped<{R}>
+}}
+"""
+
+LOOP = """\
+func.func @main(%x: tensor<i64>) -> tensor<i64> {{
+  %zero = stablehlo.constant dense<0> : tensor<i64>
+  %r:2 = stablehlo.while(%a = %zero, %b = %x) : tensor<i64>, tensor<i64>
+  cond {{
+    %n = stablehlo.constant dense<{trips}> : tensor<i64>
+    %c = stablehlo.compare LT, %a, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %a1 = stablehlo.add %a, %one : tensor<i64>
+    %b1 = stablehlo.add %b, %a : tensor<i64>
+    stablehlo.return %a1, %b1 : tensor<i64>, tensor<i64>
+  }}
+  return %r#1 : tensor<i64>
+}}
+"""
+
+MIGRAPHX_DOT = """\
+func.func @main(%a: !migraphx.shaped<64x64xf32, 64x1>) -> !migraphx.shaped<64x64xf32, 64x1> {
+  %0 = migraphx.dot %a, %a : <64x64xf32, 64x1>, <64x64xf32, 64x1> -> <64x64xf32, 64x1>
+  return %0 : !migraphx.shaped<64x64xf32, 64x1>
+}
+"""
+
+
+def _refused(tmp_path: Path, capsys, text: str, *flags: str, lower: bool = False) -> str:
+    """`convcanon run` of `text` (lowered to TOSA first, if `lower`): its one error line."""
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    if lower:
+        assert opt_main(["-p", "migraphx-to-tosa", str(path), "-o", str(tmp_path / "t.mlir")]) == 0
+        path = tmp_path / "t.mlir"
+        capsys.readouterr()
+    code = main(["run", str(path), *flags])
+    out, err = capsys.readouterr()
+    assert code == 1, (out, err)
+    (line, _) = diagnostic_lines(err)  # the error, and the empty line after stderr's end
+    return line.replace(str(path), "m.mlir")
+
+
+@pytest.mark.parametrize(
+    ("text", "lower", "where"),
+    [
+        (
+            _conv(1_000_000, 500_000, 1),
+            False,
+            "m.mlir:2:8: error: work limit reached: stablehlo.convolution: ",
+        ),
+        (REDUCE_WINDOW, False, "m.mlir:3:8: error: work limit reached: stablehlo.reduce_window: "),
+        (MIGRAPHX_CONV, False, "m.mlir:2:3: error: work limit reached: 'migraphx.convolution': "),
+        (MIGRAPHX_CONV, True, "error: work limit reached: 'tosa.conv2d': "),
+    ],
+    ids=["stablehlo-conv", "reduce-window", "migraphx-conv", "tosa-conv"],
+)
+def test_a_huge_window_is_refused_at_its_op_before_it_runs(
+    tmp_path: Path, capsys, text: str, lower: bool, where: str
+):
+    line = _refused(tmp_path, capsys, text, lower=lower)
+    assert where in line
+    assert "would take the run past its limit of 200000000000 steps" in line
+    assert line.endswith("(`convcanon run --max-work N` sets it)")
+
+
+def test_a_long_loop_stops_at_the_limit_the_flag_sets(tmp_path: Path, capsys):
+    line = _refused(tmp_path, capsys, LOOP.format(trips=10**9), "--max-work", "1000000000")
+    assert line.startswith("m.mlir:")
+    assert "error: work limit reached: stablehlo." in line
+    assert "past its limit of 1000000000 steps" in line
+
+
+def test_a_migraphx_dot_counts_its_multiply_adds(tmp_path: Path, capsys):
+    line = _refused(tmp_path, capsys, MIGRAPHX_DOT, "--max-work", "40000")
+    assert line.startswith("m.mlir:2:3: error: work limit reached: 'migraphx.dot': ")
+    assert "(its multiply-adds)" in line
+
+
+def _run(text: str, limit: int) -> tuple[list[np.ndarray], int]:
+    env = Env()
+    env.meter.limit = limit
+    interp = Interpreter(parse_module(text, "m.mlir"), "m.mlir", env=env)
+    block = interp.functions["main"].regions[0].blocks[0]
+    rng = np.random.default_rng(0)
+    types = [tensor_type(a.type) for a in block.arguments]
+    args = [normalize(rng.integers(-3, 4, t.shape), t) for t in types]
+    return interp.call("main", args), env.meter.spent
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.one_of(
+        st.builds(lambda t: LOOP.format(trips=t), st.integers(0, 40)),
+        st.builds(
+            lambda n, k, f: _conv(n, min(k, n), f),
+            st.integers(1, 64),
+            st.integers(1, 16),
+            st.integers(1, 4),
+        ),
+    )
+)
+def test_a_run_fits_a_limit_of_exactly_its_steps_and_not_one_fewer(text: str):
+    results, steps = _run(text, 1 << 62)
+    again, same = _run(text, steps)
+    assert same == steps
+    for a, b in zip(results, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ConvcanonError, match="work limit reached") as refused:
+        _run(text, steps - 1)
+    assert refused.value.loc is not None and refused.value.loc.line > 0
