@@ -218,5 +218,5 @@ def add_split_input_file(parser: argparse.ArgumentParser, what: str) -> None:
         "--split-input-file",
         default="",
         metavar="=MARKER",
-        help=f"{what} (or at MARKER lines)",
+        help=f"{what} (or at MARKER, cut as mlir-opt cuts)",
     )

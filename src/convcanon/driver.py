@@ -348,7 +348,7 @@ def run_opt(
         )
         return printed if isinstance(printed, bytes) else _as_mlir_opt_ends(printed, print_options)
 
-    chunks = _chunks(text, split_marker)
+    chunks = _chunks(text, split_marker, filename)
     joined = Joined(output_marker, bool(split_marker))
     result: str | bytes
     if verify_diagnostics:
@@ -389,14 +389,14 @@ def _read_opt_input(
     return path, text, print_options
 
 
-def _chunks(text: str, marker: str) -> list[tuple[int, str]]:
-    """(first line, text) of each chunk between `marker` lines, or of the whole file when there
-    is no marker."""
+def _chunks(text: str, marker: str, filename: str) -> list[tuple[int, str]]:
+    """(first line, text) of each chunk between `marker`s, or of the whole file when there is no
+    marker."""
     if not marker:
         return [(1, text)]
-    from convcanon.hlo.context import split_input_file
+    from convcanon.fileio.split_input import split_input_file
 
-    return [(offset + 1, chunk) for offset, chunk in split_input_file(text, marker)]
+    return [(offset + 1, chunk) for offset, chunk in split_input_file(text, marker, filename)]
 
 
 class Joined(NamedTuple):

@@ -75,7 +75,7 @@ def opt_parser() -> argparse.ArgumentParser:
     )
     add_split_input_file(
         parser,
-        f"process each chunk between `{SPLIT_MARKER}` lines on its own; every bad chunk's"
+        f"process each chunk between `{SPLIT_MARKER}` markers on its own; every bad chunk's"
         " error is reported",
     )
     parser.add_argument(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from _shared import SHARED, skip_module_without_shared  # pyright: ignore[reportMissingImports]
 
-from convcanon.hlo.context import split_input_file
+from convcanon.fileio.split_input import split_input_file
 from convcanon.hlo.dialects import MHLO, STABLEHLO
 
 from .cases import all_conv_params, assert_canonical, assert_same_results, run_pass, xla

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from _shared import SHARED, skip_module_without_shared  # pyright: ignore[reportMissingImports]
 
-from convcanon.hlo.context import split_input_file
+from convcanon.fileio.split_input import split_input_file
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = SHARED / "corpus" / "stablehlo"

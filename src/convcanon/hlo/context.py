@@ -33,7 +33,6 @@ from convcanon.fileio.text_checks import (
 from convcanon.ir_kind import (
     PLAIN_ASM,
     SINGLE_THREADED,
-    SPLIT_MARKER,
     UNREGISTERED_DIALECTS,
     AsmFlags,
 )
@@ -416,15 +415,3 @@ def print_module(
     )
     text = asm.decode() if isinstance(asm, bytes) else str(asm)
     return text if text.endswith("\n") else text + "\n"
-
-
-def split_input_file(text: str, marker: str = SPLIT_MARKER) -> Iterator[tuple[int, str]]:
-    """Split at `marker` lines (`// -----`) like mlir-opt: (lines before the chunk, chunk)
-    pairs, one at a time, so a caller holds one chunk's module at once."""
-    start = offset = 0
-    for cut in re.finditer(rf"(?m)^[ \t]*{re.escape(marker)}[ \t]*(?:\n|\Z)", text):
-        chunk = text[start : cut.start()]
-        yield offset, chunk
-        offset += chunk.count("\n") + 1
-        start = cut.end()
-    yield offset, text[start:]

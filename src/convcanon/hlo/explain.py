@@ -340,10 +340,10 @@ def explain_file(
         return 0
     from convcanon.diagnostics import text_starts_at_line
     from convcanon.driver import ChunkErrors
-    from convcanon.hlo.context import split_input_file as split_chunks
+    from convcanon.fileio.split_input import split_input_file
 
     rows, before, after, errors = [], 0, 0, []
-    for offset, chunk in split_chunks(text, split_marker):
+    for offset, chunk in split_input_file(text, split_marker, filename):
         try:
             with text_starts_at_line(offset + 1):
                 chunk_rows, (chunk_before, chunk_after) = explain_module(chunk, filename, pipeline)

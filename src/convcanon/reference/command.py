@@ -71,11 +71,12 @@ def run_command(
         job.run(text)
     else:
         from convcanon.driver import ChunkErrors
-        from convcanon.hlo.context import split_input_file as split
+        from convcanon.fileio.split_input import split_input_file
 
         errors: list[ConvcanonError] = []
         ran = False
-        for index, (offset, chunk) in enumerate(split(text, split_marker), 1):
+        chunks = split_input_file(text, split_marker, filename)
+        for index, (offset, chunk) in enumerate(chunks, 1):
             if holds_no_op(chunk):  # blank, or only comments: no module to run
                 continue
             ran = True

@@ -1,0 +1,109 @@
+"""`--split-input-file` cuts where mlir-opt cuts: at the marker anywhere in a line, not only on a
+line of its own, and with a "near miss" warning where the marker's start is not followed by its
+end (`// ---`, `// ---- -`). The chunks' modules, the warnings (with their source lines) and
+the exit code are iree-opt's, byte for byte; `run` and `explain` cut the same way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_support import Runner, iree_opt  # pyright: ignore[reportMissingImports]
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from convcanon.cli import main
+
+MARKERS = ["// -----", "// ---", "// ----", "// ---- -", "  // -----  ", "// -----//"]
+
+
+@st.composite
+def split_files(draw: st.DrawFn) -> str:
+    """Lines of functions, markers and near misses, a marker sometimes after a function on its
+    line; the first line holds a function (a file that starts with the marker fails in both)."""
+    lines = ["func.func @f0() { return }"]
+    for k in range(1, 1 + draw(st.integers(0, 8))):
+        kind = draw(st.sampled_from(["func", "marker", "inline", "blank", "comment"]))
+        if kind == "func":
+            lines.append(f"func.func @f{k}() {{ return }}")
+        elif kind == "marker":
+            lines.append(draw(st.sampled_from(MARKERS)))
+        elif kind == "inline":
+            lines.append(f"func.func @f{k}() {{ return }} {draw(st.sampled_from(MARKERS))}")
+        elif kind == "blank":
+            lines.append("")
+        else:
+            lines.append("// a comment")
+    text = "\n".join(lines)
+    return text + draw(st.sampled_from(["\n", "", "\n\n"]))
+
+
+def _same_as_iree_opt(opt: Runner, path: Path, *flags: str) -> None:
+    theirs = iree_opt(path, "--split-input-file", *flags, check=False)
+    ours = opt(path, "--split-input-file", *flags)
+    assert (ours.code, ours.err) == (theirs.returncode, theirs.stderr)
+    assert ours.out == theirs.stdout
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@example(text="func.func @f0() { return }\n// ---\nfunc.func @f1() { return }  // -----\n")
+@example(
+    text="func.func @f0() { return }\n// -----\n// -----\nfunc.func @f1() { return }\n// -----"
+)
+@given(text=split_files())
+def test_chunks_and_near_misses_are_iree_opts(opt: Runner, tmp_path: Path, text: str) -> None:
+    path = tmp_path / "s.mlir"
+    path.write_text(text)
+    _same_as_iree_opt(opt, path)
+
+
+def test_a_chunk_after_a_marker_inside_a_line_keeps_the_files_columns(
+    opt: Runner, tmp_path: Path
+) -> None:
+    path = tmp_path / "s.mlir"
+    path.write_text("func.func @a() { return } // -----   %x = \nfunc.func @b() { return }\n")
+    theirs = iree_opt(path, "--split-input-file", check=False)
+    ours = opt(path, "--split-input-file")
+    assert theirs.returncode == ours.code == 1
+    located = theirs.stderr.split(" error: ")[0]
+    assert located == f"{path}:1:38:"  # `%x` after the marker, on its line
+    assert ours.err.startswith(located + " error: ")
+
+
+def test_a_custom_marker_is_cut_the_same_way(opt: Runner, tmp_path: Path) -> None:
+    path = tmp_path / "s.mlir"
+    path.write_text("func.func @a() { return }\n// ====\nfunc.func @b() { return }\n// ===\n")
+    _same_as_iree_opt(opt, path.with_name("s.mlir"))
+    theirs = iree_opt(path, "--split-input-file=// ====", check=False)
+    ours = opt(path, "--split-input-file=// ====")
+    assert (ours.code, ours.out, ours.err) == (theirs.returncode, theirs.stdout, theirs.stderr)
+
+
+@pytest.mark.parametrize("marker", ["x", "xy"])
+def test_a_marker_mlir_opt_cannot_cut_at_is_refused(
+    opt: Runner, tmp_path: Path, marker: str
+) -> None:
+    path = tmp_path / "s.mlir"
+    path.write_text("func.func @a() { return }\nxy\n")
+    result = opt(path, f"--split-input-file={marker}")
+    assert result.code == 2
+    assert "a marker needs at least 3 characters" in result.err
+
+
+def test_run_and_explain_cut_at_the_same_places(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "s.mlir"
+    one = (
+        "func.func @main() -> tensor<2xf32> {\n"
+        "  %0 = stablehlo.constant dense<1.0> : tensor<2xf32>\n"
+        "  return %0 : tensor<2xf32>\n}"
+    )
+    path.write_text(f"{one} // -----\n{one}\n// ---\n")
+    assert main(["run", str(path), "--split-input-file"]) == 0
+    out, err = capsys.readouterr()
+    assert out.count(": ok (") == 2
+    assert err.startswith(f"{path}:9:7: warning: near miss with file split marker\n// ---\n")
+    assert main(["explain", str(path), "--split-input-file"]) == 0
+    _, err = capsys.readouterr()
+    assert err.startswith(f"{path}:9:7: warning: near miss with file split marker\n")
