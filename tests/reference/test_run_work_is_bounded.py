@@ -6,7 +6,9 @@ minutes before the limit existed (the conv's 2.5e11 multiply-adds); ten times wi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from convcanon.cli import main, opt_main
 from convcanon.diagnostics import ConvcanonError
 from convcanon.hlo.context import parse_module
 from convcanon.reference.hlo_interp import Env, Interpreter, normalize, tensor_type
+from convcanon.reference.kernels import budget, indexing, reduction, sort
 
 
 def _conv(n: int, k: int, features: int) -> str:
@@ -169,3 +172,86 @@ def test_a_run_fits_a_limit_of_exactly_its_steps_and_not_one_fewer(text: str):
     with pytest.raises(ConvcanonError, match="work limit reached") as refused:
         _run(text, steps - 1)
     assert refused.value.loc is not None and refused.value.loc.line > 0
+
+
+class _Counted:
+    """A kernel's body that counts its calls (each one whole-array numpy call)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn, self.calls = fn, 0
+
+    def __call__(self, *arrays: np.ndarray) -> Any:
+        self.calls += 1
+        return self.fn(*arrays)
+
+
+def _loops(kind: str, n: int, k: int) -> tuple[Callable[[], object], list[_Counted]]:
+    """A kernel that calls its body in a Python loop, on n elements with k taps (or rounds)."""
+    x = np.arange(n, dtype=np.float32)
+    if kind == "reduce":
+        body = _Counted(np.add)
+        zero = np.zeros((), np.float32)
+        return lambda: reduction.reduce(x, zero, [0], body, ordered=True), [body]
+    if kind == "reduce_window":
+        body = _Counted(lambda a, b: [np.maximum(a, b)])
+        window = dict(window_strides=[1], base_dilations=[1], window_dilations=[1])
+        run = lambda: reduction.reduce_window(  # noqa: E731
+            [x],
+            [np.zeros((), np.float32)],
+            window_dimensions=[k],
+            padding=[(0, 0)],
+            body=body,
+            **window,
+        )
+        return run, [body]
+    if kind == "sort":
+        less = _Counted(lambda a, b: a < b)
+        return lambda: sort.sort([x[::-1].copy()], 0, less), [less]
+    if kind == "scatter":
+        combine = _Counted(lambda t, v: [t + v])
+        target = [np.zeros(max(n // k, 1), np.float32)]
+        flat = np.arange(n) % len(target[0])  # each element hit about k times: k rounds
+        return lambda: indexing.combine_in_rounds(target, flat, [x], combine), [combine]
+    select, combine = _Counted(np.greater_equal), _Counted(lambda t, v: [t + v])
+    run = lambda: indexing.select_and_scatter(  # noqa: E731
+        x,
+        np.ones(n - k + 1, np.float32),
+        np.zeros((), np.float32),
+        window_dimensions=[k],
+        window_strides=[1],
+        padding=[(0, 0)],
+        select=select,
+        combine=combine,
+    )
+    return run, [select, combine]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kind=st.sampled_from(["reduce", "reduce_window", "sort", "scatter", "select_and_scatter"]),
+    n=st.integers(1, 300),
+    k=st.integers(1, 40),
+    share=st.floats(0, 1),
+)
+def test_a_kernels_loop_pays_for_each_call_before_making_it(
+    kind: str, n: int, k: int, share: float
+):
+    """Each whole-array call of a kernel's loop costs its steps, counted before it is made: a
+    run counts at least those of all its calls, and under any smaller limit the calls made
+    before the refusal fit in it."""
+    k = min(k, n)
+    run, bodies = _loops(kind, n, k)
+    meter = budget.Meter(1 << 62)
+    with budget.metered(meter):
+        run()
+    assert meter.spent >= sum(body.calls for body in bodies) * budget.OP_STEPS
+    limit = int(share * meter.spent)
+    run, bodies = _loops(kind, n, k)
+    try:
+        with budget.metered(budget.Meter(limit)):
+            run()
+        refused = False
+    except budget.OverWork:
+        refused = True
+    assert refused == (limit < meter.spent)
+    assert sum(body.calls for body in bodies) * budget.OP_STEPS <= limit

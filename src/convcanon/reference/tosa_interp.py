@@ -354,6 +354,7 @@ def _scatter(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     """Rows of `values_in` replaced by those of `input` (TOSA: each index written once)."""
     values, indices, updates = args
     out = values.copy()
+    budget.spend_calls("a call per batch", values.shape[0], indices.shape[-1] * values.shape[-1])
     for n in range(values.shape[0]):
         out[n, indices[n].astype(np.int64)] = updates[n]
     return out

@@ -33,6 +33,7 @@ def reduce(
     flat = reduced_last(x, dims)
     acc = np.broadcast_to(init, flat.shape[:-1]).astype(x.dtype)
     if ordered:
+        budget.spend_calls("a call per reduced element", flat.shape[-1], out_size)
         for j in range(flat.shape[-1]):
             acc = body(acc, flat[..., j])
         return acc

@@ -20,10 +20,12 @@ def sort(operands: Sequence[np.ndarray], dimension: int, less: Less) -> list[np.
     `less(a0, b0, a1, b1, ...)` is the comparator on elementwise pairs of every operand.
     """
     budget.plan("sort", 4 * sum(o.nbytes for o in operands), 24 * 8 * operands[0].size)
-    levels = operands[0].shape[dimension].bit_length() if operands[0].ndim else 0
-    # a merge level's binary search takes ~levels passes of ~10 whole-array ops
-    passes = sum(o.size for o in operands) * 10
-    budget.spend_calls("its comparator calls", levels * (levels + 1) // 2, passes)
+    length = operands[0].shape[dimension] if operands[0].ndim else 1
+    levels = max(length - 1, 0).bit_length()  # merge widths 1, 2, 4, ... below the length
+    # level j's binary search takes j + 2 rounds of two comparator calls and ~10 other
+    # whole-array ops on every operand
+    calls = levels * (levels + 3)
+    budget.spend_calls("its comparator calls", calls, 10 * sum(o.size for o in operands))
     moved = [np.moveaxis(o, dimension, -1).copy() for o in operands]
     n = moved[0].shape[-1]
     rows = moved[0].shape[:-1]
