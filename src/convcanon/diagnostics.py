@@ -54,24 +54,33 @@ def path_named(path: str) -> str:
 
 
 _lines_before: ContextVar[int] = ContextVar("lines_before", default=0)
+_start_column: ContextVar[int] = ContextVar("start_column", default=1)
 
 
 @contextmanager
-def text_starts_at_line(line: int) -> Iterator[None]:
-    """Within it, the text being read is a `--split-input-file` chunk that starts at `line` of
-    its file: every position counted in the chunk (`offset_loc`, a parsed op's location) is
-    reported at its line in the whole file. The chunk is not padded with newlines to get there,
-    which made each chunk cost as much as the whole file before it."""
+def text_starts_at_line(line: int, column: int = 1) -> Iterator[None]:
+    """Within it, the text being read is a `--split-input-file` chunk that starts at `line` (and
+    `column`) of its file: every position counted in the chunk (`offset_loc`, a parsed op's
+    location) is reported at its line in the whole file. The chunk is not padded with newlines
+    to get there, which made each chunk cost as much as the whole file before it."""
     token = _lines_before.set(line - 1)
+    column_token = _start_column.set(column)
     try:
         yield
     finally:
+        _start_column.reset(column_token)
         _lines_before.reset(token)
 
 
 def lines_before() -> int:
     """How many lines of the file come before the text being read (see `text_starts_at_line`)."""
     return _lines_before.get()
+
+
+def start_column() -> int:
+    """The column of its first line where the text being read starts (see
+    `text_starts_at_line`): past 1 for a chunk that starts after its marker."""
+    return _start_column.get()
 
 
 def byte_column(text: str, line_start: int, offset: int) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, text_starts_at_line
 from convcanon.fileio.module_input import ModuleFromBytecode, read_mlir_input
 from convcanon.fileio.output_file import check_output_path, write_output
+from convcanon.fileio.split_input import chunk_column
 from convcanon.ir_kind import (
     NO_IMPLICIT_MODULE,
     PLAIN_ASM,
@@ -270,7 +271,11 @@ def transform_text(
         )
     adapter = FRAMEWORKS[framework]
     # a chunk is parsed alone; its positions are its file's (both frameworks read the variable)
-    placed = text_starts_at_line(chunk_line) if chunk_line else contextlib.nullcontext()
+    placed = (
+        text_starts_at_line(chunk_line, chunk_column(text))
+        if chunk_line
+        else contextlib.nullcontext()
+    )
     watch = instruments or PassInstruments()
     with adapter.job(), placed:
         with watch.parsing():

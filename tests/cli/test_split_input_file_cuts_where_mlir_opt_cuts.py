@@ -48,15 +48,27 @@ def _same_as_iree_opt(opt: Runner, path: Path, *flags: str) -> None:
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@example(text="func.func @f0() { return }\n// ---\nfunc.func @f1() { return }  // -----\n")
 @example(
-    text="func.func @f0() { return }\n// -----\n// -----\nfunc.func @f1() { return }\n// -----"
+    text="func.func @f0() { return }\n// ---\nfunc.func @f1() { return }  // -----\n",
+    flags=["--mlir-print-debuginfo"],
 )
-@given(text=split_files())
-def test_chunks_and_near_misses_are_iree_opts(opt: Runner, tmp_path: Path, text: str) -> None:
+@example(
+    text="func.func @f0() { return }\n// -----\n// -----\nfunc.func @f1() { return }\n// -----",
+    flags=["--mlir-print-debuginfo", "--mlir-pretty-debuginfo"],
+)
+@given(
+    text=split_files(),
+    flags=st.sampled_from(
+        [[], ["--mlir-print-debuginfo"], ["--mlir-print-debuginfo", "--mlir-pretty-debuginfo"]]
+    ),
+)
+def test_chunks_and_near_misses_are_iree_opts(
+    opt: Runner, tmp_path: Path, text: str, flags: list[str]
+) -> None:
+    """With locations too: a later chunk's implicit module is where the chunk starts."""
     path = tmp_path / "s.mlir"
     path.write_text(text)
-    _same_as_iree_opt(opt, path)
+    _same_as_iree_opt(opt, path, *flags)
 
 
 def test_a_chunk_after_a_marker_inside_a_line_keeps_the_files_columns(

@@ -59,6 +59,22 @@ def _cuts(text: str, marker: str) -> tuple[list[tuple[int, int]], list[int]]:
     return chunks, near
 
 
+class ChunkText(str):
+    """A chunk's text, knowing the column of its file where it starts (1: a line's start)."""
+
+    column: int
+
+    def __new__(cls, text: str, column: int) -> ChunkText:
+        chunk = super().__new__(cls, text)
+        chunk.column = column
+        return chunk
+
+
+def chunk_column(text: str) -> int:
+    """The column of its file where `text` starts: a chunk's, else 1."""
+    return text.column if isinstance(text, ChunkText) else 1
+
+
 def _place(text: str, offset: int) -> tuple[int, int]:
     """(lines before `offset`, bytes of its line before it)."""
     line_start = text.rfind("\n", 0, offset) + 1
@@ -70,7 +86,8 @@ def split_input_file(
 ) -> Iterator[tuple[int, str]]:
     """(lines before the chunk, chunk) pairs, one at a time, so a caller holds one chunk's
     module at once. A chunk that starts inside a line is indented by what precedes it there, so
-    its columns are the file's. With a `filename`, each near miss is first reported as a warning
+    its columns are the file's, and knows its column (`chunk_column`): mlir-opt locates its
+    implicit module there. With a `filename`, each near miss is first reported as a warning
     at its place, as mlir-opt prints them."""
     chunks, near = _cuts(text, check_marker(marker))
     if filename is not None:
@@ -80,4 +97,4 @@ def split_input_file(
             report("warning", where, "near miss with file split marker")
     for start, end in chunks:
         line, column = _place(text, start)
-        yield line, " " * column + text[start:end]
+        yield line, ChunkText(" " * column + text[start:end], column + 1)

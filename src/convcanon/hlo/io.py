@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, lines_before
+from convcanon.diagnostics import ConvcanonError, SourceLoc, lines_before, start_column
 from convcanon.fileio.module_input import ModuleFromBytecode
 from convcanon.fileio.stdout import encode_text
 from convcanon.hlo.context import (
@@ -167,17 +167,20 @@ def _named_positions(text: str, filename: str, pretty: bool) -> str:
     """`text` with each position in the parser's buffer "-" named as the input file, at its
     line in the file (a split chunk's lines are the whole file's). A pretty location prints
     the name raw (`-:3:4`, after a space, `(`, `[` or `,`), a parseable one quoted."""
-    before = lines_before()
-    if not pretty and not before:
+    before, column = lines_before(), start_column()
+    if not pretty and not before and column == 1:
         return text.replace('loc("-":', f"loc({_quoted(filename)}:")
     if pretty:
-        pattern, name = r"(?<=[\s(\[,])-:(\d+):", filename
+        pattern, name = r"(?<=[\s(\[,])-:(\d+):(\d+)", filename
     else:
-        pattern, name = r'loc\("-":(\d+):', f"loc({_quoted(filename)}"
+        pattern, name = r'loc\("-":(\d+):(\d+)', f"loc({_quoted(filename)}"
 
     def named(match: re.Match[str]) -> str:
         line = int(match[1])
-        return f"{name}:{line + before if line else 0}:"
+        if line:
+            return f"{name}:{line + before}:{match[2]}"
+        # the implicit module: mlir-opt puts a later chunk's where the chunk starts
+        return f"{name}:{before + 1}:{column}" if column > 1 else f"{name}:0:0"
 
     return re.sub(pattern, named, text)
 
