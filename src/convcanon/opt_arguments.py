@@ -198,6 +198,13 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         ),
     )
     habits.add_argument(
+        "--mlir-timing-display",
+        choices=("list", "tree"),
+        default="tree",
+        help="--mlir-timing's layout: tree (each pass in pipeline order) or list (the timers"
+        " merged by name, slowest first), as mlir-opt",
+    )
+    habits.add_argument(
         "--verify-each",
         choices=("true", "false", "1", "0"),
         default="true",
@@ -320,7 +327,9 @@ def requested_instruments(args: argparse.Namespace) -> PassInstruments | None:
     )
     if not (printing.enabled or args.mlir_timing or args.dump_pass_pipeline):
         return None
-    return PassInstruments(printing, args.mlir_timing, args.dump_pass_pipeline)
+    return PassInstruments(
+        printing, args.mlir_timing, args.dump_pass_pipeline, args.mlir_timing_display
+    )
 
 
 def _example_options(info: PassInfo) -> str:

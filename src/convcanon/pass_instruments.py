@@ -128,10 +128,15 @@ class PassInstruments:
     `--split-input-file` chunk, so the report sums them, as `--mlir-pass-statistics` does."""
 
     def __init__(
-        self, printing: IrPrinting | None = None, timing: bool = False, dump_pipeline: bool = False
+        self,
+        printing: IrPrinting | None = None,
+        timing: bool = False,
+        dump_pipeline: bool = False,
+        timing_display: str = "tree",
     ) -> None:
         self.printing = printing or IrPrinting()
         self.timing = timing
+        self.timing_display = timing_display
         self.dump_pipeline = dump_pipeline
         self.seconds: dict[tuple[int, str], float] = {}  # (order, name) -> wall time
         self._started: float | None = None  # when the first chunk's parsing began
@@ -199,11 +204,17 @@ class PassInstruments:
         sys.stderr.write(f"// -----// IR Dump {when} {title} //----- //\n{module_text}\n\n")
 
     def report(self) -> str:
-        """mlir-opt's `--mlir-timing` report (list of wall times, `Rest` what no timer saw)."""
+        """mlir-opt's `--mlir-timing` report, `Rest` what no timer saw: as a tree, each timer in
+        the order it ran; as a list, the timers merged by name with the root's, slowest first."""
         end = time.perf_counter()
         total = end - (end if self._started is None else self._started)
-        rows = sorted(self.seconds.items())
+        rows = [(name, seconds) for (_, name), seconds in sorted(self.seconds.items())]
         rest = max(total - sum(seconds for _, seconds in rows), 0.0)
+        if self.timing_display == "list":
+            merged: dict[str, float] = {"root": total}
+            for name, seconds in rows:
+                merged[name] = merged.get(name, 0.0) + seconds
+            rows = sorted(merged.items(), key=lambda row: -row[1])
 
         def row(seconds: float, name: str) -> str:
             share = 100.0 * seconds / total if total else 0.0
@@ -216,7 +227,7 @@ class PassInstruments:
             f"  Total Execution Time: {total:.4f} seconds",
             "",
             "  ----Wall Time----  ----Name----",
-            *(row(seconds, name) for (_, name), seconds in rows),
+            *(row(seconds, name) for name, seconds in rows),
             row(rest, "Rest"),
             row(total, "Total"),
         ]

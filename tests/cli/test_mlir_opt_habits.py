@@ -151,6 +151,32 @@ def test_timing_report_is_mlir_opt_s_layout(opt: Runner, twice: Path) -> None:
     assert rows == ["Parser", "CanonicalizerPass", "CSEPass", "Output", "Rest", "Total"]
 
 
+def test_timing_as_a_list_is_mlir_opt_s_layout(opt: Runner, twice: Path) -> None:
+    """`--mlir-timing-display=list`: iree-opt's lines, times and shares aside, the timers merged
+    by name (two cse runs are one row) with the root's, slowest first, then Rest and Total."""
+    flags = ["--mlir-timing", "--mlir-timing-display=list", "-o", "/dev/null"]
+    ours = opt(twice, "-p", "cse,canonicalize,cse", *flags)
+    assert ours.code == 0, ours.err
+    theirs = iree_opt(twice, "--pass-pipeline=builtin.module(cse,canonicalize,cse)", *flags)
+
+    def rows(report: str) -> list[tuple[float, str]]:
+        found = re.findall(r"^ +([\d.]+) \( *[\d.]+%\)  (.+)$", report, re.M)
+        return [(float(seconds), name) for seconds, name in found if "(A)" not in name]
+
+    def layout(report: str) -> list[str]:
+        return [line for line in report.splitlines() if not re.match(r"^ +[\d.]+ \(", line)]
+
+    assert [re.sub(r"\d+\.\d+", "N", line) for line in layout(ours.err)] == [
+        re.sub(r"\d+\.\d+", "N", line) for line in layout(theirs.stderr)
+    ]
+    mine, iree = rows(ours.err), rows(theirs.stderr)
+    assert sorted(name for _, name in mine) == sorted(name for _, name in iree)
+    listed = mine[:-2]  # Rest and Total follow the list
+    assert [name for _, name in mine[-2:]] == ["Rest", "Total"]
+    assert listed[0][1] == "root" and listed[0][0] == mine[-1][0]
+    assert [seconds for seconds, _ in listed] == sorted((s for s, _ in listed), reverse=True)
+
+
 def test_timing_names_our_pass(opt: Runner) -> None:
     result = opt(CNN, "-p", GENERAL, "--mlir-timing", "-o", "/dev/null")
     assert "  StablehloCanonicalizeConvPass\n" in result.err
