@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from convcanon.cli import main
+from convcanon.fileio.split_input import _Places, split_input_file  # pyright: ignore[reportPrivateUsage]
 
 MARKERS = ["// -----", "// ---", "// ----", "// ---- -", "  // -----  ", "// -----//"]
 
@@ -119,3 +120,34 @@ def test_run_and_explain_cut_at_the_same_places(tmp_path: Path, capsys) -> None:
     assert main(["explain", str(path), "--split-input-file"]) == 0
     _, err = capsys.readouterr()
     assert err.startswith(f"{path}:9:7: warning: near miss with file split marker\n")
+
+
+@given(
+    text=st.text(st.sampled_from("ab\né\t"), max_size=60),
+    cuts=st.lists(st.integers(0, 60), max_size=12),
+)
+def test_places_of_increasing_offsets_are_their_lines_and_byte_columns(
+    text: str, cuts: list[int]
+) -> None:
+    places = _Places(text)
+    for offset in sorted(min(c, len(text)) for c in cuts):
+        line_start = text.rfind("\n", 0, offset) + 1
+        expected = (text.count("\n", 0, offset), len(text[line_start:offset].encode()))
+        assert places.of(offset) == expected
+
+
+def test_a_line_of_many_markers_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chunk and near miss is placed from the one before: 20,000 markers and near misses
+    on one line scan it once per pass (it was scanned from the file's start for each)."""
+    scanned: list[int] = []
+    of = _Places.of
+
+    def counted(self: _Places, offset: int) -> tuple[int, int]:
+        scanned.append(offset - self.at)
+        return of(self, offset)
+
+    monkeypatch.setattr(_Places, "of", counted)
+    text = "func.func @a() { return }" + " // ----- // ---" * 10_000 + "\n"
+    chunks = list(split_input_file(text, "// -----", "s.mlir"))
+    assert len(chunks) == 10_001
+    assert sum(scanned) <= 2 * len(text)

@@ -28,35 +28,50 @@ def check_marker(marker: str) -> str:
     return marker
 
 
-def _cuts(text: str, marker: str) -> tuple[list[tuple[int, int]], list[int]]:
-    """(start, end) of each chunk, and where each near miss is (the offset after the cut)."""
+def _cuts(text: str, marker: str) -> Iterator[tuple[bool, int, int]]:
+    """In order, (True, start, end) of each chunk and (False, offset, offset) of each near miss
+    (the offset after its cut): one pass, holding no list of them (a 1 GiB file of markers)."""
     prefix, suffix = marker[:-_CHECKED], marker[-_CHECKED:]
-    pieces: list[tuple[int, int]] = []
-    start, at = 0, text.find(prefix)
-    while at != -1:
-        pieces.append((start, at))
-        start = at + len(prefix)
-        at = text.find(prefix, start)
-    pieces.append((start, len(text)))
-    chunks: list[tuple[int, int]] = []
-    near: list[int] = []
-    prev = (0, 0)
-    for begin, end in pieces:
-        if prev[0] == prev[1]:  # nothing kept yet (or an empty chunk): this piece starts anew
-            prev = (begin, end)
+    kept_start = kept_end = 0  # the chunk growing; empty: nothing kept yet
+    begin = 0
+    while True:
+        at = text.find(prefix, begin)
+        end = len(text) if at == -1 else at
+        if kept_start == kept_end:  # nothing kept yet (or an empty chunk): this piece starts anew
+            kept_start, kept_end = begin, end
         elif (
             text.startswith(suffix, begin)
             and end - begin > _CHECKED
             and text[begin + _CHECKED] != "0"
         ):
-            chunks.append(prev)
-            prev = (begin + _CHECKED, end)
+            yield True, kept_start, kept_end
+            kept_start, kept_end = begin + _CHECKED, end
         else:
-            near.append(begin)
-            prev = (prev[0], end)
-    if prev[0] != prev[1]:
-        chunks.append(prev)
-    return chunks, near
+            yield False, begin, begin
+            kept_end = end
+        if at == -1:
+            break
+        begin = at + len(prefix)
+    if kept_start != kept_end:
+        yield True, kept_start, kept_end
+
+
+class _Places:
+    """(lines before, UTF-8 bytes of its line before) of increasing offsets into one text, each
+    found from the one before: linear in the text however many offsets are asked."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.at, self.line, self.column = text, 0, 0, 0
+
+    def of(self, offset: int) -> tuple[int, int]:
+        newline = self.text.rfind("\n", self.at, offset)
+        if newline == -1:
+            self.column += len(self.text[self.at : offset].encode())
+        else:
+            self.line += self.text.count("\n", self.at, offset)
+            self.column = len(self.text[newline + 1 : offset].encode())
+        self.at = offset
+        return self.line, self.column
 
 
 class ChunkText(str):
@@ -75,12 +90,6 @@ def chunk_column(text: str) -> int:
     return text.column if isinstance(text, ChunkText) else 1
 
 
-def _place(text: str, offset: int) -> tuple[int, int]:
-    """(lines before `offset`, bytes of its line before it)."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    return text.count("\n", 0, offset), len(text[line_start:offset].encode())
-
-
 def split_input_file(
     text: str, marker: str = SPLIT_MARKER, filename: str | None = None
 ) -> Iterator[tuple[int, str]]:
@@ -89,12 +98,14 @@ def split_input_file(
     its columns are the file's, and knows its column (`chunk_column`): mlir-opt locates its
     implicit module there. With a `filename`, each near miss is first reported as a warning
     at its place, as mlir-opt prints them."""
-    chunks, near = _cuts(text, check_marker(marker))
+    check_marker(marker)
     if filename is not None:
-        for offset in near:
-            line, column = _place(text, offset)
+        places = _Places(text)
+        for _, offset, _ in (cut for cut in _cuts(text, marker) if not cut[0]):
+            line, column = places.of(offset)
             where = SourceLoc(filename, line + 1, column + 1)
             report("warning", where, "near miss with file split marker")
-    for start, end in chunks:
-        line, column = _place(text, start)
+    places = _Places(text)
+    for _, start, end in (cut for cut in _cuts(text, marker) if cut[0]):
+        line, column = places.of(start)
         yield line, ChunkText(" " * column + text[start:end], column + 1)
