@@ -118,12 +118,11 @@ def _mgx_chain(count: int) -> str:
     )
 
 
-def _run_hlo(text: str, limit: int) -> tuple[float, int]:
+def _run_hlo(text: str) -> tuple[float, int]:
     from convcanon.hlo.context import parse_module
     from convcanon.reference.hlo_interp import Env, Interpreter, normalize, tensor_type
 
-    env = Env()
-    env.meter.limit = limit
+    env = Env()  # its meter, at the limit of `work_limit` around the call
     interp = Interpreter(parse_module(text, "bench.mlir"), "bench.mlir", env=env)
     rng = np.random.default_rng(0)
     args = []
@@ -136,11 +135,11 @@ def _run_hlo(text: str, limit: int) -> tuple[float, int]:
     return time.perf_counter() - start, env.meter.spent
 
 
-def _run_migraphx(text: str, limit: int) -> tuple[float, int]:
+def _run_migraphx(text: str) -> tuple[float, int]:
     from convcanon.reference.migraphx_interp import Interpreter
     from convcanon.xdsl_io import parse_file_text
 
-    interp = Interpreter(parse_file_text(text, "bench.mlir"), "bench.mlir", {}, max_work=limit)
+    interp = Interpreter(parse_file_text(text, "bench.mlir"), "bench.mlir", {})
     start = time.perf_counter()
     interp.call("main", [np.ones(4, np.float32)])
     return time.perf_counter() - start, interp.meter.spent
@@ -168,6 +167,7 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     from convcanon.diagnostics import DEFAULT_WORK_LIMIT
+    from convcanon.reference.kernels.budget import work_limit
 
     unlimited = 1 << 62
     rows = []
@@ -176,7 +176,8 @@ def main() -> int:
         cases.append(("flax ResNet-50, batch 1 (bench/models)", RESNET.read_text, "hlo"))
     for title, make, kind in cases:
         run = _run_hlo if kind == "hlo" else _run_migraphx
-        seconds, steps = run(make(), unlimited)
+        with work_limit(unlimited):
+            seconds, steps = run(make())
         rows.append((title, steps, seconds))
         print(f"{title}: {steps:.3g} steps, {seconds:.2f} s, {1e9 * seconds / steps:.2f} ns/step")
     slowest = max(seconds / steps for _, steps, seconds in rows)

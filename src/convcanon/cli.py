@@ -182,40 +182,43 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from convcanon.reference.command import run_command
+    from convcanon.reference.kernels.budget import work_limit
     from convcanon.verify.run_inputs import RandomFeed
 
     feed = RandomFeed(args.seed)
-    code = run_command(
-        args.input,
-        inputs=args.inputs,
-        output=args.output,
-        entry=args.entry,
-        split_marker=args.split_input_file,
-        memory_limit=args.memory_limit,
-        max_loop_iterations=args.max_loop_iterations,
-        draw=feed,
-        max_work=args.max_work,
-    )
+    with work_limit(args.max_work):
+        code = run_command(
+            args.input,
+            inputs=args.inputs,
+            output=args.output,
+            entry=args.entry,
+            split_marker=args.split_input_file,
+            memory_limit=args.memory_limit,
+            max_loop_iterations=args.max_loop_iterations,
+            draw=feed,
+        )
     feed.print_notes()
     return code
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from convcanon.reference.kernels.budget import work_limit
     from convcanon.verify.command import verify_command
 
-    return verify_command(
-        args.before,
-        args.after,
-        engine=args.engine,
-        trials=args.trials,
-        seed=args.seed,
-        entry=args.entry,
-        batch_sizes=args.batch_sizes,
-        timeout=args.timeout,
-        pipeline=args.pass_pipeline,
-        rtol=args.rtol,
-        atol=args.atol,
-    )
+    with work_limit(args.max_work):
+        return verify_command(
+            args.before,
+            args.after,
+            engine=args.engine,
+            trials=args.trials,
+            seed=args.seed,
+            entry=args.entry,
+            batch_sizes=args.batch_sizes,
+            timeout=args.timeout,
+            pipeline=args.pass_pipeline,
+            rtol=args.rtol,
+            atol=args.atol,
+        )
 
 
 def _graph(args: argparse.Namespace) -> int:

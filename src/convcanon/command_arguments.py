@@ -70,14 +70,19 @@ def _run_parser(run: argparse.ArgumentParser) -> None:
         default=100_000,
         help="stop a stablehlo.while that runs longer with an error (default 100000)",
     )
-    run.add_argument(
+    add_max_work(run)
+
+
+def add_max_work(parser: argparse.ArgumentParser) -> None:
+    """`--max-work`: the steps each interpreter run may take (`run`, `verify`'s reference)."""
+    parser.add_argument(
         "--max-work",
         type=_positive_int,
         default=DEFAULT_WORK_LIMIT,
         metavar="STEPS",
-        help="stop a run with an error before an op that would take it past this many steps,"
-        " about a nanosecond each (an element read or written, a multiply-add, a fixed cost per"
-        f" op and per whole-array call; default {DEFAULT_WORK_LIMIT:.0e})",
+        help="stop an interpreter run with an error before an op that would take it past this"
+        " many steps, about a nanosecond each (an element read or written, a multiply-add, a"
+        f" fixed cost per op and per whole-array call; default {DEFAULT_WORK_LIMIT:.0e})",
     )
 
 
@@ -144,6 +149,7 @@ def _verify_parser(verify: argparse.ArgumentParser) -> None:
         help="seconds one XLA or IREE run (a module's compile and one trial) may take before it"
         " is stopped, as a run of a loop that never ends would not (default 300)",
     )
+    add_max_work(verify)
 
 
 def _graph_parser(graph: argparse.ArgumentParser) -> None:

@@ -80,7 +80,7 @@ def test_an_entry_missing_from_every_chunk_names_each_chunk(cc: Runner, tmp_path
     assert result.code == 1
     assert diagnostic_lines(result.err)[:-1] == [
         f"{source}:1:1: error: chunk 1: no function @f0 (functions: main)",
-        f"{source}:6:1: error: chunk 2: no function @f0 (functions: main)",
+        f"{source}:5:9: error: chunk 2: no function @f0 (functions: main)",  # after the marker
     ]
 
 

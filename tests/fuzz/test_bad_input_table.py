@@ -912,6 +912,8 @@ CASES += [
     Case("run a conv of a 1e6-wide input and a 5e5-wide kernel (6 MB of buffers, 2.5e11 multiply-adds: two minutes of numpy; ten times wider, hours)", ["run", "{m.mlir}"], {"m.mlir": _f(_HUGE_WINDOW_CONV)}, 1, "m.mlir:2:8: error: work limit reached: stablehlo.convolution: 250000500000 steps (its im2col copy) would take the run past its limit of 200000000000 steps"),
     Case("run a while loop whose condition never turns false, under --max-work", ["run", "{m.mlir}", "--max-work", "1000000"], {"m.mlir": _f(_ENDLESS_WHILE)}, 1, "error: work limit reached: stablehlo."),
     Case("run --max-work 0", ["run", "{m.mlir}", "--max-work", "0"], {"m.mlir": _f(_ENDLESS_WHILE)}, 2, "argument --max-work: must be an integer >= 1, not '0'"),
+    Case("verify the same conv (its reference runs)", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_HUGE_WINDOW_CONV)}, 1, "m.mlir:2:8: error: work limit reached: stablehlo.convolution: 250000500000 steps (its im2col copy)"),
+    Case("verify --max-work 0", ["verify", "{m.mlir}", "{m.mlir}", "--max-work", "0"], {"m.mlir": _f(_ENDLESS_WHILE)}, 2, "argument --max-work: must be an integer >= 1, not '0'"),
     Case("run a function that calls itself", ["run", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_CALL)}, 1, "m.mlir:2:8: error: calls nest deeper than 64 at @main (recursion?)"),
     Case("verify a function that calls itself", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_CALL)}, 1, "m.mlir:2:8: error: calls nest deeper than 64 at @main (recursion?)"),
     Case("verify a migraphx function that calls itself", ["verify", "{m.mlir}", "{m.mlir}"], {"m.mlir": _f(_RECURSIVE_MX_CALL)}, 1, "m.mlir:2:3: error: calls nest deeper than 64 at @main (recursion?)"),

@@ -124,7 +124,7 @@ def test_a_huge_window_is_refused_at_its_op_before_it_runs(
     line = _refused(tmp_path, capsys, text, lower=lower)
     assert where in line
     assert "would take the run past its limit of 200000000000 steps" in line
-    assert line.endswith("(`convcanon run --max-work N` sets it)")
+    assert line.endswith("(`--max-work N` sets it)")
 
 
 def test_a_long_loop_stops_at_the_limit_the_flag_sets(tmp_path: Path, capsys):
@@ -141,8 +141,8 @@ def test_a_migraphx_dot_counts_its_multiply_adds(tmp_path: Path, capsys):
 
 
 def _run(text: str, limit: int) -> tuple[list[np.ndarray], int]:
-    env = Env()
-    env.meter.limit = limit
+    with budget.work_limit(limit):
+        env = Env()
     interp = Interpreter(parse_module(text, "m.mlir"), "m.mlir", env=env)
     block = interp.functions["main"].regions[0].blocks[0]
     rng = np.random.default_rng(0)

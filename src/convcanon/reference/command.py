@@ -49,7 +49,6 @@ def run_command(
     memory_limit: str | int = "4GiB",
     max_loop_iterations: int | None = None,
     draw: Draw | None = None,
-    max_work: int | None = None,
 ) -> int:
     """Run every entry function; exit 0 only if every check held (only then write outputs).
 
@@ -65,13 +64,12 @@ def run_command(
     filename, text = read_mlir_input(input)
     feed: Mapping[str, np.ndarray] = open_npz(inputs) if inputs is not None else {}
     job = _Job(filename, entry, feed, limit, max_loop_iterations, output)
-    job.max_work = max_work
     job.draw = None if inputs is not None else draw
     if not split_marker:
         job.run(text)
     else:
         from convcanon.driver import ChunkErrors
-        from convcanon.fileio.split_input import split_input_file
+        from convcanon.fileio.split_input import chunk_column, split_input_file
 
         errors: list[ConvcanonError] = []
         ran = False
@@ -84,7 +82,8 @@ def run_command(
                 job.run(chunk, offset, f"chunk{index}")
             except ConvcanonError as err:
                 if err.loc is None or (err.loc.file == filename and not err.loc.line):
-                    err.loc = SourceLoc(filename, offset + 1, 1)  # the chunk's first line
+                    # where the chunk starts: just after its marker, as mlir-opt places it
+                    err.loc = SourceLoc(filename, offset + 1, chunk_column(chunk))
                     err.message = f"chunk {index}: {err.message}"
                 errors.append(err)
         if errors:
@@ -121,7 +120,6 @@ class _Job:
         self.outputs: dict[str, np.ndarray] = {}
         self.failed = 0  # functions that failed a check
         self.draw: Draw | None = None
-        self.max_work: int | None = None  # steps one module's run may take (None: the default)
 
     def run(self, text: str, offset: int = 0, chunk: str = "") -> None:
         """Run a file, or the chunk `chunk` that has `offset` lines of the file before it:
@@ -134,9 +132,7 @@ class _Job:
             feed = (
                 self.draw(placed, self.filename, self.entry, self.limit) if self.draw else self.feed
             )
-            name, results = _run_xdsl(
-                placed, self.filename, self.entry, feed, self.limit, self.max_work
-            )
+            name, results = _run_xdsl(placed, self.filename, self.entry, feed, self.limit)
             self._report(f"{name}: ok ({len(results)} result(s))", results, chunk)
             self._name(results, f"{chunk}.{name}." if chunk else "")
             return
@@ -151,7 +147,6 @@ class _Job:
                 inputs=feed,
                 memory_limit=self.limit,
                 max_loop_iterations=self.max_loop_iterations,
-                max_work=self.max_work,
             )
         for report in reports:
             status = "ok" if not report.failures else "FAILED"
@@ -212,7 +207,6 @@ def _run_xdsl(
     entry: str | None,
     feed: Mapping[str, np.ndarray],
     limit: int,
-    max_work: int | None,
 ) -> tuple[str, list[np.ndarray]]:
     """The function's name (`entry`, or the one the interpreter chose) and its results."""
     try:
@@ -224,7 +218,7 @@ def _run_xdsl(
         ) from None
     if feed:
         _check_flat_headers(text, filename, entry, feed)
-    return module.run_module_text(text, filename, entry, feed, limit, max_work)
+    return module.run_module_text(text, filename, entry, feed, limit)
 
 
 def _check_flat_headers(

@@ -19,7 +19,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from convcanon.diagnostics import DEFAULT_WORK_LIMIT, MAX_CALL_DEPTH, ConvcanonError, SourceLoc
+from convcanon.diagnostics import MAX_CALL_DEPTH, ConvcanonError, SourceLoc
 from convcanon.migraphx import layout
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.declared_strides import reconcile_strides
@@ -162,13 +162,12 @@ class Interpreter:
         filename: str,
         op_lines: Mapping[Operation, int],
         memory_limit: int = DEFAULT_MEMORY_LIMIT,
-        max_work: int = DEFAULT_WORK_LIMIT,
     ):
         self.module = module
         self.filename = filename
         self.op_lines = op_lines
         self.memory_limit = memory_limit
-        self.meter = budget.Meter(max_work)
+        self.meter = budget.new_meter()
         self.table = op_table()
         self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
 
@@ -355,7 +354,6 @@ def run_module_text(
     entry: str | None,
     inputs: Mapping[str, np.ndarray],
     memory_limit: int = DEFAULT_MEMORY_LIMIT,
-    max_work: int | None = None,
 ) -> tuple[str, list[np.ndarray]]:
     """Parse, verify and run one function (`entry`, default @main or the only one) on flat
     input buffers `arg0..argN`; returns the name of the function it ran and its results as
@@ -364,9 +362,7 @@ def run_module_text(
 
     module = parse_file_text(text, filename)
     reconcile_strides(module, filename)
-    interp = Interpreter(
-        module, filename, _op_lines(module, text), memory_limit, max_work or DEFAULT_WORK_LIMIT
-    )
+    interp = Interpreter(module, filename, _op_lines(module, text), memory_limit)
     names = list(interp.functions)
     if entry is None:
         entry = default_entry(names)

@@ -33,7 +33,6 @@ def run_hlo_text(
     memory_limit: int | None = None,
     line_offset: int = 0,
     max_loop_iterations: int | None = None,
-    max_work: int | None = None,
 ) -> list[FunctionReport]:
     """Parse and run one HLO module; returns a report per entry function that ran."""
     from jaxlib.mlir import ir
@@ -55,8 +54,6 @@ def run_hlo_text(
         raise
     env = hlo_interp.Env(memory_limit or hlo_interp.DEFAULT_MEMORY_LIMIT)
     env.max_loop_iterations = max_loop_iterations or hlo_interp.DEFAULT_MAX_LOOP_ITERATIONS
-    if max_work is not None:
-        env.meter.limit = max_work
     env.ordered = "check.expect_" in text  # conformance tests: the reference's rounding order
     interp = hlo_interp.Interpreter(module, filename, line_offset, env)
     names = _entries(interp, entry, filename)

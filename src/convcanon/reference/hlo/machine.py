@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import numpy as np
 from jaxlib.mlir import ir
 
-from convcanon.diagnostics import DEFAULT_WORK_LIMIT, SourceLoc
+from convcanon.diagnostics import SourceLoc
 from convcanon.reference.hlo.values import DEFAULT_MEMORY_LIMIT, TensorType
 from convcanon.reference.kernels import budget
 
@@ -34,7 +34,7 @@ class Env:
     # diagnostic, not run until killed.
     max_loop_iterations: int = DEFAULT_MAX_LOOP_ITERATIONS
     # Buffers within the memory limit still ask for any time: a huge window, a long loop.
-    meter: budget.Meter = field(default_factory=lambda: budget.Meter(DEFAULT_WORK_LIMIT))
+    meter: budget.Meter = field(default_factory=budget.new_meter)
     call_depth: int = 0
     checks: list[CheckResult] = field(default_factory=list)
     # Sum float reductions one element at a time, rounding each step, in the StableHLO reference

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from convcanon.diagnostics import DEFAULT_WORK_LIMIT
+
 
 class OverBudget(MemoryError):
     """A kernel's planned peak is over the memory limit (raised before the kernel allocates)."""
@@ -84,6 +86,22 @@ class Meter:
 
 
 _METER: ContextVar[Meter | None] = ContextVar("convcanon_work_meter", default=None)
+_RUN_LIMIT: ContextVar[int] = ContextVar("convcanon_run_work_limit", default=DEFAULT_WORK_LIMIT)
+
+
+@contextmanager
+def work_limit(steps: int) -> Iterator[None]:
+    """Within it, each run's meter (`new_meter`) allows `steps`: a command's `--max-work`."""
+    token = _RUN_LIMIT.set(steps)
+    try:
+        yield
+    finally:
+        _RUN_LIMIT.reset(token)
+
+
+def new_meter() -> Meter:
+    """The meter of a run about to start, at the limit in force (`work_limit`)."""
+    return Meter(_RUN_LIMIT.get())
 
 
 @contextmanager
@@ -141,4 +159,4 @@ def spend_matmul(a: np.ndarray, b: np.ndarray) -> None:
 
 def over_work(op_name: str, err: OverWork) -> str:
     """The diagnostic, at the op the run stopped before, of a run past its work limit."""
-    return f"work limit reached: {op_name}: {err} (`convcanon run --max-work N` sets it)"
+    return f"work limit reached: {op_name}: {err} (`--max-work N` sets it)"
