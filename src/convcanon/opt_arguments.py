@@ -173,6 +173,18 @@ def _add_switches(
         group.add_argument(flag, action="store_true", help=help)
 
 
+def _add_timing(group: argparse._ArgumentGroup) -> None:
+    """`--mlir-timing` and the layout of its report."""
+    _add_switches(group, (("--mlir-timing", "report each pass's wall time, as mlir-opt"),))
+    group.add_argument(
+        "--mlir-timing-display",
+        choices=("list", "tree"),
+        default="tree",
+        help="--mlir-timing's layout: tree (each pass in pipeline order) or list (the timers"
+        " merged by name, slowest first), as mlir-opt",
+    )
+
+
 def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
     """mlir-opt's flags for listing, watching and timing the passes, and the parser's leniency."""
     habits = parser.add_argument_group("mlir-opt's instrumentation (all on stderr)")
@@ -187,22 +199,15 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         ),
     )
     _add_ir_dumps(habits)
+    _add_timing(habits)
     _add_switches(
         habits,
         (
-            ("--mlir-timing", "report each pass's wall time, as mlir-opt"),
             (
                 "--mlir-disable-threading",
                 "run MLIR's passes on one thread (convcanon's own passes always do)",
             ),
         ),
-    )
-    habits.add_argument(
-        "--mlir-timing-display",
-        choices=("list", "tree"),
-        default="tree",
-        help="--mlir-timing's layout: tree (each pass in pipeline order) or list (the timers"
-        " merged by name, slowest first), as mlir-opt",
     )
     habits.add_argument(
         "--verify-each",
