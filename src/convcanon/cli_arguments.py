@@ -11,7 +11,7 @@ from typing import Any
 
 from convcanon.diagnostics import UsageError
 from convcanon.fileio.limits import MAX_INPUT_SIZE_HELP
-from convcanon.ir_kind import SPLIT_MARKER
+from convcanon.fileio.split_input import SPLIT_MARKER
 from convcanon.options import decimal_float, decimal_int
 
 

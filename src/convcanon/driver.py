@@ -16,11 +16,10 @@ from typing import Any
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, text_starts_at_line
 from convcanon.fileio.module_input import ModuleFromBytecode, read_mlir_input
 from convcanon.fileio.output_file import check_output_path, write_output
-from convcanon.fileio.split_input import chunk_column
+from convcanon.fileio.split_input import SPLIT_MARKER, chunk_column
 from convcanon.ir_kind import (
     NO_IMPLICIT_MODULE,
     PLAIN_ASM,
-    SPLIT_MARKER,
     VERIFY_ROUNDTRIP,
     AsmFlags,
     sniff_framework,

@@ -7,12 +7,11 @@ from __future__ import annotations
 import re
 from contextvars import ContextVar
 
+from convcanon.fileio.split_input import ChunkText
 from convcanon.records import NamedTuple
 
 # `--allow-unregistered-dialect`: both halves' parsers let ops of unknown dialects through.
 UNREGISTERED_DIALECTS: ContextVar[bool] = ContextVar("allow_unregistered_dialect", default=False)
-# The line mlir-opt's `--split-input-file` cuts a file at, and puts between the chunks' outputs.
-SPLIT_MARKER = "// -----"
 # `--mlir-disable-threading`: MLIR contexts run their passes on one thread.
 SINGLE_THREADED: ContextVar[bool] = ContextVar("mlir_disable_threading", default=False)
 # `--verify-each`: MLIR's pass manager verifies the module after each of its passes.
@@ -109,6 +108,21 @@ def first_line(text: str) -> str:
     return line if len(line) <= 40 else line[:37] + "..."
 
 
+def _not_mlir(text: str) -> str | None:
+    """What a file that is not MLIR text is, from how it starts (None: it may be MLIR)."""
+    if _MIGRAPHX_PROGRAM.match(text):
+        return (
+            "this is a MIGraphX printed program, not MLIR: "
+            "`convcanon import-migraphx FILE` turns it into a migraphx module"
+        )
+    if not _MLIR_START.match(text):
+        return (
+            f"this file is not MLIR: it starts with {first_line(text)!r}, "
+            "not an op, an alias or a comment"
+        )
+    return None
+
+
 def with_input_kind_hint(message: str, text: str, framework: str) -> str:
     """A parse error under `framework`'s passes, with what the file really is when that explains
     it: not MLIR at all; a MIGraphX printed program (`convcanon import-migraphx` reads those); the
@@ -117,16 +131,10 @@ def with_input_kind_hint(message: str, text: str, framework: str) -> str:
     message, advice, _ = message.partition(_UNREGISTERED_ADVICE)
     if not text:  # read from bytecode: no text tells what the file is
         return f"{message} ({UNREGISTERED_ADVICE})" if advice else message
-    if _MIGRAPHX_PROGRAM.match(text):
-        return (
-            f"{message} (this is a MIGraphX printed program, not MLIR: "
-            "`convcanon import-migraphx FILE` turns it into a migraphx module)"
-        )
-    if not _MLIR_START.match(text):
-        return (
-            f"{message} (this file is not MLIR: it starts with {first_line(text)!r}, "
-            "not an op, an alias or a comment)"
-        )
+    # a chunk that starts after its marker: what it starts with does not say what the file is
+    other_kind = None if isinstance(text, ChunkText) and text.column > 1 else _not_mlir(text)
+    if other_kind is not None:
+        return f"{message} ({other_kind})"
     found = sniff_framework(text, default=framework)
     if found != framework:
         return f"{message} (this module holds {_OPS[found]} ops: {_TAKEN_BY[found]} takes them)"

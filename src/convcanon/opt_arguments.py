@@ -19,7 +19,7 @@ from convcanon.cli_arguments import (
     value_after_equals,
 )
 from convcanon.fileio.limits import INT64_MAX
-from convcanon.ir_kind import SPLIT_MARKER
+from convcanon.fileio.split_input import SPLIT_MARKER
 from convcanon.pipeline import PASSES, UPSTREAM_PASSES, PassInfo
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from convcanon.cli import main
 from convcanon.fileio.split_input import _Places, split_input_file  # pyright: ignore[reportPrivateUsage]
 
-MARKERS = ["// -----", "// ---", "// ----", "// ---- -", "  // -----  ", "// -----//"]
+MARKERS = ["// -----", "// ---", "// ----", "// ---- -", "  // -----  ", "// -----//", "// ------"]
 
 
 @st.composite
@@ -43,7 +43,9 @@ def _same_as_iree_opt(opt: Runner, path: Path, *flags: str) -> None:
     theirs = iree_opt(path, "--split-input-file", *flags, check=False)
     ours = opt(path, "--split-input-file", *flags)
     assert (ours.code, ours.err) == (theirs.returncode, theirs.stderr)
-    assert ours.out == theirs.stdout
+    # a bad chunk (`// ------` cuts before its sixth dash): mlir-opt prints the good chunks'
+    # modules, we print nothing (no partial output)
+    assert ours.out == (theirs.stdout if theirs.returncode == 0 else "")
 
 
 @settings(

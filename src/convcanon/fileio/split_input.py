@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from convcanon.diagnostics import SourceLoc, UsageError, report
-from convcanon.ir_kind import SPLIT_MARKER
+
+# The marker mlir-opt's `--split-input-file` cuts a file at, and puts between the chunks' outputs.
+SPLIT_MARKER = "// -----"
 
 MIN_MARKER = 3  # mlir-opt cuts at all but the last 2 characters: on an empty rest it never ends
 _CHECKED = 2  # the characters after the cut that make it a marker
