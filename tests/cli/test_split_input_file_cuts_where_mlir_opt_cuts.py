@@ -29,14 +29,15 @@ def split_files(draw: st.DrawFn) -> str:
             lines.append(f"func.func @f{k}() {{ return }}")
         elif kind == "marker":
             lines.append(draw(st.sampled_from(MARKERS)))
-        elif kind == "inline":
-            lines.append(f"func.func @f{k}() {{ return }} {draw(st.sampled_from(MARKERS))}")
+        elif kind == "inline":  # after code or a comment that is not ASCII: byte columns
+            before = draw(st.sampled_from([f"func.func @f{k}() {{ return }}", "\t// é,", "// ü"]))
+            lines.append(f"{before} {draw(st.sampled_from(MARKERS))}")
         elif kind == "blank":
             lines.append("")
         else:
             lines.append("// a comment")
-    text = "\n".join(lines)
-    return text + draw(st.sampled_from(["\n", "", "\n\n"]))
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    return end.join(lines) + draw(st.sampled_from([end, "", end * 2]))
 
 
 def _same_as_iree_opt(opt: Runner, path: Path, *flags: str) -> None:
