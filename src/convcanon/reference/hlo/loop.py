@@ -107,8 +107,7 @@ class Interpreter:
                 raise ConvcanonError(f"the interpreter does not support op '{name}'", self.loc(op))
             try:
                 budget.spend(
-                    "its elements",
-                    budget.OP_STEPS + step.elements + sum(getattr(v, "size", 1) for v in operands),
+                    "its elements", step.steps + sum(getattr(v, "size", 1) for v in operands)
                 )
                 results = handler(self, op, operands, result_types)
                 for res, value, tt in zip(step.results, results, result_types, strict=True):
@@ -172,11 +171,12 @@ class _Step:
     results: list[ir.Value]
     types: list[TensorType]
     dead: list[ir.Value] = field(default_factory=list)  # values of the block last used here
+    # what running it costs besides its operands' elements: its dispatch and its results'
+    steps: int = field(init=False)
 
-    @property
-    def elements(self) -> int:
-        """The elements of its declared results (a step of the work it costs)."""
-        return sum(math.prod(t.shape) for t in self.types)
+    def __post_init__(self) -> None:
+        results = sum(math.prod(t.shape) for t in self.types)
+        object.__setattr__(self, "steps", budget.OP_STEPS + results)
 
 
 def _mark_last_uses(block: ir.Block, steps: list[_Step]) -> None:
