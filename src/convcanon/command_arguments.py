@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from decimal import Decimal
 
 from convcanon.cli_arguments import (
     CommandParser,
@@ -19,9 +20,29 @@ from convcanon.cli_arguments import (
     number,
 )
 from convcanon.diagnostics import DEFAULT_WORK_LIMIT
+from convcanon.options import decimal_float, decimal_int
 
 _seed = integer_at_least(0)  # numpy's seeds
 _positive_int = integer_at_least(1)
+MAX_STEPS = (1 << 63) - 1
+
+
+def step_count(text: str) -> int:
+    """`--max-work`: a whole number of steps from 1 to 2^63-1, in digits or in exponent notation
+    (`2e11`, as its default is written), compared exactly (a `1e400000000` is never expanded)."""
+    value = decimal_int(text)
+    if value is None and decimal_float(text) is not None:
+        exact = Decimal(text)
+        if 1 <= exact <= MAX_STEPS and exact == exact.to_integral_value():
+            value = int(exact)
+    if value is None or not 1 <= value <= MAX_STEPS:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of steps from 1 to {MAX_STEPS} (e.g. 5000000 or 2e11),"
+            f" not {text!r}"
+        )
+    return value
+
+
 _integer = integer_at_least(None)
 
 
@@ -77,7 +98,7 @@ def add_max_work(parser: argparse.ArgumentParser) -> None:
     """`--max-work`: the steps each interpreter run may take (`run`, `verify`'s reference)."""
     parser.add_argument(
         "--max-work",
-        type=_positive_int,
+        type=step_count,
         default=DEFAULT_WORK_LIMIT,
         metavar="STEPS",
         help="stop an interpreter run with an error before an op that would take it past this"

@@ -134,6 +134,20 @@ def test_a_long_loop_stops_at_the_limit_the_flag_sets(tmp_path: Path, capsys):
     assert "past its limit of 1000000000 steps" in line
 
 
+@pytest.mark.parametrize(
+    ("spelled", "steps"), [("2e11", 2 * 10**11), ("40000", 40_000), ("4.0e4", 40_000)]
+)
+def test_the_limit_is_a_whole_number_in_digits_or_exponent_notation(
+    tmp_path: Path, capsys, spelled: str, steps: int
+):
+    """As the default is written (2e11): a dot of 64x64 matrices fits 2e11 steps, not 4e4."""
+    path = tmp_path / "m.mlir"
+    path.write_text(MIGRAPHX_DOT)
+    code = main(["run", str(path), "--max-work", spelled])
+    capsys.readouterr()
+    assert code == (0 if steps > 10**6 else 1)
+
+
 def test_a_migraphx_dot_counts_its_multiply_adds(tmp_path: Path, capsys):
     line = _refused(tmp_path, capsys, MIGRAPHX_DOT, "--max-work", "40000")
     assert line.startswith("m.mlir:2:3: error: work limit reached: 'migraphx.dot': ")
