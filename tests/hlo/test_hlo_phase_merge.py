@@ -9,7 +9,7 @@ import math
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
 from convcanon.hlo.explain import explain_module
@@ -298,8 +298,25 @@ def test_merged_stride_phases_are_exact_at_the_floor_and_as_few_as_the_shapes(
     )
 
 
+# XLA aborts on this source conv (its operand swapper keeps dim 0's window over a narrower
+# kernel), so the reference judges it: a draw outside CI failed here before `judge` knew that.
+SWAPPED_GROUP_DIM = ConvCase(
+    "func.func public @main(%arg0: tensor<1x1x2x3xf32>, %arg1: tensor<1x1x3x4xf32>)"
+    " -> tensor<1x1x1x1xf32> {\n  %0 = stablehlo.convolution(%arg0, %arg1)"
+    " dim_numbers = [b, f, 0, 1]x[i, o, 0, 1]->[b, f, 0, 1], window = {stride = [2, 1],"
+    " pad = [[0, 0], [0, 1]], lhs_dilate = [3, 1], rhs_dilate = [1, 1],"
+    " reverse = [false, false]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+    " : (tensor<1x1x2x3xf32>, tensor<1x1x3x4xf32>) -> tensor<1x1x1x1xf32>\n"
+    "  return %0 : tensor<1x1x1x1xf32>\n}\n",
+    (1, 1, 2, 3),
+    (1, 1, 3, 4),
+    "f32",
+)
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(case=SWAPPED_GROUP_DIM)
 @given(case=conv_cases())
 def test_pad_kernel_is_exact_and_within_max_mac_ratio_of_the_floor(
     case: ConvCase, dialect: Dialect

@@ -24,6 +24,7 @@ from .cases import (
     assert_same_results,
     conv_cases,
     conv_module,
+    hits_xla_operand_swap_bug,
     judge,
     mac_ceiling,
     parse,
@@ -364,6 +365,41 @@ def test_reference_crops_then_pads_by_the_spec_where_xla_does_not() -> None:
     got = reference(_CROP_THEN_PAD, [x, w])[0]
     np.testing.assert_allclose(got, direct, rtol=1e-6, atol=1e-6)
     assert not got[..., 1].any()
+
+
+_SWAPPED_GROUP_DIM = """func.func public @main(
+    %arg0: tensor<1x1x2x3xf32>, %arg1: tensor<1x1x3x4xf32>) -> tensor<1x1x1x1xf32> {
+  %0 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, f, 0, 1]x[i, o, 0, 1]->[b, f, 0, 1],
+    window = {stride = [2, 1], pad = [[0, 0], [0, 1]], lhs_dilate = [3, 1]}
+    {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+    : (tensor<1x1x2x3xf32>, tensor<1x1x3x4xf32>) -> tensor<1x1x1x1xf32>
+  return %0 : tensor<1x1x1x1xf32>
+}
+"""
+
+
+def test_reference_runs_the_conv_xla_aborts_on_when_it_swaps_operands() -> None:
+    """Dim 1's 4-wide kernel is wider than its 3-wide input, so XLA's ConvOperandSwapper swaps
+    the operands; dim 0 (window 3, lhs dilation 3, stride 2) looks like a "group" dim and keeps
+    its 3-wide window over what is now a 2-wide kernel, and XLA aborts (found by the pad-kernel
+    property with random draws). The property judges such convs with the reference interpreter,
+    checked here against a direct sum: the one window reads input row 0 (row 1 sits at dilated
+    row 3, past the window) and columns 0..2 (column 3 is the padding)."""
+    import numpy as np
+
+    from convcanon.diagnostics import ConvcanonError
+
+    (params,) = all_conv_params(parse(_SWAPPED_GROUP_DIM), STABLEHLO)
+    assert hits_xla_operand_swap_bug(params)
+    assert not hits_xla_operand_swap_bug(params._replace(lhs_shape=(1, 1, 3, 3)))  # fits
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 1, 2, 3)).astype(np.float32)
+    w = rng.standard_normal((1, 1, 3, 4)).astype(np.float32)
+    with pytest.raises(ConvcanonError, match="SIGABRT"):
+        xla(_SWAPPED_GROUP_DIM, [x, w])
+    direct = float((x[0, 0, 0, :].astype(np.float64) * w[0, 0, 0, :3]).sum())
+    got = reference(_SWAPPED_GROUP_DIM, [x, w])[0]
+    np.testing.assert_allclose(got.ravel(), [direct], rtol=1e-6)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

@@ -7,10 +7,11 @@ import warnings
 
 import numpy as np
 import pytest
-from hlo.cases import EXAMPLES, ConvCase, conv_cases
-from hypothesis import HealthCheck, given, settings
+from hlo.cases import EXAMPLES, ConvCase, all_conv_params, conv_cases, hits_known_xla_bug, parse
+from hypothesis import HealthCheck, assume, given, settings
 
 from convcanon.hlo.context import parse_module
+from convcanon.hlo.dialects import STABLEHLO
 from convcanon.reference.hlo_interp import tensor_type
 
 from .xla_compare import assert_matches_xla, interpret
@@ -19,6 +20,10 @@ from .xla_compare import assert_matches_xla, interpret
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv_cases())
 def test_random_conv_matches_xla(case: ConvCase) -> None:
+    """Where XLA is known wrong, or aborts (in this process), the conv is not compared: the
+    reference's answer there is pinned against the spec in test_hlo_property_canonical."""
+    (params,) = all_conv_params(parse(case.text), STABLEHLO)
+    assume(not hits_known_xla_bug(params))
     assert_matches_xla(case.text, case.inputs())
 
 
