@@ -20,14 +20,13 @@ MIN_MARKER = 3  # mlir-opt cuts at all but the last 2 characters: on an empty re
 _CHECKED = 2  # the characters after the cut that make it a marker
 
 
-def check_marker(marker: str) -> str:
-    """A `--split-input-file=MARKER` mlir-opt can split at (a shorter one makes it loop)."""
+def check_marker(marker: str) -> None:
+    """Refuse a `--split-input-file=MARKER` mlir-opt cannot split at (a shorter one loops)."""
     if marker and len(marker) < MIN_MARKER:
         raise UsageError(
             f"--split-input-file={marker}: a marker needs at least {MIN_MARKER} characters"
             f" (mlir-opt cuts at all but its last {_CHECKED}, and never ends on a shorter one)"
         )
-    return marker
 
 
 def _cuts(text: str, marker: str) -> Iterator[tuple[bool, int, int]]:

@@ -202,11 +202,7 @@ def _refined_to_inputs(
 
 
 def _run_xdsl(
-    text: str,
-    filename: str,
-    entry: str | None,
-    feed: Mapping[str, np.ndarray],
-    limit: int,
+    text: str, filename: str, entry: str | None, feed: Mapping[str, np.ndarray], limit: int
 ) -> tuple[str, list[np.ndarray]]:
     """The function's name (`entry`, or the one the interpreter chose) and its results."""
     try:

@@ -105,8 +105,8 @@ def new_meter() -> Meter:
 
 
 @contextmanager
-def metered(meter: Meter | None) -> Iterator[None]:
-    """Count the steps of what runs inside on `meter` (None: not counted)."""
+def metered(meter: Meter) -> Iterator[None]:
+    """Count the steps of what runs inside on `meter` (outside any, nothing is counted)."""
     token = _METER.set(meter)
     try:
         yield
