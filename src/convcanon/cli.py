@@ -16,7 +16,12 @@ from collections.abc import Callable, Sequence
 
 from convcanon.cli_arguments import values_after_equals
 from convcanon.command_arguments import main_parser
-from convcanon.diagnostics import ConvcanonError, UsageError, sources_shown
+from convcanon.diagnostics import (
+    ConvcanonError,
+    UsageError,
+    diagnostics_printed,
+    sources_shown,
+)
 from convcanon.fileio.limits import set_max_input_size
 from convcanon.fileio.stdout import (
     flush_stdout,
@@ -111,10 +116,14 @@ def opt_main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("convcanon-opt: give either --pass-pipeline or pass flags, not both")
         UNREGISTERED_DIALECTS.set(args.allow_unregistered_dialect)
         SINGLE_THREADED.set(args.mlir_disable_threading)
-        VERIFY_EACH.set(args.verify_each in ("true", "1"))
+        VERIFY_EACH.set(args.verify_each)
         VERIFY_ROUNDTRIP.set(args.verify_roundtrip)
         NO_IMPLICIT_MODULE.set(args.no_implicit_module)
-        return _run_opt(args, args.pass_pipeline or ",".join(pass_flags), script=argv is None)
+        with diagnostics_printed(  # --verify-diagnostics collects them all, and no op
+            args.mlir_diagnostic_verbosity_level,
+            args.mlir_print_op_on_diagnostic and args.verify_diagnostics is None,
+        ):
+            return _run_opt(args, args.pass_pipeline or ",".join(pass_flags), script=argv is None)
 
     code = _guarded(body)
     if argv is None:  # the convcanon-opt script: its job is done

@@ -187,8 +187,18 @@ VALUE_AFTER_EQUALS = {
     "--verify-diagnostics": "all",
     "--split-input-file": SPLIT_MARKER,
     "--verify-each": "true",
+    "--mlir-print-op-on-diagnostic": "true",
+    "--mlir-disable-diagnostic-notes": "true",
 }
-_BOOLEANS = {"--verify-each"}
+_BOOLEANS = {"--verify-each", "--mlir-print-op-on-diagnostic", "--mlir-disable-diagnostic-notes"}
+
+
+def llvm_bool(text: str) -> bool:
+    """A boolean flag's value as LLVM's command line reads it: `true`, `false`, `1` or `0`
+    (`=TRUE` is refused there too)."""
+    if text in ("true", "1", "false", "0"):
+        return text in ("true", "1")
+    raise argparse.ArgumentTypeError(f"must be true, false, 1 or 0, not {text!r}")
 
 
 def value_after_equals(arg: str) -> str | None:

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 
 class SourceLoc:
@@ -63,13 +64,19 @@ def text_starts_at_line(line: int, column: int = 1) -> Iterator[None]:
     `column`) of its file: every position counted in the chunk (`offset_loc`, a parsed op's
     location) is reported at its line in the whole file. The chunk is not padded with newlines
     to get there, which made each chunk cost as much as the whole file before it."""
-    token = _lines_before.set(line - 1)
-    column_token = _start_column.set(column)
+    with _set_within((_lines_before, line - 1), (_start_column, column)):
+        yield
+
+
+@contextmanager
+def _set_within(*settings: tuple[ContextVar[Any], object]) -> Iterator[None]:
+    """Within it, each context variable holds its value; after, what it held before."""
+    tokens = [(variable, variable.set(value)) for variable, value in settings]
     try:
         yield
     finally:
-        _start_column.reset(column_token)
-        _lines_before.reset(token)
+        for variable, token in reversed(tokens):
+            variable.reset(token)
 
 
 def lines_before() -> int:
@@ -123,14 +130,18 @@ class ConvcanonError(Exception):
     def render(self) -> str:
         """The error line and, while the CLI shows sources, the input's line under it with a
         caret; then the notes its location carries (the user's source, for debug info) and its
-        own, each on its own line as mlir-opt prints them."""
+        own, each on its own line as mlir-opt prints them: a note's source line only where it
+        is not the one just shown (the op a `see current operation` note dumps is not)."""
         where = f"{self.loc}: " if self.loc is not None else ""
         code = f"{self.code}: " if self.code else ""
         located: Callable[[], list[str]] | None = getattr(self.loc, "notes", None)
         lines = [shown(f"{where}error: {code}{self.message}"), *snippet(self.loc, self.span)]
         lines += [shown(line) for line in (located() if located else [])]
+        before = self.loc
         for loc, note in self.notes:
-            lines += [shown(f"{loc}: note: {note}" if loc else f"note: {note}"), *snippet(loc)]
+            lines.append(shown(f"{loc}: note: {note}" if loc else f"note: {note}"))
+            lines += snippet(loc) if loc != before else []
+            before = loc
         return "\n".join(lines)
 
     def folded_message(self) -> str:
@@ -244,13 +255,48 @@ DiagnosticSink = Callable[[str, "SourceLoc | None", str], None]
 _diagnostic_sink: ContextVar[DiagnosticSink | None] = ContextVar("diagnostic_sink", default=None)
 
 
+# convcanon-opt's `--mlir-diagnostic-verbosity-level`: the severities `report` prints, as
+# mlir-opt's filter lets them through (errors always; never under --verify-diagnostics).
+_VERBOSITY = {
+    "errors": frozenset(),
+    "warnings": frozenset({"warning"}),
+    "remarks": frozenset({"warning", "remark"}),
+}
+_printed_severities: ContextVar[frozenset[str]] = ContextVar(
+    "printed_severities", default=_VERBOSITY["remarks"]
+)
+VERBOSITY_LEVELS = tuple(_VERBOSITY)
+
+# `--mlir-print-op-on-diagnostic`: an error at an op carries the op, in generic form, as the note
+# `see current operation: ...` MLIR attaches (the source line under the error shows it
+# otherwise, so convcanon-opt leaves it out unless asked).
+PRINT_OP_ON_DIAGNOSTIC: ContextVar[bool] = ContextVar("print_op_on_diagnostic", default=False)
+
+
+@contextmanager
+def diagnostics_printed(verbosity: str, print_op: bool) -> Iterator[None]:
+    """Within it, `report` prints only the severities `verbosity` names, and errors at ops
+    carry the op if `print_op`."""
+    with _set_within(
+        (_printed_severities, _VERBOSITY[verbosity]), (PRINT_OP_ON_DIAGNOSTIC, print_op)
+    ):
+        yield
+
+
 def report(severity: str, loc: SourceLoc | None, message: str) -> None:
-    """A `remark` or `warning` for the user, on stderr (with the notes its location carries:
-    the user's source, for debug info), or to the collector `collect_diagnostics` installs."""
+    """A `remark` or `warning` for the user: to the collector `collect_diagnostics` installs,
+    else on stderr if the verbosity level lets it through."""
     sink = _diagnostic_sink.get()
     if sink is not None:
         sink(severity, loc, message)
-        return
+    elif severity in _printed_severities.get():
+        print_diagnostic(severity, loc, message)
+
+
+def print_diagnostic(severity: str, loc: SourceLoc | None, message: str) -> None:
+    """`loc: severity: message` on stderr, with the input's line under it and the notes its
+    location carries (the user's source, for debug info): what mlir-opt's source manager
+    prints itself, never filtered (a `--split-input-file` near miss)."""
     notes: Callable[[], list[str]] | None = getattr(loc, "notes", None)
     where = f"{loc}: " if loc is not None else ""
     lines = [f"{where}{severity}: {message}", *(notes() if notes is not None else [])]

@@ -16,8 +16,10 @@ from convcanon.cli_arguments import (
     add_output,
     add_split_input_file,
     integer_at_least,
+    llvm_bool,
     value_after_equals,
 )
+from convcanon.diagnostics import VERBOSITY_LEVELS
 from convcanon.fileio.limits import INT64_MAX
 from convcanon.fileio.split_input import SPLIT_MARKER
 from convcanon.pipeline import PASSES, UPSTREAM_PASSES, PassInfo
@@ -211,8 +213,8 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
     )
     habits.add_argument(
         "--verify-each",
-        choices=("true", "false", "1", "0"),
-        default="true",
+        type=llvm_bool,
+        default=True,
         metavar="=true|=false",
         help="verify the module after each MLIR pass (=false: not; convcanon's passes always"
         " check the ops they build)",
@@ -243,7 +245,36 @@ def _add_mlir_opt_habits(parser: argparse.ArgumentParser) -> None:
         " comments (as mlir-opt); exit 0 when they all match. =only-expected checks only that"
         " each expected one comes, and lets any other through unreported",
     )
+    _add_diagnostic_flags(parser)
     add_allow_unregistered(parser)
+
+
+def _add_diagnostic_flags(parser: argparse.ArgumentParser) -> None:
+    """mlir-opt's flags for what a diagnostic shows (none applies under --verify-diagnostics,
+    which checks every diagnostic and never prints an op)."""
+    parser.add_argument(
+        "--mlir-print-op-on-diagnostic",
+        type=llvm_bool,
+        default=False,
+        metavar="=true|=false",
+        help="an error at an op carries the op in generic form (note: see current operation),"
+        " as mlir-opt prints it by default (HLO modules; default false: the source line shows it)",
+    )
+    parser.add_argument(
+        "--mlir-diagnostic-verbosity-level",
+        choices=VERBOSITY_LEVELS,
+        default="remarks",
+        help="the diagnostics printed besides errors: errors (none), warnings, or remarks"
+        " (warnings and remarks: the default)",
+    )
+    parser.add_argument(
+        "--mlir-disable-diagnostic-notes",
+        type=llvm_bool,
+        default=False,
+        metavar="=true|=false",
+        help="drop the notes emitted on their own, as mlir-opt: convcanon-opt emits none, and"
+        " the notes attached to an error still print",
+    )
 
 
 def _add_ir_dumps(habits: argparse._ArgumentGroup) -> None:

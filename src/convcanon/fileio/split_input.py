@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from convcanon.diagnostics import SourceLoc, UsageError, report
+from convcanon.diagnostics import SourceLoc, UsageError, print_diagnostic
 
 # The marker mlir-opt's `--split-input-file` cuts a file at, and puts between the chunks' outputs.
 SPLIT_MARKER = "// -----"
@@ -105,7 +105,7 @@ def split_input_file(
         for _, offset, _ in (cut for cut in _cuts(text, marker) if not cut[0]):
             line, column = places.of(offset)
             where = SourceLoc(filename, line + 1, column + 1)
-            report("warning", where, "near miss with file split marker")
+            print_diagnostic("warning", where, "near miss with file split marker")
     places = _Places(text)
     for _, start, end in (cut for cut in _cuts(text, marker) if cut[0]):
         line, column = places.of(start)

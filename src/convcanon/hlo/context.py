@@ -21,7 +21,7 @@ from functools import cache
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _chlo, _jax_mlir_ext, _mlir, _mlirHlo, _stablehlo
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, lines_before
+from convcanon.diagnostics import PRINT_OP_ON_DIAGNOSTIC, ConvcanonError, SourceLoc, lines_before
 from convcanon.fileio.text_checks import (
     check_conv_dimension_indices,
     check_integer_widths,
@@ -380,14 +380,38 @@ def error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonErr
     first = diagnostics[0]
     # verifier messages may end in a dump of the whole op ("(see current operation: ...)")
     message = first.message.split(" (see current operation:", 1)[0].strip().splitlines()[0]
-    notes: list[tuple[SourceLoc | None, str]] = [
-        (source_loc(n.location, filename), str(n.message).splitlines()[0])
-        for n in first.notes
-        if str(n.message).strip()
-        and "for more info on dialect" not in n.message
-        and not n.message.startswith(("see current operation", "in bytecode version"))
-    ]
+    notes: list[tuple[SourceLoc | None, str]] = []
+    for n in first.notes:
+        text = str(n.message)
+        if text.startswith("see current operation"):  # the op, over lines when it has regions
+            if PRINT_OP_ON_DIAGNOSTIC.get():
+                notes.append((source_loc(n.location, filename), text.rstrip()))
+        elif text.strip() and not _dropped_note(text):
+            notes.append((source_loc(n.location, filename), text.splitlines()[0]))
     return ConvcanonError(message, source_loc(first.location, filename), notes=notes)
+
+
+def op_notes(op: ir.Operation | ir.OpView, loc: SourceLoc) -> list[tuple[SourceLoc | None, str]]:
+    """The note an error at `op` carries under `--mlir-print-op-on-diagnostic`: the op as MLIR
+    prints it into a diagnostic (generic form, its own value names, large elements elided, on
+    a line of its own when it spans several); none otherwise."""
+    if not PRINT_OP_ON_DIAGNOSTIC.get():
+        return []
+    text = op.operation.get_asm(
+        print_generic_op_form=True,
+        use_local_scope=True,
+        large_elements_limit=16,
+        assume_verified=True,
+    )
+    text = str(text).rstrip("\n")
+    newline = "\n" if "\n" in text else ""
+    return [(loc, f"see current operation: {newline}{text}")]
+
+
+def _dropped_note(text: str) -> bool:
+    """A note of MLIR's that says nothing about the input: how to load a dialect (mlir-opt's
+    flags, not ours), or the bytecode version being read."""
+    return "for more info on dialect" in text or text.startswith("in bytecode version")
 
 
 def print_module(

@@ -15,7 +15,7 @@ from jaxlib.mlir import ir
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, report
 from convcanon.hlo import build
-from convcanon.hlo.context import error_from_mlir, source_loc
+from convcanon.hlo.context import error_from_mlir, op_notes, source_loc
 from convcanon.hlo.conv_params import ConvParams, int64_overflow
 from convcanon.hlo.dialect_check import check_conv_dialect
 from convcanon.hlo.dialects import MHLO, STABLEHLO, Dialect
@@ -218,8 +218,8 @@ def _plan_all(
     overflows: dict[ConvKey, str | None] = {}
     convs, names = _convs_in_functions(hlo_file.module, dialect)
     positions = hlo_file.positions_of(names)  # counted as parsed, before any replacement
-    for conv, name, position in zip(convs, names, positions, strict=True):
-        conv, unread = _as_planned(conv, name, dialect, hlo_file, position)
+    for source, name, position in zip(convs, names, positions, strict=True):
+        conv, unread = _as_planned(source, name, dialect, hlo_file, position)
         operands = conv.operands
         types = (operands[0].type, operands[1].type, conv.results[0].type)
         key = conv_key(conv, types, unread)
@@ -247,12 +247,12 @@ def _plan_all(
             stats.bump(f"skipped: {decision.reason}")
             continue
         if not plan.zeros:
-            raise euet001(p, record.loc)
+            raise euet001(p, record.loc, op_notes(source, record.loc))
         if key not in overflows:  # a property of the configuration, checked once
             overflows[key] = int64_overflow(p)
         overflow = overflows[key]
         if overflow is not None:
-            raise ConvcanonError(overflow, record.loc)
+            raise ConvcanonError(overflow, record.loc, notes=op_notes(source, record.loc))
         todo.append((conv, key, plan, record))
     return records, todo
 
@@ -272,7 +272,7 @@ def _as_planned(
         replaced = as_convolution(conv, dialect)
     except NotAConvolution as err:
         where = source_loc(conv.location, hlo_file.filename, position=position)
-        raise ConvcanonError(str(err), where) from None
+        raise ConvcanonError(str(err), where, notes=op_notes(conv, where)) from None
     return (conv, replaced) if isinstance(replaced, str) else (replaced, "")
 
 
@@ -324,11 +324,14 @@ def _plan_cache() -> dict[ConvKey, ConvPlan]:
     return {}
 
 
-def euet001(p: ConvParams, loc: SourceLoc) -> ConvcanonError:
+def euet001(
+    p: ConvParams, loc: SourceLoc, notes: list[tuple[SourceLoc | None, str]] | None = None
+) -> ConvcanonError:
     return ConvcanonError(
         f"element type {p.element_type} of the convolution's lhs cannot be zero-padded",
         loc,
         code="EUET001",
+        notes=notes,
     )
 
 
