@@ -198,7 +198,9 @@ class PassInstruments:
         failed: bool = False,
     ) -> None:
         outcome = " Failed" if failed else ""
-        title = f"{class_name(invocation.info)}{outcome}: {textual(invocation)}"
+        text = textual(invocation)  # a pass nested on functions is named without its anchor
+        nested = re.fullmatch(r"[\w.$-]+\((.*)\)", text, re.S)
+        title = f"{class_name(invocation.info)}{outcome}: {nested[1] if nested else text}"
         if self.printing.module_scope:
             title += f" ({_scope(module)})"
         sys.stderr.write(f"// -----// IR Dump {when} {title} //----- //\n{module_text}\n\n")

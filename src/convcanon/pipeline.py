@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from convcanon.diagnostics import UsageError
@@ -263,7 +263,7 @@ def _refuse_commas_between_options(name: str, options: str) -> None:
 
 # The passes `--list-passes` describes: MLIR's pass class name (as mlir-opt's IR dumps and
 # timing report name them) and what each does.
-UPSTREAM_PASSES: Mapping[str, tuple[str, str]] = {
+MLIR_PASSES: Mapping[str, tuple[str, str]] = {
     "canonicalize": ("CanonicalizerPass", "fold and simplify ops with every dialect's patterns"),
     "cse": ("CSEPass", "eliminate common sub-expressions"),
     "symbol-dce": ("SymbolDCEPass", "remove private functions nothing calls"),
@@ -279,6 +279,90 @@ UPSTREAM_PASSES: Mapping[str, tuple[str, str]] = {
     "topological-sort": ("TopologicalSortPass", "order ops of graph regions by their uses"),
     "strip-debuginfo": ("StripDebugInfoPass", "replace every location with an unknown one"),
 }
+# StableHLO's, CHLO's and MHLO's passes that jaxlib registers on request, as stablehlo-opt and
+# mlir-hlo-opt name them; a pass restricted to functions runs on each one, as mlir-opt nests it.
+HLO_PASSES: Mapping[str, tuple[str, str]] = {
+    "chlo-legalize-to-stablehlo": (
+        "ChloLegalizeToStablehloPass",
+        "expand CHLO ops (erf, top_k, broadcasting arithmetic) into StableHLO",
+    ),
+    "stablehlo-legalize-to-hlo": ("StablehloLegalizeToHloPass", "StableHLO to MHLO"),
+    "hlo-legalize-to-stablehlo": ("HloLegalizeToStablehloPass", "MHLO to StableHLO"),
+    "chlo-legalize-to-hlo": ("ChloLegalizeToHloPass", "expand CHLO ops into MHLO"),
+    "stablehlo-refine-shapes": (
+        "StablehloRefineShapesPass",
+        "make dynamic shapes static where constants and argument types fix them",
+    ),
+    "stablehlo-refine-arguments": (
+        "StablehloRefineArgumentsPass",
+        "give the main function's arguments the types of its types option",
+    ),
+    "stablehlo-canonicalize-dynamism": (
+        "StablehloCanonicalizeDynamismPass",
+        "turn dynamic ops whose shape operands are constant into static ones",
+    ),
+    "stablehlo-legalize-to-vhlo": ("StablehloLegalizeToVhloPass", "StableHLO to versioned VHLO"),
+    "vhlo-legalize-to-stablehlo": ("VhloLegalizeToStablehloPass", "versioned VHLO to StableHLO"),
+    "vhlo-to-version": ("VhloToVersionPass", "convert VHLO ops to a target version's"),
+    "stablehlo-compatibility-expander": (
+        "StablehloCompatibilityExpanderPass",
+        "rewrite ops newer than the target version with older ones",
+    ),
+    "stablehlo-convert-to-signless": (
+        "StablehloConvertToSignlessPass",
+        "make unsigned and signed integer types signless",
+    ),
+    "stablehlo-legalize-composite-to-call": (
+        "StablehloLegalizeCompositeToCallPass",
+        "replace each composite op by a call of its decomposition",
+    ),
+    "stablehlo-legalize-deprecated-ops": (
+        "StablehloLegalizeDeprecatedOpsPass",
+        "rewrite deprecated ops with their replacements",
+    ),
+    "stablehlo-complex-math-expander": (
+        "StablehloComplexMathExpanderPass",
+        "expand complex math ops into real arithmetic",
+    ),
+    "stablehlo-wrap-in-composite": (
+        "StablehloWrapInCompositePass",
+        "wrap ops in composites with their decomposition",
+    ),
+    "stablehlo-legalize-quant-to-math": (
+        "StablehloLegalizeQuantToMathPass",
+        "lower quantized ops to integer arithmetic",
+    ),
+    "stablehlo-legalize-quantized-op-to-qdq": (
+        "StablehloLegalizeQuantizedOpToQDQPass",
+        "decompose quantized ops into dequantize, float op, quantize",
+    ),
+    "stablehlo-legalize-qdq-to-quantized-op": (
+        "StablehloLegalizeQDQToQuantizedOpPass",
+        "fuse dequantize, float op, quantize into a quantized op",
+    ),
+    "shape-legalize-to-stablehlo": (
+        "ShapeLegalizeToStablehloPass",
+        "lower shape computations to StableHLO",
+    ),
+    "mhlo-flatten-tuple": ("FlattenTuplePass", "flatten MHLO tuples"),
+    "mhlo-sink-constants-to-control-flow": (
+        "SinkConstantsToControlFlowPass",
+        "move constants into the regions of control flow that use them",
+    ),
+    "mhlo-legalize-einsum-to-dot-general": (
+        "LegalizeEinsumToDotGeneralPass",
+        "MHLO einsum to dot_general",
+    ),
+    "mhlo-legalize-dot-to-dot-general": (
+        "LegalizeDotToDotGeneralPass",
+        "MHLO dot to dot_general",
+    ),
+    "mhlo-collapse-elementwise-map": (
+        "CollapseElementwiseMapPass",
+        "inline MHLO maps of elementwise ops",
+    ),
+}
+UPSTREAM_PASSES: Mapping[str, tuple[str, str]] = {**MLIR_PASSES, **HLO_PASSES}
 
 
 UPSTREAM_ENTRY = "convcanon.hlo.upstream:run_upstream"
@@ -347,10 +431,14 @@ def list_passes() -> str:
         for option in info.options:
             flag = f"--{option.name}=<{option.values}>"
             lines.append(f"    {flag:<48} - {option.help} (default {spelling(option.default)})")
-    lines += ["", "MLIR passes jaxlib registers (any other it registers runs too):"]
-    accepted: Mapping[str, str] = _load("convcanon.hlo.upstream:accepted")(UPSTREAM_PASSES)
-    for name, printed in accepted.items():
-        lines.append(f"  --{name:<48} -   {UPSTREAM_PASSES[name][1]}")
-        for option, value in re.findall(r"([\w-]+)=(\S*)", printed.partition("{")[2]):
-            lines.append(f"    --{option:<46} - (default {value.rstrip('}') or 'empty'})")
+    accept: Callable[[Iterable[str]], Mapping[str, str]] = _load("convcanon.hlo.upstream:accepted")
+    for title, passes in (
+        ("MLIR passes jaxlib registers (any other it registers runs too)", MLIR_PASSES),
+        ("StableHLO, CHLO and MHLO passes jaxlib registers", HLO_PASSES),
+    ):
+        lines += ["", f"{title}:"]
+        for name, printed in accept(passes).items():
+            lines.append(f"  --{name:<48} -   {passes[name][1]}")
+            for option, value in re.findall(r"([\w-]+)=(\S*)", printed.partition("{")[2]):
+                lines.append(f"    --{option:<46} - (default {value.rstrip('})') or 'empty'})")
     return "\n".join(lines) + "\n"

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import cache
 
 from jaxlib.mlir import ir
 
@@ -228,17 +227,12 @@ def _refined_type(ty: ir.Type, shape: Sequence[int] | None, index: int, filename
     return ir.RankedTensorType.get(list(shape), tensor.element_type, tensor.encoding)
 
 
-@cache
-def _register_passes() -> None:
-    from jaxlib.mlir.dialects import stablehlo
-
-    stablehlo.register_stablehlo_passes()
-
-
 def _run_refinement(module: ir.Module, filename: str, types: list[ir.Type]) -> None:
     from jaxlib.mlir import passmanager
 
-    _register_passes()
+    from convcanon.hlo.context import register_hlo_passes
+
+    register_hlo_passes()
     listed = ",".join(str(t) for t in types)
     pipeline = (
         f"builtin.module(symbol-dce,stablehlo-refine-arguments{{types='{listed}'}},cse,"

@@ -78,6 +78,15 @@ def make_context(allow_unregistered: bool | None = None) -> ir.Context:
     return context
 
 
+@cache
+def register_hlo_passes() -> None:
+    """Register StableHLO's, CHLO's and MHLO's passes with jaxlib's pass registry (once per
+    process, from the native modules: the Python dialect modules cost ~0.5 s to import), so a
+    pipeline can name them as stablehlo-opt does."""
+    _stablehlo.register_stablehlo_passes()
+    _mlirHlo.register_mhlo_passes()
+
+
 @contextmanager
 def generic_op_classes() -> Iterator[None]:
     """Within it the bindings wrap ops and attributes in their generic classes instead of first

@@ -2,24 +2,18 @@
 
 MHLO inputs for the `canonicalize-conv` twin come from `stablehlo-legalize-to-hlo`; XLA runs an MHLO
 module after `hlo-legalize-to-stablehlo`. The interpreter expands chlo ops with
-`chlo-legalize-to-stablehlo`. Passes are registered once per process.
+`chlo-legalize-to-stablehlo`.
 """
 
 from __future__ import annotations
 
-from functools import cache
-
 from jaxlib.mlir import ir, passmanager
-from jaxlib.mlir.dialects import mhlo
 
-
-@cache
-def _register() -> None:
-    mhlo.register_mhlo_passes()
+from convcanon.hlo.context import register_hlo_passes
 
 
 def _run(module: ir.Module, pass_name: str) -> None:
-    _register()
+    register_hlo_passes()
     with module.context:
         passmanager.PassManager.parse(f"builtin.module({pass_name})").run(module.operation)
 
@@ -32,17 +26,10 @@ def to_stablehlo(module: ir.Module) -> None:
     _run(module, "hlo-legalize-to-stablehlo")
 
 
-@cache
-def _register_stablehlo() -> None:
-    from jaxlib.mlir.dialects import stablehlo
-
-    stablehlo.register_stablehlo_passes()
-
-
 def chlo_to_stablehlo(module: ir.Module) -> None:
     """Expand chlo ops (square, erf, top_k, broadcasting binaries, ...) into StableHLO in place,
     with upstream's own `chlo-legalize-to-stablehlo`: their meaning is then exactly jaxlib's."""
-    _register_stablehlo()
+    register_hlo_passes()
     with module.context:
         pipeline = "builtin.module(func.func(chlo-legalize-to-stablehlo))"
         passmanager.PassManager.parse(pipeline).run(module.operation)

@@ -1,9 +1,10 @@
 """MLIR's own passes that jaxlib registers (`canonicalize`, `cse`, `symbol-dce`, `inline`, ...),
+and StableHLO's, CHLO's and MHLO's (`chlo-legalize-to-stablehlo`, `stablehlo-legalize-to-hlo`),
 run in a `convcanon-opt` pipeline beside ours through jaxlib's `PassManager`.
 
-jaxlib registers MLIR's Transforms passes (and a few of its own); the bindings cannot list them,
-so `--list-passes` shows those of `pipeline.UPSTREAM_PASSES` this jaxlib accepts, and any other
-name its pipeline parser takes runs all the same. That parser reports a bad option value on the
+The bindings cannot list the registered passes, so `--list-passes` shows those of
+`pipeline.UPSTREAM_PASSES` this jaxlib accepts, and any other name its pipeline parser takes
+runs all the same. That parser reports a bad option value on the
 process's stderr, not in the exception: it is caught there and put in the usage error.
 """
 
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from jaxlib.mlir import passmanager
 
 from convcanon.diagnostics import UsageError
-from convcanon.hlo.context import error_from_mlir, ir, make_context
+from convcanon.hlo.context import error_from_mlir, ir, make_context, register_hlo_passes
 from convcanon.hlo.inline import inline_module
 from convcanon.hlo.io import HloFile
 from convcanon.ir_kind import VERIFY_EACH
@@ -44,15 +45,32 @@ def _stderr_captured() -> Iterator[list[str]]:
 
 def pass_manager(item: str, context: ir.Context) -> passmanager.PassManager:
     """jaxlib's pass manager for one pipeline item (`cse`, `canonicalize{max-iterations=2}`,
-    `func.func(cse)`); an item it does not know is a usage error with its parser's words."""
+    `func.func(cse)`, StableHLO's and MHLO's passes); a pass restricted to an op nested in the
+    module (`chlo-legalize-to-stablehlo`, on functions) runs on each such op, as mlir-opt's
+    implicit nesting runs it. An item jaxlib does not know is a usage error with its parser's
+    words."""
+    register_hlo_passes()
     with context, _stderr_captured() as native:
         try:
             return passmanager.PassManager.parse(f"builtin.module({item})")
         except ValueError as err:
             error = err
+        anchor = _nested_anchor(item, str(error))
+        if anchor is not None:
+            with contextlib.suppress(ValueError):
+                return passmanager.PassManager.parse(f"builtin.module({anchor}({item}))")
     words = " ".join(" ".join([native[0], str(error)]).split())
     words = words.replace("MLIR Textual PassPipeline Parser:1:1: error: ", "").lstrip(": ")
     raise UsageError(f"pass '{item}': {words}")
+
+
+def _nested_anchor(item: str, error: str) -> str | None:
+    """The op a single pass (not a nested pipeline) is restricted to, when the pass manager
+    refused it on the module for that reason."""
+    if "(" in item.partition("{")[0]:
+        return None
+    found = re.search(r"restricted to '([\w.$-]+)' on a PassManager intended to run on", error)
+    return None if found is None or found[1] == "builtin.module" else found[1]
 
 
 def textual(item: str) -> str:
