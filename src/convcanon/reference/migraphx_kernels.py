@@ -22,8 +22,10 @@ from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.boundary_ops import AsLogicalShapeOp, AsUnderlyingShapeOp, LiteralOp
 from convcanon.migraphx.op_base import int_list, int_value
+from convcanon.migraphx.pool_ops import PoolingOp
 from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
 from convcanon.reference.kernels import budget
+from convcanon.reference.kernels.pooling import Windows, tap_counts, window_reduce
 from convcanon.reference.kernels.precision import truncating_divide
 from convcanon.reference.migraphx_conv import migraphx_conv
 
@@ -329,6 +331,62 @@ def _convolution(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     return migraphx_conv(op, x, w, result_dtype(op))
 
 
+def _pooling(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """MIGraphX's reference pooling: max folds std::max from the type's lowest value (so a NaN
+    is skipped and nothing is below lowest), average and lpnorm fold in double; the average
+    divides by the taps MIGraphX counts (`clip_ends`; 0 where none), lpnorm takes the p-th root;
+    the double converts back as C++ does (to an integer: truncating)."""
+    assert isinstance(op, PoolingOp)
+    x, dtype, window = args[0], result_dtype(op), op.window()
+    axes = tuple(range(2, x.ndim))
+    windows = Windows(
+        axes, window.lengths, window.stride, window.dilations, window.begins, window.out_spatial
+    )
+    clips = window.clip_ends(x.shape[2:])
+    for axis, s, b, o, clip in zip(
+        axes, window.stride, window.begins, window.out_spatial, clips, strict=True
+    ):
+        if (o - 1) * s - b > clip:
+            raise ValueError(
+                f"the last window of dim {axis} starts at {(o - 1) * s - b}, past the end of its "
+                f"clipped input ({clip}): MIGraphX refuses it (`POOLING: invalid attributes`)"
+            )
+    integer = is_integer_dtype(dtype) or dtype == np.bool_
+    wide = integer_values(x.astype(np.int8) if dtype == np.bool_ else x) if integer else x
+    if window.mode == "max":
+        lowest = _lowest(dtype)
+        wide = wide if integer else wide.astype(np.float64)
+        return _from_double(np.fmax(window_reduce(wide, windows, np.fmax, lowest), lowest), dtype)
+    wide = wide.astype(np.float64)
+    if window.mode == "lpnorm":
+        p = window.lp_order
+        return _from_double(
+            window_reduce(np.abs(wide) ** p, windows, np.add, 0.0) ** (1 / p), dtype
+        )
+    total = window_reduce(wide, windows, np.add, 0.0)
+    counts = tap_counts(windows, x.ndim, clips, from_zero=not window.count_include_pad)
+    return _from_double(np.where(counts > 0, total / np.maximum(counts, 1), 0.0), dtype)
+
+
+def _lowest(dtype: np.dtype) -> float | int:
+    """std::numeric_limits<T>::lowest() (false for a bool)."""
+    if dtype == np.bool_:
+        return 0
+    if is_integer_dtype(dtype):
+        return integer_bounds(dtype)[0]
+    import ml_dtypes
+
+    return float(ml_dtypes.finfo(dtype).min)
+
+
+def _from_double(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    if dtype == np.bool_:
+        return x != 0
+    if is_integer_dtype(dtype):
+        return convert_to_integer(x, dtype)[0]
+    return _convert_to_float(x, dtype)
+
+
 def dense_value(attr: DenseIntOrFPElementsAttr, dtype: np.dtype) -> np.ndarray:
     """A dense attribute's values as an array of its own shape (splats filled)."""
     ty = attr.get_type()
@@ -413,6 +471,7 @@ OP_TABLE: KernelTable = {
     mx.SoftmaxOp: _softmax,
     mx.DotOp: _dot,
     mx.ConvolutionOp: _convolution,
+    PoolingOp: _pooling,
     LiteralOp: _literal,
     AsLogicalShapeOp: _as_logical,
     AsUnderlyingShapeOp: _as_underlying,

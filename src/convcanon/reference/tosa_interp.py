@@ -24,6 +24,7 @@ from convcanon.migraphx.dense import dense_to_numpy
 from convcanon.migraphx.shaped_type import numpy_dtype
 from convcanon.reference.kernels import budget
 from convcanon.reference.kernels.contraction import ConvAttributes, conv_general
+from convcanon.reference.kernels.pooling import Windows, tap_counts, window_reduce
 from convcanon.reference.kernels.precision import truncating_divide
 from convcanon.tosa import ops as tosa
 from convcanon.tosa.ops import int_values
@@ -121,6 +122,25 @@ def _conv(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         preferred_dtype=acc,
     )
     return _to(op, out + bias.astype(acc))
+
+
+def _pool2d(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """max_pool2d (NaN propagates) and avg_pool2d of floats (the sum in f32, divided by the
+    window's input elements); TOSA's integer average (zero points, rounding) is not emitted."""
+    x = args[0]
+    kernel, stride, pad = (_ints(op.properties[k]) for k in ("kernel", "stride", "pad"))
+    windows = Windows(
+        (1, 2), tuple(kernel), tuple(stride), (1, 1), (pad[0], pad[2]), result_shape(op)[1:3]
+    )
+    wide = _acc(x)
+    if isinstance(op, tosa.MaxPool2DOp):
+        fill = np.iinfo(wide.dtype).min if wide.dtype.kind in "iu" else -np.inf
+        return _to(op, window_reduce(wide, windows, np.maximum, fill))
+    if wide.dtype.kind not in "f":
+        raise ValueError(f"avg_pool2d of {x.dtype} is not interpreted (floats only)")
+    total = window_reduce(wide, windows, np.add, 0)
+    counts = tap_counts(windows, x.ndim, x.shape[1:3])
+    return _to(op, total / counts.astype(wide.dtype))
 
 
 def _matmul(op: Operation, args: list[np.ndarray]) -> np.ndarray:
@@ -366,6 +386,8 @@ TOSA_KERNELS: dict[type[Operation], Kernel] = {
     tosa.Conv2DOp: _conv,
     tosa.DepthwiseConv2DOp: _conv,
     tosa.Conv3DOp: _conv,
+    tosa.MaxPool2DOp: _pool2d,
+    tosa.AvgPool2DOp: _pool2d,
     tosa.MatMulOp: _matmul,
     tosa.TransposeOp: _transpose,
     tosa.ReshapeOp: _reshape,

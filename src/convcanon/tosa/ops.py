@@ -21,6 +21,9 @@ verifies there:
                tensor<1xf32>) -> tensor<NxOHxOWxOxf32>
     "tosa.depthwise_conv2d": same operands, weights tensor<KHxKWxCxMxf32>, result channels C*M
     "tosa.conv3d": NDHWC x ODHWI, pad = array<i64: front, back, top, bottom, left, right>
+    %p  = "tosa.max_pool2d"(%x) <{kernel = array<i64: 3, 3>, pad = array<i64: 1, 1, 1, 1>,
+            stride = array<i64: 2, 2>}> : (tensor<NxHxWxCxf32>) -> tensor<NxOHxOWxCxf32>
+    "tosa.avg_pool2d"(%x, %xzp, %outzp): the same properties and `acc_type = f32`
     %m  = "tosa.matmul"(%a, %b, %azp, %bzp) : (tensor<BxMxKxf32>, tensor<BxKxNxf32>, tensor<1xf32>,
             tensor<1xf32>) -> tensor<BxMxNxf32>
     "tosa.slice"(%x, %start, %size), "tosa.tile"(%x, %multiples), "tosa.pad"(%x, %padding, %padval)
@@ -47,6 +50,7 @@ from xdsl.ir import Dialect
 from convcanon.tosa.compute_ops import (
     AbsOp,
     AddOp,
+    AvgPool2DOp,
     BitwiseAndOp,
     BitwiseXorOp,
     CastOp,
@@ -65,6 +69,7 @@ from convcanon.tosa.compute_ops import (
     LogOp,
     MatMulOp,
     MaximumOp,
+    MaxPool2DOp,
     MinimumOp,
     MulOp,
     NegateOp,
@@ -80,6 +85,7 @@ from convcanon.tosa.compute_ops import (
     TanhOp,
 )
 from convcanon.tosa.compute_ops import conv_properties as conv_properties
+from convcanon.tosa.compute_ops import pool_properties as pool_properties
 from convcanon.tosa.movement_ops import (
     ConcatOp,
     ConstOp,
@@ -105,6 +111,8 @@ TOSA_OPS: tuple[type[TosaOp], ...] = (
     Conv2DOp,
     DepthwiseConv2DOp,
     Conv3DOp,
+    MaxPool2DOp,
+    AvgPool2DOp,
     MatMulOp,
     TransposeOp,
     ReshapeOp,

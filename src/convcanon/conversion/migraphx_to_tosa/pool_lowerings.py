@@ -1,0 +1,110 @@
+"""The lowering of `migraphx.pooling` to TOSA 1.0's `max_pool2d` / `avg_pool2d` (its own module:
+`lowerings.py` is full), in the conv's channels-last frame, so an NHWC-stored input needs no
+transpose.
+
+Exact where TOSA computes what MIGraphX does: 2 spatial dims, no dilation, floats of at most 32
+bits, max or average, and every window reading at least one element MIGraphX counts (else
+MIGraphX yields its type's lowest value or 0, which TOSA's ERROR_IF on a pad at least the kernel
+forbids). The rest is refused at the op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType, f32
+from xdsl.ir import Operation
+
+from convcanon.conversion.migraphx_to_tosa.emitter import View, materialize
+from convcanon.conversion.migraphx_to_tosa.op_lowering import (
+    LoweringContext,
+    LoweringTable,
+    channels_last,
+    fit_strides,
+    lowers,
+)
+from convcanon.conversion.migraphx_to_tosa.type_conversion import lowering_error, result_type
+from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.pool_ops import PoolingOp
+from convcanon.tosa import ops as tosa
+
+# The lowerings of this family, each registered against its op class by `@lowers`.
+POOL_LOWERINGS: LoweringTable = {}
+
+
+@lowers(POOL_LOWERINGS, PoolingOp)
+def _pooling(lw: LoweringContext, op: Operation, args: list[View]) -> View:
+    """Max and average without count_include_pad pad with what TOSA never reads or counts, so
+    the end pad is whatever TOSA's stride rule needs (a ceil_mode window past the end pad
+    included). With count_include_pad MIGraphX counts zeros up to the BEGIN pad past the input:
+    those are an explicit zero `tosa.pad`, and the windows then pad (uncounted) from there."""
+    assert isinstance(op, PoolingOp)
+    em = lw.em
+    (x,) = args
+    window = op.window()
+    _refuse_inexact(op, window, x)
+    extents = list(x.lens[2:])
+    begins, ends = list(window.begins), list(window.ends)
+    frame = channels_last(2)
+    xt = materialize(em, x, frame)  # [N, H, W, C]
+    counts_padding = window.count_include_pad and window.mode == "average"
+    if counts_padding:
+        xt = em.pad_zero(xt, [0, *begins, 0], [0, *begins, 0])
+        extents = [n + 2 * b for n, b in zip(extents, begins, strict=True)]
+        begins, ends = [0, 0], [0, 0]
+    lengths, strides = list(window.lengths), list(window.stride)
+    reach = [
+        (o - 1) * s + k - n - b
+        for o, s, k, n, b in zip(window.out_spatial, strides, lengths, extents, begins, strict=True)
+    ]
+    ends = [max(e, r) for e, r in zip(ends, reach, strict=True)]
+    xt, begins, ends = fit_strides(em, xt, extents, lengths, strides, [1, 1], begins, ends)
+    pad = [v for b, e in zip(begins, ends, strict=True) for v in (b, e)]
+    out_lens = result_type(op).lens
+    out = TensorType(x.element_type, [out_lens[0], *out_lens[2:], out_lens[1]])
+    props = tosa.pool_properties(lengths, strides, pad)
+    if window.mode == "max":
+        y = em.add(tosa.MaxPool2DOp([xt], out, props))
+    else:
+        zp = em.zero_point(x.element_type)
+        y = em.add(tosa.AvgPool2DOp([xt, zp, zp], out, {**props, "acc_type": f32}))
+    return View(y, frame, out_lens)
+
+
+def _refuse_inexact(op: Operation, window: rules.PoolWindow, x: View) -> None:
+    """What TOSA's two pooling ops cannot compute as MIGraphX does is an error at the op."""
+    reason = _inexact(window, x)
+    if reason is not None:
+        raise lowering_error(op, f"has no exact TOSA lowering: {reason}")
+
+
+def _inexact(window: rules.PoolWindow, x: View) -> str | None:
+    if window.mode == "lpnorm":
+        return "lpnorm pooling (TOSA pools by max or average only)"
+    if len(x.lens) != 4:
+        return f"{len(x.lens) - 2} spatial dims (TOSA pools 2: max_pool2d, avg_pool2d)"
+    if any(d != 1 for d in window.dilations):
+        return f"dilations {list(window.dilations)} (TOSA's pooling windows are dense)"
+    if not isinstance(x.element_type, Float32Type | Float16Type | BFloat16Type):
+        return f"pooling on {x.element_type} (lowered for f32, f16 and bf16)"
+    empty = _empty_window(window, x.lens[2:])
+    if empty is not None:
+        return empty
+    return None
+
+
+def _empty_window(window: rules.PoolWindow, extents: Sequence[int]) -> str | None:
+    """A window none of whose taps MIGraphX counts (its result: the type's lowest value for
+    max, 0 for average) has no TOSA form: TOSA's windows each read one input element."""
+    clips = window.clip_ends(extents)
+    counted_from_zero = not (window.count_include_pad and window.mode == "average")
+    for dim, (k, s, b, o, clip) in enumerate(
+        zip(window.lengths, window.stride, window.begins, window.out_spatial, clips, strict=True)
+    ):
+        first_empty = counted_from_zero and b >= k
+        if first_empty or (o - 1) * s - b >= clip:
+            return (
+                f"a window of spatial dim {dim} lies wholly in padding MIGraphX does not count "
+                "(it yields the type's lowest value or 0 there)"
+            )
+    return None
