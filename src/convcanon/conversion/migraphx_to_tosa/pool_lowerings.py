@@ -13,17 +13,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType, f32
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 
-from convcanon.conversion.migraphx_to_tosa.emitter import View, materialize
+from convcanon.conversion.migraphx_to_tosa.emitter import View, materialize, shape_of
 from convcanon.conversion.migraphx_to_tosa.op_lowering import (
     LoweringContext,
     LoweringTable,
     channels_last,
-    fit_strides,
     lowers,
 )
-from convcanon.conversion.migraphx_to_tosa.type_conversion import lowering_error, result_type
+from convcanon.conversion.migraphx_to_tosa.type_conversion import (
+    lowering_error,
+    result_element,
+    result_type,
+)
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.pool_ops import PoolingOp
 from convcanon.tosa import ops as tosa
@@ -34,35 +37,39 @@ POOL_LOWERINGS: LoweringTable = {}
 
 @lowers(POOL_LOWERINGS, PoolingOp)
 def _pooling(lw: LoweringContext, op: Operation, args: list[View]) -> View:
-    """Max and average without count_include_pad pad with what TOSA never reads or counts, so
-    the end pad is whatever TOSA's stride rule needs (a ceil_mode window past the end pad
-    included). With count_include_pad MIGraphX counts zeros up to the BEGIN pad past the input:
-    those are an explicit zero `tosa.pad`, and the windows then pad (uncounted) from there."""
+    """Max, and average without count_include_pad, pad with what TOSA never reads or counts:
+    TOSA's pads are MIGraphX's begin pad and whatever end pad the last window reaches (a
+    ceil_mode window past the declared end pad included), the input cut where no window reads.
+    With count_include_pad MIGraphX counts zeros from the begin pad to the input's end plus the
+    BEGIN pad: those zeros are an explicit `tosa.pad`, TOSA's own pads only what is past them."""
     assert isinstance(op, PoolingOp)
     em = lw.em
     (x,) = args
     window = op.window()
     _refuse_inexact(op, window, x)
-    extents = list(x.lens[2:])
-    begins, ends = list(window.begins), list(window.ends)
     frame = channels_last(2)
     xt = materialize(em, x, frame)  # [N, H, W, C]
     counts_padding = window.count_include_pad and window.mode == "average"
-    if counts_padding:
-        xt = em.pad_zero(xt, [0, *begins, 0], [0, *begins, 0])
-        extents = [n + 2 * b for n, b in zip(extents, begins, strict=True)]
-        begins, ends = [0, 0], [0, 0]
-    lengths, strides = list(window.lengths), list(window.stride)
-    reach = [
-        (o - 1) * s + k - n - b
-        for o, s, k, n, b in zip(window.out_spatial, strides, lengths, extents, begins, strict=True)
-    ]
-    ends = [max(e, r) for e, r in zip(ends, reach, strict=True)]
-    xt, begins, ends = fit_strides(em, xt, extents, lengths, strides, [1, 1], begins, ends)
-    pad = [v for b, e in zip(begins, ends, strict=True) for v in (b, e)]
+    keep, low, high, pad = list(shape_of(xt)), [0] * 4, [0] * 4, []
+    for i, (n, k, s, b, o) in enumerate(
+        zip(
+            x.lens[2:],
+            window.lengths,
+            window.stride,
+            window.begins,
+            window.out_spatial,
+            strict=True,
+        )
+    ):
+        reach = (o - 1) * s - b + k  # past the last position a window reads
+        if counts_padding:
+            low[1 + i], high[1 + i] = b, min(max(reach - n, 0), b)
+        keep[1 + i] = min(n + low[1 + i] + high[1 + i], reach + low[1 + i])
+        pad += [b - low[1 + i], max(0, reach - n - high[1 + i])]
+    xt = em.slice(em.pad_zero(xt, low, high), [0] * 4, keep)
     out_lens = result_type(op).lens
     out = TensorType(x.element_type, [out_lens[0], *out_lens[2:], out_lens[1]])
-    props = tosa.pool_properties(lengths, strides, pad)
+    props = tosa.pool_properties(window.lengths, window.stride, pad)
     if window.mode == "max":
         y = em.add(tosa.MaxPool2DOp([xt], out, props))
     else:
@@ -73,12 +80,12 @@ def _pooling(lw: LoweringContext, op: Operation, args: list[View]) -> View:
 
 def _refuse_inexact(op: Operation, window: rules.PoolWindow, x: View) -> None:
     """What TOSA's two pooling ops cannot compute as MIGraphX does is an error at the op."""
-    reason = _inexact(window, x)
+    reason = _inexact(window, x, result_element(op))
     if reason is not None:
         raise lowering_error(op, f"has no exact TOSA lowering: {reason}")
 
 
-def _inexact(window: rules.PoolWindow, x: View) -> str | None:
+def _inexact(window: rules.PoolWindow, x: View, element: Attribute) -> str | None:
     if window.mode == "lpnorm":
         return "lpnorm pooling (TOSA pools by max or average only)"
     if len(x.lens) != 4:
@@ -86,7 +93,7 @@ def _inexact(window: rules.PoolWindow, x: View) -> str | None:
     if any(d != 1 for d in window.dilations):
         return f"dilations {list(window.dilations)} (TOSA's pooling windows are dense)"
     if not isinstance(x.element_type, Float32Type | Float16Type | BFloat16Type):
-        return f"pooling on {x.element_type} (lowered for f32, f16 and bf16)"
+        return f"pooling on {element} (lowered for f32, f16 and bf16)"
     empty = _empty_window(window, x.lens[2:])
     if empty is not None:
         return empty
