@@ -352,20 +352,27 @@ def _pooling(op: Operation, args: list[np.ndarray]) -> np.ndarray:
                 f"clipped input ({clip}): MIGraphX refuses it (`POOLING: invalid attributes`)"
             )
     integer = is_integer_dtype(dtype) or dtype == np.bool_
-    wide = integer_values(x.astype(np.int8) if dtype == np.bool_ else x) if integer else x
+    wide = np.dtype(np.uint64 if dtype == np.uint64 else np.int64) if integer else np.float64
     if window.mode == "max":
         lowest = _lowest(dtype)
-        wide = wide if integer else wide.astype(np.float64)
-        return _from_double(np.fmax(window_reduce(wide, windows, np.fmax, lowest), lowest), dtype)
-    wide = wide.astype(np.float64)
+        folded = window_reduce(x, windows, np.fmax, lowest, np.dtype(wide))
+        return _from_double(np.fmax(folded, lowest), dtype)
     if window.mode == "lpnorm":
         p = window.lp_order
-        return _from_double(
-            window_reduce(np.abs(wide) ** p, windows, np.add, 0.0) ** (1 / p), dtype
-        )
-    total = window_reduce(wide, windows, np.add, 0.0)
+        total = window_reduce(x, windows, np.add, 0.0, np.dtype(np.float64), _power(p))
+        return _from_double(total ** (1 / p), dtype)
+    total = window_reduce(x, windows, np.add, 0.0, np.dtype(np.float64))
     counts = tap_counts(windows, x.ndim, clips, from_zero=not window.count_include_pad)
     return _from_double(np.where(counts > 0, total / np.maximum(counts, 1), 0.0), dtype)
+
+
+def _power(p: int) -> Callable[[np.ndarray], None]:
+    """|x|^p in place."""
+
+    def transform(x: np.ndarray) -> None:
+        np.power(np.abs(x, out=x), p, out=x)
+
+    return transform
 
 
 def _lowest(dtype: np.dtype) -> float | int:

@@ -132,15 +132,15 @@ def _pool2d(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     windows = Windows(
         (1, 2), tuple(kernel), tuple(stride), (1, 1), (pad[0], pad[2]), result_shape(op)[1:3]
     )
-    wide = _acc(x)
+    wide = _acc_dtype(x.dtype)
     if isinstance(op, tosa.MaxPool2DOp):
-        fill = np.iinfo(wide.dtype).min if wide.dtype.kind in "iu" else -np.inf
-        return _to(op, window_reduce(wide, windows, np.maximum, fill))
-    if wide.dtype.kind not in "f":
+        fill = np.iinfo(wide).min if wide.kind in "iu" else -np.inf
+        return _to(op, window_reduce(x, windows, np.maximum, fill, wide))
+    if wide.kind not in "f":
         raise ValueError(f"avg_pool2d of {x.dtype} is not interpreted (floats only)")
-    total = window_reduce(wide, windows, np.add, 0)
+    total = window_reduce(x, windows, np.add, 0, wide)
     counts = tap_counts(windows, x.ndim, x.shape[1:3])
-    return _to(op, total / counts.astype(wide.dtype))
+    return _to(op, total / counts.astype(wide))
 
 
 def _matmul(op: Operation, args: list[np.ndarray]) -> np.ndarray:

@@ -5,7 +5,7 @@ given bounds (an average's divisor)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,9 +33,15 @@ class Windows:
 
 
 def window_reduce(
-    x: np.ndarray, windows: Windows, ufunc: np.ufunc, fill: float | int
+    x: np.ndarray,
+    windows: Windows,
+    ufunc: np.ufunc,
+    fill: float | int,
+    dtype: np.dtype,
+    transform: Callable[[np.ndarray], object] | None = None,
 ) -> np.ndarray:
-    """`ufunc` folded over each window's taps, a tap outside `x` (padding) reading `fill`."""
+    """`ufunc` folded in `dtype` over each window's taps, a tap outside `x` (padding) reading
+    `fill`; `transform` first rewrites the padded values in place (lpnorm's |x|^p)."""
     low, high = [0] * x.ndim, [0] * x.ndim
     spans = [d * (k - 1) + 1 for k, d in zip(windows.lengths, windows.dilations, strict=True)]
     for axis, span, s, b, o in zip(
@@ -46,10 +52,15 @@ def window_reduce(
     padded_shape = [n + lo + hi for n, lo, hi in zip(x.shape, low, high, strict=True)]
     out_shape = windows.out_shape(x.shape)
     budget.plan(
-        "pooling", budget.nbytes(padded_shape, x.dtype), 2 * budget.nbytes(out_shape, x.dtype)
+        "pooling",
+        budget.nbytes(x.shape, dtype),  # the input in `dtype`
+        budget.nbytes(padded_shape, dtype),
+        2 * budget.nbytes(out_shape, dtype),  # the result, and a temporary as large
     )
     budget.spend("its window taps", math.prod(out_shape) * math.prod(windows.lengths))
-    padded = np.pad(x, list(zip(low, high, strict=True)), constant_values=fill)
+    padded = np.pad(x.astype(dtype), list(zip(low, high, strict=True)), constant_values=fill)
+    if transform is not None:
+        transform(padded)
     view = np.lib.stride_tricks.sliding_window_view(padded, spans, axis=windows.axes)
     index: list[slice] = [slice(None)] * x.ndim
     index += [slice(None, None, d) for d in windows.dilations]
