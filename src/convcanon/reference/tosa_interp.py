@@ -132,11 +132,12 @@ def _pool2d(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     windows = Windows(
         (1, 2), tuple(kernel), tuple(stride), (1, 1), (pad[0], pad[2]), result_shape(op)[1:3]
     )
-    wide = _acc_dtype(x.dtype)
+    integer = x.dtype.kind in "iu"
+    wide = np.dtype(np.int64 if integer else np.float64 if x.dtype == np.float64 else np.float32)
     if isinstance(op, tosa.MaxPool2DOp):
-        fill = np.iinfo(wide).min if wide.kind in "iu" else -np.inf
+        fill = np.iinfo(wide).min if integer else -np.inf
         return _to(op, window_reduce(x, windows, np.maximum, fill, wide))
-    if wide.kind not in "f":
+    if integer:
         raise ValueError(f"avg_pool2d of {x.dtype} is not interpreted (floats only)")
     total = window_reduce(x, windows, np.add, 0, wide)
     counts = tap_counts(windows, x.ndim, x.shape[1:3])

@@ -97,7 +97,7 @@ def pool_program(pool: Pool2D, x_strides: Lens, out_strides: Lens, et: str = "f3
 @st.composite
 def pool_programs(draw: st.DrawFn) -> str:
     pool = draw(pools_2d())
-    et = draw(st.sampled_from(["f32", "f32", "f16"]))
+    et = draw(st.sampled_from(["f32", "f32", "f16", "bf16"]))
     return pool_program(
         pool, draw(memory_layouts(pool.in_lens)), draw(memory_layouts(pool.out_lens)), et
     )
@@ -106,13 +106,19 @@ def pool_programs(draw: st.DrawFn) -> str:
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))  # pyright: ignore[reportArgumentType]
 @given(pool_programs())
 def test_random_pooling_matches_iree(text: str) -> None:
-    check_with_iree(text, rtol=2e-3)
+    check_with_iree(text, rtol=_tolerance(text))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))  # pyright: ignore[reportArgumentType]
 @given(pool_programs())
 def test_random_pooling_matches_the_reference(text: str) -> None:
-    check_with_interpreter(text, rtol=2e-3)
+    check_with_interpreter(text, rtol=_tolerance(text))
+
+
+def _tolerance(text: str) -> float:
+    """An average is rounded once from double (MIGraphX) or from f32 (TOSA): a bf16 result may
+    differ by its last bit, an f16 one by far less."""
+    return 1e-2 if "bf16" in text else 2e-3
 
 
 NHWC = (0, 2, 3, 1)  # memory order, outermost first
