@@ -135,7 +135,7 @@ def _pool2d(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     integer = x.dtype.kind in "iu"
     wide = np.dtype(np.int64 if integer else np.float64 if x.dtype == np.float64 else np.float32)
     if isinstance(op, tosa.MaxPool2DOp):
-        fill = np.iinfo(wide).min if integer else -np.inf
+        fill = int(np.iinfo(np.int64).min) if integer else -np.inf
         return _to(op, window_reduce(x, windows, np.maximum, fill, wide))
     if integer:
         raise ValueError(f"avg_pool2d of {x.dtype} is not interpreted (floats only)")
