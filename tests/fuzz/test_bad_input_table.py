@@ -120,6 +120,13 @@ def _program_pool(fields: str, out: str = "{1, 4, 3, 3}") -> str:
     )
 
 
+LPNORM_POOL_MX = (
+    "func.func @main(%x: !migraphx.shaped<1x4x6x6xf32, 144x1x24x4>) -> !migraphx.shaped<1x4x3x3xf32, 36x1x12x4> {\n"
+    '  %0 = migraphx.pooling %x {length = [2, 2], lp_order = 2 : i64, mode = "lpnorm", padding = [0, 0], stride = [2, 2]} : <1x4x6x6xf32, 144x1x24x4> -> <1x4x3x3xf32, 36x1x12x4>\n'
+    "  return %0 : !migraphx.shaped<1x4x3x3xf32, 36x1x12x4>\n}\n"
+)
+
+
 def _tosa_edit(old: str, new: str) -> Callable[[], str]:
     """The fixture program lowered to TOSA, with `old` (which must occur) edited to `new`."""
 
@@ -670,11 +677,7 @@ CASES: list[Case] = [
     Case(
         "lpnorm pooling lowered to TOSA",
         ["{m.mlir}", "-p", "migraphx-to-tosa"],
-        {"m.mlir": _f(
-            "func.func @main(%x: !migraphx.shaped<1x4x6x6xf32, 144x1x24x4>) -> !migraphx.shaped<1x4x3x3xf32, 36x1x12x4> {\n"
-            '  %0 = migraphx.pooling %x {length = [2, 2], lp_order = 2 : i64, mode = "lpnorm", padding = [0, 0], stride = [2, 2]} : <1x4x6x6xf32, 144x1x24x4> -> <1x4x3x3xf32, 36x1x12x4>\n'
-            "  return %0 : !migraphx.shaped<1x4x3x3xf32, 36x1x12x4>\n}\n"
-        )},
+        {"m.mlir": _f(LPNORM_POOL_MX)},
         1,
         "m.mlir:2:3: error: 'migraphx.pooling' has no exact TOSA lowering: lpnorm pooling (TOSA pools by max or average only)",
         "convcanon-opt",
