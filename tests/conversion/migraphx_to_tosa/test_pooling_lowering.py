@@ -183,3 +183,13 @@ def test_other_windows_are_refused_at_the_op(
     y = p.op("pooling", [p.arg(in_lens)], out_lens, f'{attrs}, mode = "max"')
     with pytest.raises(ConvcanonError, match=f"'migraphx.pooling' has no exact TOSA.*{reason}"):
         lower(p.text([y]))
+
+
+@pytest.mark.parametrize("element", ["f8E4M3FN", "f8E5M2", "f8E4M3FNUZ"])
+@pytest.mark.parametrize("mode", ["max", "average"])
+def test_fp8_pooling_runs_on_f32_and_rounds_once_on_iree(mode: str, element: str) -> None:
+    """TOSA's fp8 extensions hold OCP fp8 but IREE pools no fp8: like the elementwise ops, the
+    pooling runs on f32 and rounds once (MIGraphX rounds once from double)."""
+    pool = Pool2D(mode, (1, 3, 5, 5), (3, 3), (2, 2), (1, 1), (1, 1), 0, 0)
+    nhwc = layout_strides(pool.in_lens, NHWC), layout_strides(pool.out_lens, NHWC)
+    check_with_iree(pool_program(pool, *nhwc, element))

@@ -2,12 +2,13 @@
 `lowerings.py` is full), in the conv's channels-last frame, so an NHWC-stored input needs no
 transpose.
 
-Exact where TOSA computes what MIGraphX does: 2 spatial dims, no dilation, floats of at most 32
-bits, max or average, and every window reading at least one element MIGraphX counts (else
-MIGraphX yields its type's lowest value or 0, which TOSA's ERROR_IF on a pad at least the kernel
-forbids). The rest is refused at the op. Not exact, and not refused: MIGraphX's max folds
-std::max from the type's lowest value, so it skips a NaN and gives lowest for -inf, where
-`max_pool2d` (nan_mode PROPAGATE) gives NaN and -inf; finite inputs agree.
+Exact where TOSA computes what MIGraphX does: 2 spatial dims, no dilation, floats of at most
+32 bits (fp8 arrives as f32: the function lowering runs it so), max or average, and every
+window reading at least one element MIGraphX counts (else MIGraphX yields its type's lowest
+value or 0, which TOSA's ERROR_IF on a pad at least the kernel forbids). The rest is refused at
+the op. Not exact, and not refused: MIGraphX's max folds std::max from the type's lowest value,
+so it skips a NaN and gives lowest for -inf, where `max_pool2d` (nan_mode PROPAGATE) gives NaN
+and -inf; finite inputs agree.
 """
 
 from __future__ import annotations
