@@ -185,14 +185,15 @@ def test_random_pooling_matches_xla(pool: Pool, type_name: str, nhwc: bool, seed
         np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
 
 
-def test_max_pool_of_a_window_wholly_in_padding_is_the_lowest_value() -> None:
-    """MIGraphX folds std::max from lowest(): a window of padding alone, and -inf, give it."""
-    x = np.array([[[-np.inf, 1.0]]], dtype=np.float32)
+def test_max_pool_skips_nan_and_never_goes_below_the_lowest_value() -> None:
+    """MIGraphX folds std::max from lowest(): padding alone, -inf, and NaNs alone give it; a
+    NaN beside a number is skipped."""
+    x = np.array([[[-np.inf, 1.0, np.nan, np.nan]]], dtype=np.float32)
     got = run_op(
         "pooling[mode=max,padding={2, 0},stride={1},lengths={2}](ARGS)",
-        [(x, [2, 2, 1])],
-        [1, 1, 3],
+        [(x, [4, 4, 1])],
+        [1, 1, 5],
         None,
     )
     lowest = np.finfo(np.float32).min
-    np.testing.assert_array_equal(got, [[[lowest, lowest, 1.0]]])
+    np.testing.assert_array_equal(got, [[[lowest, lowest, 1.0, 1.0, lowest]]])

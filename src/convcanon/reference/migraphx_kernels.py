@@ -23,7 +23,7 @@ from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.boundary_ops import AsLogicalShapeOp, AsUnderlyingShapeOp, LiteralOp
 from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.pool_ops import PoolingOp
-from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
+from convcanon.migraphx.shaped_type import ShapedType, lowest_value, numpy_dtype
 from convcanon.reference.kernels import budget
 from convcanon.reference.kernels.pooling import Windows, tap_counts, window_reduce
 from convcanon.reference.kernels.precision import truncating_divide
@@ -354,7 +354,7 @@ def _pooling(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     integer = is_integer_dtype(dtype) or dtype == np.bool_
     wide = np.dtype(np.uint64 if dtype == np.uint64 else np.int64) if integer else np.float64
     if window.mode == "max":
-        lowest = _lowest(dtype)
+        lowest = lowest_value(dtype)
         folded = window_reduce(x, windows, np.fmax, lowest, np.dtype(wide))
         return _from_double(np.fmax(folded, lowest), dtype)
     if window.mode == "lpnorm":
@@ -373,17 +373,6 @@ def _power(p: int) -> Callable[[np.ndarray], None]:
         np.power(np.abs(x, out=x), p, out=x)
 
     return transform
-
-
-def _lowest(dtype: np.dtype) -> float | int:
-    """std::numeric_limits<T>::lowest() (false for a bool)."""
-    if dtype == np.bool_:
-        return 0
-    if is_integer_dtype(dtype):
-        return integer_bounds(dtype)[0]
-    import ml_dtypes
-
-    return float(ml_dtypes.finfo(dtype).min)
 
 
 def _from_double(x: np.ndarray, dtype: np.dtype) -> np.ndarray:

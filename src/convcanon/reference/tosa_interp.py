@@ -125,8 +125,9 @@ def _conv(op: Operation, args: list[np.ndarray]) -> np.ndarray:
 
 
 def _pool2d(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-    """max_pool2d (NaN propagates) and avg_pool2d of floats (the sum in f32, divided by the
-    window's input elements); TOSA's integer average (zero points, rounding) is not emitted."""
+    """max_pool2d (a NaN propagates, or with nan_mode IGNORE is skipped) and avg_pool2d of
+    floats (the sum in f32, divided by the window's input elements); TOSA's integer average
+    (zero points, rounding) is not emitted."""
     x = args[0]
     kernel, stride, pad = (_ints(op.properties[k]) for k in ("kernel", "stride", "pad"))
     windows = Windows(
@@ -135,8 +136,12 @@ def _pool2d(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     integer = x.dtype.kind in "iu"
     wide = np.dtype(np.int64 if integer else np.float64 if x.dtype == np.float64 else np.float32)
     if isinstance(op, tosa.MaxPool2DOp):
-        fill = int(np.iinfo(np.int64).min) if integer else -np.inf
-        return _to(op, window_reduce(x, windows, np.maximum, fill, wide))
+        if integer:
+            lowest = int(np.iinfo(np.int64).min)
+            return _to(op, window_reduce(x, windows, np.maximum, lowest, wide))
+        if tosa.ignores_nan(op):  # NaN where no tap is (padding is never read)
+            return _to(op, window_reduce(x, windows, np.fmax, np.nan, wide))
+        return _to(op, window_reduce(x, windows, np.maximum, -np.inf, wide))
     if integer:
         raise ValueError(f"avg_pool2d of {x.dtype} is not interpreted (floats only)")
     total = window_reduce(x, windows, np.add, 0, wide)
@@ -219,6 +224,11 @@ def _elementwise(fn: Callable[..., np.ndarray], arity: int = 1) -> Kernel:
             return _to(op, np.asarray(fn(*operands)))
 
     return kernel
+
+
+def _maximum(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """nan_mode PROPAGATE (the default): a NaN operand is the result; IGNORE: the other one."""
+    return _elementwise(np.fmax if tosa.ignores_nan(op) else np.maximum, 2)(op, args)
 
 
 def _intdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -402,7 +412,7 @@ TOSA_KERNELS: dict[type[Operation], Kernel] = {
     tosa.AddOp: _integer_sum(subtract=False),
     tosa.SubOp: _integer_sum(subtract=True),
     tosa.MulOp: _elementwise(np.multiply, 2),
-    tosa.MaximumOp: _elementwise(np.maximum, 2),
+    tosa.MaximumOp: _maximum,
     tosa.MinimumOp: _elementwise(np.minimum, 2),
     tosa.PowOp: _elementwise(np.power, 2),
     tosa.IntDivOp: _elementwise(_intdiv, 2),

@@ -10,13 +10,14 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, i64
 from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, prop_def
+from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def
 from xdsl.utils.exceptions import VerifyException
 
 from convcanon.tosa import shape_rules as rules
 from convcanon.tosa.op_base import (
     AxisOp,
     BinaryOp,
+    NanModeAttr,
     TosaOp,
     check_same_elements,
     check_zero_point,
@@ -113,6 +114,7 @@ class Pool2DOp(TosaOp):
 @irdl_op_definition
 class MaxPool2DOp(Pool2DOp):
     name = "tosa.max_pool2d"
+    nan_mode = opt_prop_def(NanModeAttr)
 
 
 @irdl_op_definition
@@ -200,6 +202,7 @@ class SubOp(BinaryOp):
 @irdl_op_definition
 class MaximumOp(BinaryOp):
     name = "tosa.maximum"
+    nan_mode = opt_prop_def(NanModeAttr)
 
 
 @irdl_op_definition

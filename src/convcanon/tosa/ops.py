@@ -40,7 +40,8 @@ verifies there:
 
 Rejected upstream (so never emitted): operands of different rank in elementwise ops, the pre-1.0
 attribute forms (`new_shape`, `start`/`size` attributes, `quantization_info`), and the custom syntax
-`tosa.conv2d %x, ... {pad = ...}`; `nan_mode` is left to its default (PROPAGATE).
+`tosa.conv2d %x, ... {pad = ...}`; `nan_mode` is left to its default (PROPAGATE) but on
+max_pool2d and maximum, as `#tosa.nan_mode<IGNORE>` (MIGraphX's max pooling skips NaN).
 """
 
 from __future__ import annotations
@@ -100,9 +101,10 @@ from convcanon.tosa.movement_ops import (
 )
 from convcanon.tosa.movement_ops import const_shape_attr as const_shape_attr
 from convcanon.tosa.movement_ops import perms_attr as perms_attr
-from convcanon.tosa.op_base import ShapeType, TosaOp
+from convcanon.tosa.op_base import NanModeAttr, ShapeType, TosaOp
 from convcanon.tosa.op_base import axis_attr as axis_attr
 from convcanon.tosa.op_base import dense as dense
+from convcanon.tosa.op_base import ignores_nan as ignores_nan
 from convcanon.tosa.op_base import int_values as int_values
 
 TOSA_OPS: tuple[type[TosaOp], ...] = (
@@ -153,4 +155,4 @@ TOSA_OPS: tuple[type[TosaOp], ...] = (
     ScatterOp,
 )
 
-TOSA = Dialect("tosa", list(TOSA_OPS), [ShapeType])
+TOSA = Dialect("tosa", list(TOSA_OPS), [ShapeType, NanModeAttr])

@@ -193,3 +193,19 @@ def test_fp8_pooling_runs_on_f32_and_rounds_once_on_iree(mode: str, element: str
     pool = Pool2D(mode, (1, 3, 5, 5), (3, 3), (2, 2), (1, 1), (1, 1), 0, 0)
     nhwc = layout_strides(pool.in_lens, NHWC), layout_strides(pool.out_lens, NHWC)
     check_with_iree(pool_program(pool, *nhwc, element))
+
+
+def test_max_pool_skips_nan_and_stops_at_the_lowest_value_on_iree() -> None:
+    """MIGraphX's max folds from its type's lowest value: a NaN beside numbers is skipped, and
+    a window of NaNs or of -inf alone gives lowest, on IREE as in the reference."""
+    import numpy as np
+
+    pool = Pool2D("max", (1, 2, 4, 4), (2, 2), (2, 2), (1, 1), (1, 1), 0, 0)
+    x = np.arange(32, dtype=np.float32).reshape(1, 2, 4, 4)
+    x[0, 0, :2, :2] = np.nan  # a window of NaNs alone (with padding)
+    x[0, 0, 2:, 2:] = -np.inf
+    x[0, 1, 1, 1] = np.nan  # beside numbers
+    x[0, 1, 3, 3] = -np.inf
+    text = pool_program(pool, layout_strides(pool.in_lens, NHWC), layout_strides(pool.out_lens))
+    flat = np.ascontiguousarray(np.moveaxis(x, 1, -1)).reshape(-1)
+    check_with_iree(text, inputs=[flat])

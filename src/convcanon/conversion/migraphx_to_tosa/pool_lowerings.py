@@ -6,9 +6,8 @@ Exact where TOSA computes what MIGraphX does: 2 spatial dims, no dilation, float
 32 bits (fp8 arrives as f32: the function lowering runs it so), max or average, and every
 window reading at least one element MIGraphX counts (else MIGraphX yields its type's lowest
 value or 0, which TOSA's ERROR_IF on a pad at least the kernel forbids). The rest is refused at
-the op. Not exact, and not refused: MIGraphX's max folds std::max from the type's lowest value,
-so it skips a NaN and gives lowest for -inf, where `max_pool2d` (nan_mode PROPAGATE) gives NaN
-and -inf; finite inputs agree.
+the op. MIGraphX's max folds std::max from its type's lowest value (a NaN skipped, nothing below
+lowest): `max_pool2d` skipping NaN, then a `maximum` with lowest.
 """
 
 from __future__ import annotations
@@ -16,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, TensorType, f32
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 
-from convcanon.conversion.migraphx_to_tosa.emitter import View, materialize, shape_of
+from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View, materialize, shape_of
 from convcanon.conversion.migraphx_to_tosa.op_lowering import (
     LoweringContext,
     LoweringTable,
@@ -32,7 +31,10 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import (
 )
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.pool_ops import PoolingOp
+from convcanon.migraphx.shaped_type import lowest_value, numpy_dtype
 from convcanon.tosa import ops as tosa
+
+PoolProps = dict[str, Attribute]
 
 # The lowerings of this family, each registered against its op class by `@lowers`.
 POOL_LOWERINGS: LoweringTable = {}
@@ -74,11 +76,23 @@ def _pooling(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     out = TensorType(x.element_type, [out_lens[0], *out_lens[2:], out_lens[1]])
     props = tosa.pool_properties(window.lengths, window.stride, pad)
     if window.mode == "max":
-        y = em.add(tosa.MaxPool2DOp([xt], out, props))
+        y = _max_pool(em, op, xt, out, props)
     else:
         zp = em.zero_point(x.element_type)
         y = em.add(tosa.AvgPool2DOp([xt, zp, zp], out, {**props, "acc_type": f32}))
     return View(y, frame, out_lens)
+
+
+def _max_pool(
+    em: Emitter, op: Operation, xt: SSAValue, out: TensorType[Attribute], props: PoolProps
+) -> SSAValue:
+    """MIGraphX folds std::max from its type's lowest value: a NaN is skipped (and a window of
+    NaNs alone, like one of -inf, gives lowest), nothing is below lowest. TOSA's nan_mode IGNORE
+    skips the NaNs; a maximum with lowest, skipping NaN too, does the rest."""
+    ignore: PoolProps = {"nan_mode": tosa.NanModeAttr("IGNORE")}
+    y = em.add(tosa.MaxPool2DOp([xt], out, {**props, **ignore}))
+    floor = em.scalar(out.element_type, lowest_value(numpy_dtype(result_element(op))), 4)
+    return em.add(tosa.MaximumOp([y, floor], out, ignore))
 
 
 def _refuse_inexact(op: Operation, window: rules.PoolWindow, x: View) -> None:
