@@ -113,6 +113,20 @@ def _program_conv(fields: str) -> str:
     )
 
 
+def _program_pool(fields: str, out: str = "{1, 4, 3, 3}") -> str:
+    return (
+        "x = @param:x -> float_type, {1, 4, 6, 6}, {144, 1, 24, 4}\n"
+        f"@1 = pooling[{fields}](x) -> float_type, {out}, {{36, 1, 12, 4}}\n@2 = @return(@1)\n"
+    )
+
+
+LPNORM_POOL_MX = (
+    "func.func @main(%x: !migraphx.shaped<1x4x6x6xf32, 144x1x24x4>) -> !migraphx.shaped<1x4x3x3xf32, 36x1x12x4> {\n"
+    '  %0 = migraphx.pooling %x {length = [2, 2], lp_order = 2 : i64, mode = "lpnorm", padding = [0, 0], stride = [2, 2]} : <1x4x6x6xf32, 144x1x24x4> -> <1x4x3x3xf32, 36x1x12x4>\n'
+    "  return %0 : !migraphx.shaped<1x4x3x3xf32, 36x1x12x4>\n}\n"
+)
+
+
 def _tosa_edit(old: str, new: str) -> Callable[[], str]:
     """The fixture program lowered to TOSA, with `old` (which must occur) edited to `new`."""
 
@@ -624,6 +638,49 @@ CASES: list[Case] = [
         {"p.txt": _f(_program_conv("padding={0, 0, 0, 0},stride={0, 1},dilation={1, 1},group=1"))},
         1,
         "p.txt:3:6: error: migraphx.convolution: convolution stride and dilation must be >= 1",
+    ),  # fmt: skip
+    Case(
+        "program pooling stride 0",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f(_program_pool("mode=max,padding={0, 0},stride={0, 2},lengths={2, 2}"))},
+        1,
+        "p.txt:2:6: error: migraphx.pooling: pooling lengths, stride and dilations must be >= 1",
+    ),  # fmt: skip
+    Case(
+        "program pooling lengths 0",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f(_program_pool("mode=average,padding={0, 0},stride={2, 2},lengths={2, 0}"))},
+        1,
+        "p.txt:2:6: error: migraphx.pooling: pooling lengths, stride and dilations must be >= 1",
+    ),  # fmt: skip
+    Case(
+        "program pooling window larger than the padded input",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f(_program_pool("mode=max,padding={0, 1},stride={1, 1},lengths={7, 2}"))},
+        1,
+        "p.txt:2:6: error: migraphx.pooling: pooling window 7 is larger than the padded input 6",
+    ),  # fmt: skip
+    Case(
+        "program pooling with three paddings for two spatial dims",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f(_program_pool("mode=max,padding={0, 0, 0},stride={2, 2},lengths={2, 2}"))},
+        1,
+        "p.txt:2:6: error: migraphx.pooling: pooling padding needs 2 or 4 values, got 3",
+    ),  # fmt: skip
+    Case(
+        "program pooling mode unknown",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f(_program_pool("mode=sum,padding={0, 0},stride={2, 2},lengths={2, 2}"))},
+        1,
+        "p.txt:2:14: error: field `mode` of `pooling` must be one of average (0), max (1), lpnorm (2), got `sum`",
+    ),  # fmt: skip
+    Case(
+        "lpnorm pooling lowered to TOSA",
+        ["{m.mlir}", "-p", "migraphx-to-tosa"],
+        {"m.mlir": _f(LPNORM_POOL_MX)},
+        1,
+        "m.mlir:2:3: error: 'migraphx.pooling' has no exact TOSA lowering: lpnorm pooling (TOSA pools by max or average only)",
+        "convcanon-opt",
     ),  # fmt: skip
     Case(
         "program group does not divide channels",

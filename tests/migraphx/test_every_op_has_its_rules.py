@@ -12,6 +12,7 @@ from xdsl.irdl import OptAttributeDef, irdl_op_definition
 
 from convcanon.conversion.migraphx_to_tosa.function_lowering import BOUNDARY_OPS, LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS
+from convcanon.conversion.migraphx_to_tosa.pool_lowerings import POOL_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.reduce_lowerings import REDUCE_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.shape_lowerings import SHAPE_LOWERINGS
@@ -89,6 +90,7 @@ def test_each_op_family_lowers_its_own_ops() -> None:
     families = [
         CORE_LOWERINGS.keys(),
         REDUCE_LOWERINGS.keys(),
+        POOL_LOWERINGS.keys(),
         SHAPE_LOWERINGS.keys(),
         QUANT_LOWERINGS.keys(),
     ]
@@ -120,16 +122,19 @@ def test_the_importer_reads_each_instruction_from_its_op_class() -> None:
 def test_each_program_field_is_an_attribute_its_op_declares() -> None:
     """A field the importer writes must be one the op reads (unsqueeze listed `steps` and
     declared only `axes`: `steps={2}` imported as an unread attribute and a shape error), and a
-    field left out at its MIGraphX default must be one the op may lack."""
+    field left out at its MIGraphX default must be one the op may lack. A field may name its
+    attribute otherwise (pooling's `lengths` is rocMLIR's `length`)."""
     found = []
     for op in Migraphx.operations:
         if not issubclass(op, MigraphxOp):
             continue
         declared = op.get_irdl_definition().attributes
-        found += [f"{op.name}: {f}" for f in op.PROGRAM_FIELDS if f not in declared]
+        attribute = {f: op.PROGRAM_ATTRIBUTES.get(f, f) for f in op.PROGRAM_FIELDS}
+        found += [f"{op.name}: {f}" for f in op.PROGRAM_FIELDS if attribute[f] not in declared]
         found += [
             f"{op.name}: default of {f}"
             for f in op.PROGRAM_DEFAULTS
-            if f not in op.PROGRAM_FIELDS or not isinstance(declared.get(f), OptAttributeDef)
+            if f not in op.PROGRAM_FIELDS
+            or not isinstance(declared.get(attribute[f]), OptAttributeDef)
         ]
     assert found == []

@@ -15,6 +15,7 @@ from convcanon.reference.kernels import (
     contraction,
     indexing,
     movement,
+    pooling,
     precision,
     reduction,
     sort,
@@ -102,6 +103,14 @@ KERNELS: dict[str, Callable[[], Any]] = {
         body=lambda acc, x: [np.add(acc, x)],
     ),
     "reduce": lambda: reduction.reduce(X, ZERO, [0, 2], np.add),
+    "pooling": lambda: pooling.window_reduce(
+        X,
+        pooling.Windows((0, 1), (3, 2), (2, 1), (1, 2), (1, 0), (32, 93)),
+        np.add,
+        0.0,
+        np.dtype(np.float64),
+        lambda padded: np.abs(padded, out=padded),
+    ),
     "dot_general": lambda: contraction.dot_general(
         X, X, lhs_batch=[2], rhs_batch=[2], lhs_contracting=[1], rhs_contracting=[1]
     ),
@@ -185,7 +194,9 @@ def test_chunked_conv_plans_and_holds_far_less_than_its_im2col(
     assert peak <= planned + SLACK, (peak, planned)
 
 
-@pytest.mark.parametrize("name", ["conv lhs-dilated", "pad", "reduce_window", "gather", "sort"])
+@pytest.mark.parametrize(
+    "name", ["conv lhs-dilated", "pad", "reduce_window", "pooling", "gather", "sort"]
+)
 def test_limit_below_the_plan_refuses_before_allocating(name: str) -> None:
     tracemalloc.start()
     try:

@@ -63,6 +63,15 @@ padding_mode = 0 : i64, stride = [1, 1]}} : <{X}>, <{W}> -> <{R}>
 }}
 """
 
+P, Q = "1x1x1x1000000xf32, 1000000x1000000x1000000x1", "1x1x1x500001xf32, 500001x500001x500001x1"
+MIGRAPHX_POOL = f"""\
+func.func @main(%x: !migraphx.shaped<{P}>) -> !migraphx.shaped<{Q}> {{
+  %0 = migraphx.pooling %x {{length = [1, 500000], mode = "max", padding = [0, 0], \
+stride = [1, 1]}} : <{P}> -> <{Q}>
+  return %0 : !migraphx.shaped<{Q}>
+}}
+"""
+
 LOOP = """\
 func.func @main(%x: tensor<i64>) -> tensor<i64> {{
   %zero = stablehlo.constant dense<0> : tensor<i64>
@@ -115,8 +124,17 @@ def _refused(tmp_path: Path, capsys, text: str, *flags: str, lower: bool = False
         (REDUCE_WINDOW, False, "m.mlir:3:8: error: work limit reached: stablehlo.reduce_window: "),
         (MIGRAPHX_CONV, False, "m.mlir:2:3: error: work limit reached: 'migraphx.convolution': "),
         (MIGRAPHX_CONV, True, "error: work limit reached: 'tosa.conv2d': "),
+        (MIGRAPHX_POOL, False, "m.mlir:2:3: error: work limit reached: 'migraphx.pooling': "),
+        (MIGRAPHX_POOL, True, "error: work limit reached: 'tosa.max_pool2d': "),
     ],
-    ids=["stablehlo-conv", "reduce-window", "migraphx-conv", "tosa-conv"],
+    ids=[
+        "stablehlo-conv",
+        "reduce-window",
+        "migraphx-conv",
+        "tosa-conv",
+        "migraphx-pool",
+        "tosa-pool",
+    ],
 )
 def test_a_huge_window_is_refused_at_its_op_before_it_runs(
     tmp_path: Path, capsys, text: str, lower: bool, where: str

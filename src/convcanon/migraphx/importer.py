@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
     ModuleOp,
+    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -208,13 +209,31 @@ def _attributes(cur: Cursor, op_name: str, fields: Fields) -> dict[str, Attribut
         if key not in wanted:
             expected = ", ".join(wanted) or "none"
             raise cur.error(f"unknown field `{key}` for `{op_name}` (fields: {expected})", pos)
+        name = cls.PROGRAM_ATTRIBUTES.get(key, key)
+        names = cls.PROGRAM_ENUMS.get(key)
+        if names is not None:
+            attributes[name] = _enum_attribute(cur, op_name, key, value, names, pos)
+            continue
         if not isinstance(value, list | int):
             raise cur.error(f"field `{key}` of `{op_name}` must be an integer or {{list}}", pos)
         try:
-            attributes[key] = _int_attribute(tuple(value) if isinstance(value, list) else value)
+            attributes[name] = _int_attribute(tuple(value) if isinstance(value, list) else value)
         except VerifyException as err:  # e.g. an integer beyond i64
             raise cur.error(f"field `{key}`: {str(err).splitlines()[0]}", pos) from None
     return attributes
+
+
+def _enum_attribute(
+    cur: Cursor, op_name: str, key: str, value: object, names: tuple[str, ...], pos: int
+) -> Attribute:
+    """A field MIGraphX prints as its enum's name (`mode=max`), or its number (older versions):
+    the name, as rocMLIR's string attribute holds it."""
+    if isinstance(value, int) and 0 <= value < len(names):
+        return StringAttr(names[value])
+    if isinstance(value, str) and value in names:
+        return StringAttr(value)
+    choices = ", ".join(f"{n} ({k})" for k, n in enumerate(names))
+    raise cur.error(f"field `{key}` of `{op_name}` must be one of {choices}, got `{value}`", pos)
 
 
 # `NAME = op(ARG, ...) -> TYPE, {LENS}, {STRIDES}`: most lines of a real program. A line that

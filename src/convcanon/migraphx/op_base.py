@@ -93,6 +93,10 @@ class MigraphxOp(IRDLOperation):
     # Fields at MIGraphX's default, which the op means by leaving the attribute out (the
     # importer writes no attribute for them)
     PROGRAM_DEFAULTS: ClassVar[dict[str, list[int] | int]] = {}
+    # A field whose attribute rocMLIR names otherwise (pooling's `lengths` is its `length`)
+    PROGRAM_ATTRIBUTES: ClassVar[dict[str, str]] = {}
+    # A field printed as a name (or, by older MIGraphX, its enum's number): a string attribute
+    PROGRAM_ENUMS: ClassVar[dict[str, tuple[str, ...]]] = {}
     # An attribute that restates the result's element type as MIGraphX's type index
     # (convert's target_type): when present it must name the result's type.
     TYPE_FIELD: ClassVar[str | None] = None

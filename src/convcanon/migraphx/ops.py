@@ -27,6 +27,7 @@ from convcanon.migraphx.op_base import (
     int_value,
     same_element_type,
 )
+from convcanon.migraphx.pool_ops import PoolingOp
 from convcanon.migraphx.shaped_type import ShapedType, is_float_type
 
 # -- elementwise ---------------------------------------------------------------------------------
@@ -567,6 +568,7 @@ CORE_OPS: tuple[type[MigraphxOp], ...] = (
     SoftmaxOp,
     DotOp,
     ConvolutionOp,
+    PoolingOp,
 )
 # Ops whose whole verifier is `MigraphxOp.verify_semantics` once their attributes have the
 # types the program importer gives them (it then skips xDSL's generic attribute checks).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 Lens = tuple[int, ...]
 
@@ -177,6 +178,7 @@ def conv_padding(
     stride: Sequence[int],
     dilation: Sequence[int],
     padding_mode: int,
+    what: str = "convolution",
 ) -> tuple[Lens, Lens]:
     """Explicit (begin, end) pads per spatial dim.
 
@@ -186,9 +188,9 @@ def conv_padding(
     sd = len(in_spatial)
     if padding_mode == 0:
         if len(padding) not in (sd, 2 * sd):
-            raise ShapeError(f"convolution padding needs {2 * sd} values, got {len(padding)}")
+            raise ShapeError(f"{what} padding needs {sd} or {2 * sd} values, got {len(padding)}")
         if any(p < 0 for p in padding):
-            raise ShapeError(f"convolution padding must be >= 0, got {list(padding)}")
+            raise ShapeError(f"{what} padding must be >= 0, got {list(padding)}")
         if len(padding) == sd:
             return tuple(padding), tuple(padding)
         return tuple(padding[:sd]), tuple(padding[sd:])
@@ -239,17 +241,27 @@ def conv_lens(
     begins, ends = conv_padding(
         input_lens[2:], filter_lens[2:], padding, stride, dilation, padding_mode
     )
-    spatial: list[int] = []
-    for size, k, s, d, b, e in zip(
-        input_lens[2:], filter_lens[2:], stride, dilation, begins, ends, strict=False
-    ):
-        window = d * (k - 1) + 1
-        if size + b + e < window:
-            raise ShapeError(
-                f"convolution window {window} is larger than the padded input {size + b + e}"
-            )
-        spatial.append((size + b + e - window) // s + 1)
+    spatial = [
+        window_count(size, d * (k - 1) + 1, s, b, e)
+        for size, k, s, d, b, e in zip(
+            input_lens[2:], filter_lens[2:], stride, dilation, begins, ends, strict=False
+        )
+    ]
     return (n, o, *spatial)
+
+
+def window_count(
+    size: int, window: int, stride: int, begin: int, end: int, ceil: bool = False, what: str = ""
+) -> int:
+    """Placements of a (dilated) `window` at `stride` over `size` padded by `begin` and `end`:
+    MIGraphX's output extent of a convolution or pooling, rounded up in pooling's ceil mode."""
+    span = size + begin + end - window
+    if span < 0:
+        raise ShapeError(
+            f"{what or 'convolution'} window {window} is larger than the padded input "
+            f"{size + begin + end}"
+        )
+    return (-(-span // stride) if ceil else span // stride) + 1
 
 
 def _axis_in(axis: int, rank: int, what: str) -> int:
@@ -346,3 +358,84 @@ def scatter_check(
     for d, (n, m) in enumerate(zip(data, indices, strict=True)):
         if d != a and m > n:
             raise ShapeError(f"indices dim {d} has length {m}, more than the data's {n}")
+
+
+POOLING_MODES = ("average", "max", "lpnorm")
+"""MIGraphX's pooling_mode, in its enum's order (an old program prints the number)."""
+
+
+@dataclass(frozen=True)
+class PoolWindow:
+    """One pooling's windows per spatial dim, checked: what the kernel and the lowering read."""
+
+    mode: str
+    lengths: Lens
+    stride: Lens
+    dilations: Lens
+    begins: Lens
+    ends: Lens
+    ceil_mode: bool
+    count_include_pad: bool
+    lp_order: int
+    out_spatial: Lens
+
+    def clip_ends(self, in_spatial: Sequence[int]) -> Lens:
+        """Where MIGraphX clips each window (its taps at or past it are not counted): the
+        input's end, or with count_include_pad (not max) the input's end plus the BEGIN pad,
+        as MIGraphX's reference computes it, whatever the end pad."""
+        if self.count_include_pad and self.mode != "max":
+            return tuple(n + b for n, b in zip(in_spatial, self.begins, strict=True))
+        return tuple(in_spatial)
+
+
+def pool_window(
+    input_lens: Sequence[int],
+    mode: str,
+    padding: Sequence[int],
+    stride: Sequence[int],
+    lengths: Sequence[int],
+    dilations: Sequence[int] | None = None,
+    ceil_mode: int = 0,
+    count_include_pad: int = 0,
+    lp_order: int = 2,
+) -> PoolWindow:
+    """MIGraphX's pooling of [N, C, *S] (any number of spatial dims): its windows and extents."""
+    if len(input_lens) < 3:
+        raise ShapeError(
+            f"pooling needs an input of rank >= 3 ([N, C, *S]), got {list(input_lens)}"
+        )
+    sd = len(input_lens) - 2
+    dilations = [1] * sd if dilations is None else dilations
+    if mode not in POOLING_MODES:
+        raise ShapeError(f"pooling mode must be one of {', '.join(POOLING_MODES)}, got `{mode}`")
+    if not len(stride) == len(lengths) == len(dilations) == sd:
+        raise ShapeError(
+            f"pooling of {sd} spatial dims needs {sd} stride, lengths and dilations values each, "
+            f"got {len(stride)}, {len(lengths)} and {len(dilations)}"
+        )
+    if min(*lengths, *stride, *dilations) < 1:
+        raise ShapeError("pooling lengths, stride and dilations must be >= 1")
+    for name, flag in (("ceil_mode", ceil_mode), ("count_include_pad", count_include_pad)):
+        if flag not in (0, 1):
+            raise ShapeError(f"pooling {name} must be 0 or 1, got {flag}")
+    if mode == "lpnorm" and lp_order < 1:
+        raise ShapeError(f"pooling lp_order must be >= 1, got {lp_order}")
+    begins, ends = conv_padding(input_lens[2:], lengths, padding, stride, dilations, 0, "pooling")
+    out = tuple(
+        window_count(n, d * (k - 1) + 1, s, b, e, bool(ceil_mode), "pooling")
+        for n, k, s, d, b, e in zip(
+            input_lens[2:], lengths, stride, dilations, begins, ends, strict=True
+        )
+    )
+    return PoolWindow(
+        mode,
+        tuple(lengths),
+        tuple(stride),
+        tuple(dilations),
+        begins,
+        ends,
+        bool(ceil_mode),
+        bool(count_include_pad),
+        lp_order,
+        out,
+    )

@@ -74,6 +74,18 @@ def numpy_dtype(element_type: Attribute) -> np.dtype:
     raise ValueError(f"unsupported element type {element_type}")
 
 
+def lowest_value(dtype: np.dtype) -> float | int:
+    """C++'s std::numeric_limits<T>::lowest() of a numpy dtype (false, 0, for a bool): where
+    MIGraphX's max pooling starts its fold."""
+    import ml_dtypes
+
+    if dtype == np.bool_:
+        return 0
+    if dtype.kind in "iu" or dtype.name in ("int4", "uint4"):
+        return int(ml_dtypes.iinfo(dtype).min)
+    return float(ml_dtypes.finfo(dtype).min)
+
+
 def is_known_element_type(element_type: Attribute) -> bool:
     try:
         numpy_dtype(element_type)

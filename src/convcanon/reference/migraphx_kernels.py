@@ -22,8 +22,10 @@ from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.boundary_ops import AsLogicalShapeOp, AsUnderlyingShapeOp, LiteralOp
 from convcanon.migraphx.op_base import int_list, int_value
-from convcanon.migraphx.shaped_type import ShapedType, numpy_dtype
+from convcanon.migraphx.pool_ops import PoolingOp
+from convcanon.migraphx.shaped_type import ShapedType, lowest_value, numpy_dtype
 from convcanon.reference.kernels import budget
+from convcanon.reference.kernels.pooling import Windows, tap_counts, window_reduce
 from convcanon.reference.kernels.precision import truncating_divide
 from convcanon.reference.migraphx_conv import migraphx_conv
 
@@ -329,6 +331,58 @@ def _convolution(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     return migraphx_conv(op, x, w, result_dtype(op))
 
 
+def _pooling(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """MIGraphX's reference pooling: max folds std::max from the type's lowest value (so a NaN
+    is skipped and nothing is below lowest), average and lpnorm fold in double; the average
+    divides by the taps MIGraphX counts (`clip_ends`; 0 where none), lpnorm takes the p-th root;
+    the double converts back as C++ does (to an integer: truncating)."""
+    assert isinstance(op, PoolingOp)
+    x, dtype, window = args[0], result_dtype(op), op.window()
+    axes = tuple(range(2, x.ndim))
+    windows = Windows(
+        axes, window.lengths, window.stride, window.dilations, window.begins, window.out_spatial
+    )
+    clips = window.clip_ends(x.shape[2:])
+    for axis, s, b, o, clip in zip(
+        axes, window.stride, window.begins, window.out_spatial, clips, strict=True
+    ):
+        if (o - 1) * s - b > clip:
+            raise ValueError(
+                f"the last window of dim {axis} starts at {(o - 1) * s - b}, past the end of its "
+                f"clipped input ({clip}): MIGraphX refuses it (`POOLING: invalid attributes`)"
+            )
+    integer = is_integer_dtype(dtype) or dtype == np.bool_
+    wide = np.dtype(np.uint64 if dtype == np.uint64 else np.int64) if integer else np.float64
+    if window.mode == "max":
+        lowest = lowest_value(dtype)
+        folded = window_reduce(x, windows, np.fmax, lowest, np.dtype(wide))
+        return _from_double(np.fmax(folded, lowest), dtype)
+    if window.mode == "lpnorm":
+        p = window.lp_order
+        total = window_reduce(x, windows, np.add, 0.0, np.dtype(np.float64), _power(p))
+        return _from_double(total ** (1 / p), dtype)
+    total = window_reduce(x, windows, np.add, 0.0, np.dtype(np.float64))
+    counts = tap_counts(windows, x.ndim, clips, from_zero=not window.count_include_pad)
+    return _from_double(np.where(counts > 0, total / np.maximum(counts, 1), 0.0), dtype)
+
+
+def _power(p: int) -> Callable[[np.ndarray], None]:
+    """|x|^p in place."""
+
+    def transform(x: np.ndarray) -> None:
+        np.power(np.abs(x, out=x), p, out=x)
+
+    return transform
+
+
+def _from_double(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    if dtype == np.bool_:
+        return x != 0
+    if is_integer_dtype(dtype):
+        return convert_to_integer(x, dtype)[0]
+    return _convert_to_float(x, dtype)
+
+
 def dense_value(attr: DenseIntOrFPElementsAttr, dtype: np.dtype) -> np.ndarray:
     """A dense attribute's values as an array of its own shape (splats filled)."""
     ty = attr.get_type()
@@ -413,6 +467,7 @@ OP_TABLE: KernelTable = {
     mx.SoftmaxOp: _softmax,
     mx.DotOp: _dot,
     mx.ConvolutionOp: _convolution,
+    PoolingOp: _pooling,
     LiteralOp: _literal,
     AsLogicalShapeOp: _as_logical,
     AsUnderlyingShapeOp: _as_underlying,

@@ -24,6 +24,7 @@ from convcanon.migraphx.dense import dense_to_numpy
 from convcanon.migraphx.shaped_type import numpy_dtype
 from convcanon.reference.kernels import budget
 from convcanon.reference.kernels.contraction import ConvAttributes, conv_general
+from convcanon.reference.kernels.pooling import Windows, tap_counts, window_reduce
 from convcanon.reference.kernels.precision import truncating_divide
 from convcanon.tosa import ops as tosa
 from convcanon.tosa.ops import int_values
@@ -123,6 +124,31 @@ def _conv(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     return _to(op, out + bias.astype(acc))
 
 
+def _pool2d(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """max_pool2d (a NaN propagates, or with nan_mode IGNORE is skipped) and avg_pool2d of
+    floats (the sum in f32, divided by the window's input elements); TOSA's integer average
+    (zero points, rounding) is not emitted."""
+    x = args[0]
+    kernel, stride, pad = (_ints(op.properties[k]) for k in ("kernel", "stride", "pad"))
+    windows = Windows(
+        (1, 2), tuple(kernel), tuple(stride), (1, 1), (pad[0], pad[2]), result_shape(op)[1:3]
+    )
+    integer = x.dtype.kind in "iu"
+    wide = np.dtype(np.int64 if integer else np.float64 if x.dtype == np.float64 else np.float32)
+    if isinstance(op, tosa.MaxPool2DOp):
+        if integer:
+            lowest = int(np.iinfo(np.int64).min)
+            return _to(op, window_reduce(x, windows, np.maximum, lowest, wide))
+        if tosa.ignores_nan(op):  # NaN where no tap is (padding is never read)
+            return _to(op, window_reduce(x, windows, np.fmax, np.nan, wide))
+        return _to(op, window_reduce(x, windows, np.maximum, -np.inf, wide))
+    if integer:
+        raise ValueError(f"avg_pool2d of {x.dtype} is not interpreted (floats only)")
+    total = window_reduce(x, windows, np.add, 0, wide)
+    counts = tap_counts(windows, x.ndim, x.shape[1:3])
+    return _to(op, total / counts.astype(wide))
+
+
 def _matmul(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     a, b, azp, bzp = args
     # no accumulator attribute: floats accumulate in f32, or in f64 for f64 (its result type)
@@ -198,6 +224,11 @@ def _elementwise(fn: Callable[..., np.ndarray], arity: int = 1) -> Kernel:
             return _to(op, np.asarray(fn(*operands)))
 
     return kernel
+
+
+def _maximum(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """nan_mode PROPAGATE (the default): a NaN operand is the result; IGNORE: the other one."""
+    return _elementwise(np.fmax if tosa.ignores_nan(op) else np.maximum, 2)(op, args)
 
 
 def _intdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -366,6 +397,8 @@ TOSA_KERNELS: dict[type[Operation], Kernel] = {
     tosa.Conv2DOp: _conv,
     tosa.DepthwiseConv2DOp: _conv,
     tosa.Conv3DOp: _conv,
+    tosa.MaxPool2DOp: _pool2d,
+    tosa.AvgPool2DOp: _pool2d,
     tosa.MatMulOp: _matmul,
     tosa.TransposeOp: _transpose,
     tosa.ReshapeOp: _reshape,
@@ -379,7 +412,7 @@ TOSA_KERNELS: dict[type[Operation], Kernel] = {
     tosa.AddOp: _integer_sum(subtract=False),
     tosa.SubOp: _integer_sum(subtract=True),
     tosa.MulOp: _elementwise(np.multiply, 2),
-    tosa.MaximumOp: _elementwise(np.maximum, 2),
+    tosa.MaximumOp: _maximum,
     tosa.MinimumOp: _elementwise(np.minimum, 2),
     tosa.PowOp: _elementwise(np.power, 2),
     tosa.IntDivOp: _elementwise(_intdiv, 2),

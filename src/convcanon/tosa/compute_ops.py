@@ -1,4 +1,4 @@
-"""TOSA ops that compute: convolutions and matmul, reductions, elementwise arithmetic,
+"""TOSA ops that compute: convolutions, pooling and matmul, reductions, elementwise arithmetic,
 comparisons, bitwise ops, casts, clamp and select.
 """
 
@@ -10,13 +10,14 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, IntegerType, i64
 from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, prop_def
+from xdsl.irdl import irdl_op_definition, opt_prop_def, prop_def
 from xdsl.utils.exceptions import VerifyException
 
 from convcanon.tosa import shape_rules as rules
 from convcanon.tosa.op_base import (
     AxisOp,
     BinaryOp,
+    NanModeAttr,
     TosaOp,
     check_same_elements,
     check_zero_point,
@@ -90,6 +91,57 @@ def conv_properties(
     }
 
 
+class Pool2DOp(TosaOp):
+    """NHWC pooling: `kernel`, `stride`, `pad` [top, bottom, left, right]; padding is never
+    read (max) nor counted (avg divides by the window's input elements)."""
+
+    kernel = prop_def(DenseArrayBase)
+    stride = prop_def(DenseArrayBase)
+    pad = prop_def(DenseArrayBase)
+
+    def verify_shapes(self) -> None:
+        x = self.args[0]
+        expected = rules.pool2d_output(
+            shape_of(x, "input"),
+            int_values(self.kernel),
+            int_values(self.stride),
+            int_values(self.pad),
+        )
+        rules.check_result(expected, shape_of(self.output, "result"))
+        check_same_elements([x, self.output])
+
+
+@irdl_op_definition
+class MaxPool2DOp(Pool2DOp):
+    name = "tosa.max_pool2d"
+    nan_mode = opt_prop_def(NanModeAttr)
+
+
+@irdl_op_definition
+class AvgPool2DOp(Pool2DOp):
+    """input, input zero point, output zero point."""
+
+    name = "tosa.avg_pool2d"
+    ARITY: ClassVar[int | None] = 3
+    acc_type = prop_def(Attribute)
+
+    def verify_shapes(self) -> None:
+        super().verify_shapes()
+        x, x_zp, out_zp = self.args
+        check_zero_point(x_zp, x, "input")
+        check_zero_point(out_zp, self.output, "output")
+
+
+def pool_properties(
+    kernel: Sequence[int], stride: Sequence[int], pad: Sequence[int]
+) -> dict[str, Attribute]:
+    return {
+        "kernel": DenseArrayBase.from_list(i64, list(kernel)),
+        "stride": DenseArrayBase.from_list(i64, list(stride)),
+        "pad": DenseArrayBase.from_list(i64, list(pad)),
+    }
+
+
 @irdl_op_definition
 class MatMulOp(TosaOp):
     name = "tosa.matmul"
@@ -150,6 +202,7 @@ class SubOp(BinaryOp):
 @irdl_op_definition
 class MaximumOp(BinaryOp):
     name = "tosa.maximum"
+    nan_mode = opt_prop_def(NanModeAttr)
 
 
 @irdl_op_definition

@@ -16,10 +16,11 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     IntegerType,
+    StringAttr,
     TensorType,
     i32,
 )
-from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -53,6 +54,36 @@ class ShapeType(ParametrizedAttribute, TypeAttribute):
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.rank.data}>")
+
+
+@irdl_attr_definition
+class NanModeAttr(ParametrizedAttribute):
+    """`#tosa.nan_mode<IGNORE>` (or PROPAGATE, the default when absent): whether a max or min
+    skips a NaN operand or returns it."""
+
+    name = "tosa.nan_mode"
+    mode: StringAttr
+
+    def __init__(self, mode: str):
+        super().__init__(StringAttr(mode))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            mode = parser.parse_identifier()
+            if mode not in ("PROPAGATE", "IGNORE"):
+                parser.raise_error(f"expected PROPAGATE or IGNORE, got {mode}", pos)
+            return (StringAttr(mode),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.mode.data}>")
+
+
+def ignores_nan(op: Operation) -> bool:
+    """The op's nan_mode is IGNORE."""
+    attr = op.properties.get("nan_mode")
+    return isinstance(attr, NanModeAttr) and attr.mode.data == "IGNORE"
 
 
 class TosaOp(IRDLOperation):

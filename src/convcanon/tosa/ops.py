@@ -21,6 +21,9 @@ verifies there:
                tensor<1xf32>) -> tensor<NxOHxOWxOxf32>
     "tosa.depthwise_conv2d": same operands, weights tensor<KHxKWxCxMxf32>, result channels C*M
     "tosa.conv3d": NDHWC x ODHWI, pad = array<i64: front, back, top, bottom, left, right>
+    %p  = "tosa.max_pool2d"(%x) <{kernel = array<i64: 3, 3>, pad = array<i64: 1, 1, 1, 1>,
+            stride = array<i64: 2, 2>}> : (tensor<NxHxWxCxf32>) -> tensor<NxOHxOWxCxf32>
+    "tosa.avg_pool2d"(%x, %xzp, %outzp): the same properties and `acc_type = f32`
     %m  = "tosa.matmul"(%a, %b, %azp, %bzp) : (tensor<BxMxKxf32>, tensor<BxKxNxf32>, tensor<1xf32>,
             tensor<1xf32>) -> tensor<BxMxNxf32>
     "tosa.slice"(%x, %start, %size), "tosa.tile"(%x, %multiples), "tosa.pad"(%x, %padding, %padval)
@@ -37,7 +40,8 @@ verifies there:
 
 Rejected upstream (so never emitted): operands of different rank in elementwise ops, the pre-1.0
 attribute forms (`new_shape`, `start`/`size` attributes, `quantization_info`), and the custom syntax
-`tosa.conv2d %x, ... {pad = ...}`; `nan_mode` is left to its default (PROPAGATE).
+`tosa.conv2d %x, ... {pad = ...}`; `nan_mode` is left to its default (PROPAGATE) but on
+max_pool2d and maximum, as `#tosa.nan_mode<IGNORE>` (MIGraphX's max pooling skips NaN).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from xdsl.ir import Dialect
 from convcanon.tosa.compute_ops import (
     AbsOp,
     AddOp,
+    AvgPool2DOp,
     BitwiseAndOp,
     BitwiseXorOp,
     CastOp,
@@ -65,6 +70,7 @@ from convcanon.tosa.compute_ops import (
     LogOp,
     MatMulOp,
     MaximumOp,
+    MaxPool2DOp,
     MinimumOp,
     MulOp,
     NegateOp,
@@ -80,6 +86,7 @@ from convcanon.tosa.compute_ops import (
     TanhOp,
 )
 from convcanon.tosa.compute_ops import conv_properties as conv_properties
+from convcanon.tosa.compute_ops import pool_properties as pool_properties
 from convcanon.tosa.movement_ops import (
     ConcatOp,
     ConstOp,
@@ -94,9 +101,10 @@ from convcanon.tosa.movement_ops import (
 )
 from convcanon.tosa.movement_ops import const_shape_attr as const_shape_attr
 from convcanon.tosa.movement_ops import perms_attr as perms_attr
-from convcanon.tosa.op_base import ShapeType, TosaOp
+from convcanon.tosa.op_base import NanModeAttr, ShapeType, TosaOp
 from convcanon.tosa.op_base import axis_attr as axis_attr
 from convcanon.tosa.op_base import dense as dense
+from convcanon.tosa.op_base import ignores_nan as ignores_nan
 from convcanon.tosa.op_base import int_values as int_values
 
 TOSA_OPS: tuple[type[TosaOp], ...] = (
@@ -105,6 +113,8 @@ TOSA_OPS: tuple[type[TosaOp], ...] = (
     Conv2DOp,
     DepthwiseConv2DOp,
     Conv3DOp,
+    MaxPool2DOp,
+    AvgPool2DOp,
     MatMulOp,
     TransposeOp,
     ReshapeOp,
@@ -145,4 +155,4 @@ TOSA_OPS: tuple[type[TosaOp], ...] = (
     ScatterOp,
 )
 
-TOSA = Dialect("tosa", list(TOSA_OPS), [ShapeType])
+TOSA = Dialect("tosa", list(TOSA_OPS), [ShapeType, NanModeAttr])

@@ -86,6 +86,35 @@ def conv_output(
     return (x[0], *spatial, out_channels)
 
 
+def pool2d_output(
+    x: Sequence[int], kernel: Sequence[int], stride: Sequence[int], pad: Sequence[int]
+) -> Shape:
+    """max_pool2d/avg_pool2d of NHWC: TOSA 1.0's ERROR_IFs (each pad below its kernel, so every
+    window reads the input; the stride divides the padded span exactly)."""
+    check_rank("input", x, 4)
+    for what, values, size in (("kernel", kernel, 2), ("stride", stride, 2), ("pad", pad, 4)):
+        if len(values) != size:
+            raise ShapeError(f"expects {size} {what} values, got {_listed(values)}")
+    _check_all("kernel", kernel, 1)
+    _check_all("stride", stride, 1)
+    _check_all("pad", pad, 0)
+    spatial: list[int] = []
+    for i in range(2):
+        if max(pad[2 * i], pad[2 * i + 1]) >= kernel[i]:
+            raise ShapeError(
+                f"spatial dim {i}: pad {_listed(pad[2 * i : 2 * i + 2])} is not below the "
+                f"kernel {kernel[i]}"
+            )
+        span = x[1 + i] + pad[2 * i] + pad[2 * i + 1] - kernel[i]
+        if span < 0 or span % stride[i]:
+            raise ShapeError(
+                f"spatial dim {i}: input {x[1 + i]} + pad {pad[2 * i]} + {pad[2 * i + 1]} - kernel "
+                f"{kernel[i]} = {span} is not a non-negative multiple of stride {stride[i]}"
+            )
+        spatial.append(span // stride[i] + 1)
+    return (x[0], *spatial, x[3])
+
+
 def check_bias(bias: Sequence[int], out_channels: int) -> None:
     check_rank("bias", bias, 1)
     if bias[0] not in (1, out_channels):

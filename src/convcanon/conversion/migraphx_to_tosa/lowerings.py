@@ -479,8 +479,19 @@ def _literal(lw: LoweringContext, op: Operation, args: list[View]) -> View:
 
 
 # The ops that compute on their elements' values (not data movement, casts or contractions):
-# TOSA's fp8 extensions (f8E4M3FN, f8E5M2) have none of them, so the function lowering runs
-# these on f32 and rounds once (as MIGraphX's fp8 arithmetic does, through float).
+# TOSA's fp8 extensions (f8E4M3FN, f8E5M2) have none of them (pooling: not as IREE runs them),
+# so the function lowering runs these on f32 and rounds once (as MIGraphX's fp8 arithmetic
+# does, through float).
 ELEMENTWISE_OPS: frozenset[type[Operation]] = frozenset(
-    {*_BINARY, *_UNARY, *_COMPARE, mx.DivOp, mx.SqrtOp, mx.ReluOp, mx.ClipOp, mx.SoftmaxOp}
+    {
+        *_BINARY,
+        *_UNARY,
+        *_COMPARE,
+        mx.DivOp,
+        mx.SqrtOp,
+        mx.ReluOp,
+        mx.ClipOp,
+        mx.SoftmaxOp,
+        mx.PoolingOp,
+    }
 )
