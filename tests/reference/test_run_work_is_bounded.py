@@ -81,6 +81,22 @@ func.func @main(%x: tensor<i64>) -> tensor<i64> {{
 }}
 """
 
+VARIADIC_REDUCE = """\
+func.func @main() -> (tensor<1xf32>, tensor<1xi32>) {
+  %x = stablehlo.constant dense<1.0> : tensor<1x1000000xf32>
+  %i = stablehlo.constant dense<1> : tensor<1x1000000xi32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %zi = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.reduce(%x init: %z), (%i init: %zi) across dimensions = [1] \
+: (tensor<1x1000000xf32>, tensor<1x1000000xi32>, tensor<f32>, tensor<i32>) \
+-> (tensor<1xf32>, tensor<1xi32>)
+    reducer(%a: tensor<f32>, %b: tensor<f32>) (%c: tensor<i32>, %d: tensor<i32>) {
+      stablehlo.return %a, %c : tensor<f32>, tensor<i32>
+    }
+  return %r#0, %r#1 : tensor<1xf32>, tensor<1xi32>
+}
+"""
+
 MIGRAPHX_DOT = """\
 func.func @main(%a: !migraphx.shaped<64x64xf32, 64x1>) -> !migraphx.shaped<64x64xf32, 64x1> {
   %0 = migraphx.dot %a, %a : <64x64xf32, 64x1>, <64x64xf32, 64x1> -> <64x64xf32, 64x1>
@@ -132,6 +148,15 @@ def test_a_long_loop_stops_at_the_limit_the_flag_sets(tmp_path: Path, capsys):
     assert line.startswith("m.mlir:")
     assert "error: work limit reached: stablehlo." in line
     assert "past its limit of 1000000000 steps" in line
+
+
+def test_a_variadic_reduce_pays_a_call_per_reduced_element(tmp_path: Path, capsys):
+    """Its body runs once per reduced element: one that computes nothing (it returns its
+    accumulators) cost nothing, and 1e6 elements ran for 6 s (1e8: ten minutes) under any
+    limit; 1e6 calls cost 2e10 steps."""
+    line = _refused(tmp_path, capsys, VARIADIC_REDUCE, "--max-work", "1e9")
+    assert line.startswith("m.mlir:6:26: error: work limit reached: stablehlo.reduce: ")
+    assert "(a call per reduced element)" in line
 
 
 @pytest.mark.parametrize(
@@ -206,6 +231,10 @@ def _loops(kind: str, n: int, k: int) -> tuple[Callable[[], object], list[_Count
         body = _Counted(np.add)
         zero = np.zeros((), np.float32)
         return lambda: reduction.reduce(x, zero, [0], body, ordered=True), [body]
+    if kind == "reduce_variadic":  # an argmax's body, or one that returns its accumulators
+        body = _Counted(lambda a, i, b, j: [a, i])
+        accs = [np.zeros((), np.float32), np.zeros((), np.int64)]
+        return lambda: reduction.fold_in_order([x, x.astype(np.int64)], accs, body), [body]
     if kind == "reduce_window":
         body = _Counted(lambda a, b: [np.maximum(a, b)])
         window = dict(window_strides=[1], base_dilations=[1], window_dilations=[1])
@@ -242,7 +271,9 @@ def _loops(kind: str, n: int, k: int) -> tuple[Callable[[], object], list[_Count
 
 @settings(max_examples=60, deadline=None)
 @given(
-    kind=st.sampled_from(["reduce", "reduce_window", "sort", "scatter", "select_and_scatter"]),
+    kind=st.sampled_from(
+        ["reduce", "reduce_variadic", "reduce_window", "sort", "scatter", "select_and_scatter"]
+    ),
     n=st.integers(1, 300),
     k=st.integers(1, 40),
     share=st.floats(0, 1),
