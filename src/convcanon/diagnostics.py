@@ -83,6 +83,19 @@ def start_column() -> int:
     return _start_column.get()
 
 
+def in_file(line: int, column: int) -> tuple[int, int]:
+    """The (line, column) in its file of a position counted in the text being read (see
+    `text_starts_at_line`): a chunk's lines follow the lines before it, and its first line the
+    columns before it on that line. A chunk is not padded to get there either: a line of
+    thousands of markers made each chunk as long as the line before it (quadratic). Line 0,
+    unknown, stays unknown."""
+    if not line:
+        return line, column
+    if line == 1:
+        column += _start_column.get() - 1
+    return line + _lines_before.get(), column
+
+
 def byte_column(text: str, line_start: int, offset: int) -> int:
     """The 1-based column of character `offset` of `text`, whose line starts at `line_start`,
     counted in UTF-8 bytes as MLIR counts it (jaxlib's parser, mlir-opt): a column counted in
@@ -94,8 +107,9 @@ def byte_column(text: str, line_start: int, offset: int) -> int:
 def offset_loc(text: str, offset: int, filename: str) -> SourceLoc:
     """The 1-based line and (byte) column of character `offset` of `text` (computed on error
     only: counting lines is linear in the offset)."""
-    line = text.count("\n", 0, offset) + 1 + _lines_before.get()
-    return SourceLoc(filename, line, byte_column(text, text.rfind("\n", 0, offset) + 1, offset))
+    line = text.count("\n", 0, offset) + 1
+    column = byte_column(text, text.rfind("\n", 0, offset) + 1, offset)
+    return SourceLoc(filename, *in_file(line, column))
 
 
 class ConvcanonError(Exception):

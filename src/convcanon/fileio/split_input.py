@@ -95,10 +95,11 @@ def split_input_file(
     text: str, marker: str = SPLIT_MARKER, filename: str | None = None
 ) -> Iterator[tuple[int, str]]:
     """(lines before the chunk, chunk) pairs, one at a time, so a caller holds one chunk's
-    module at once. A chunk that starts inside a line is indented by what precedes it there, so
-    its columns are the file's, and knows its column (`chunk_column`): mlir-opt locates its
-    implicit module there. With a `filename`, each near miss is first reported as a warning
-    at its place, as mlir-opt prints them."""
+    module at once. A chunk that starts inside a line knows its column (`chunk_column`): read
+    under `text_starts_at_line(line + 1, chunk_column(chunk))`, its positions are the file's,
+    and mlir-opt locates its implicit module there. It is not indented by what precedes it on
+    its line: a line of thousands of markers made that quadratic. With a `filename`, each near
+    miss is first reported as a warning at its place, as mlir-opt prints them."""
     check_marker(marker)
     if filename is not None:
         places = _Places(text)
@@ -109,4 +110,4 @@ def split_input_file(
     places = _Places(text)
     for _, start, end in (cut for cut in _cuts(text, marker) if cut[0]):
         line, column = places.of(start)
-        yield line, ChunkText(" " * column + text[start:end], column + 1)
+        yield line, ChunkText(text[start:end], column + 1)
