@@ -133,6 +133,9 @@ class ConvcanonError(Exception):
         # each note its own diagnostic at its own place, as MLIR attaches them to an error
         # ("previously defined here"): `--verify-diagnostics` matches them to expected-note
         self.notes = notes or []
+        # what the command prints after the error, as mlir-opt prints its reports at exit
+        # (`--mlir-timing`'s, also when parsing or a pass failed)
+        self.trailer = ""
 
     def render(self) -> str:
         """The error line and, while the CLI shows sources, the input's line under it with a
