@@ -97,6 +97,15 @@ func.func @main() -> (tensor<1xf32>, tensor<1xi32>) {
 }
 """
 
+REMAINDER = """\
+func.func @main() -> tensor<1000000xf64> {{
+  %a = stablehlo.constant dense<{a}> : tensor<1000000xf64>
+  %b = stablehlo.constant dense<{b}> : tensor<1000000xf64>
+  %0 = stablehlo.remainder %a, %b : tensor<1000000xf64>
+  return %0 : tensor<1000000xf64>
+}}
+"""
+
 MIGRAPHX_DOT = """\
 func.func @main(%a: !migraphx.shaped<64x64xf32, 64x1>) -> !migraphx.shaped<64x64xf32, 64x1> {
   %0 = migraphx.dot %a, %a : <64x64xf32, 64x1>, <64x64xf32, 64x1> -> <64x64xf32, 64x1>
@@ -157,6 +166,21 @@ def test_a_variadic_reduce_pays_a_call_per_reduced_element(tmp_path: Path, capsy
     line = _refused(tmp_path, capsys, VARIADIC_REDUCE, "--max-work", "1e9")
     assert line.startswith("m.mlir:6:26: error: work limit reached: stablehlo.reduce: ")
     assert "(a call per reduced element)" in line
+
+
+def test_a_remainder_pays_for_its_long_division(tmp_path: Path, capsys):
+    """C's fmod takes a step per bit `a`'s exponent is above `b`'s: 1e300 % 3e-300 took 2 us an
+    element (1e6 elements: 2 s for 3e6 steps; a loop of them, hours under the default limit).
+    A remainder of numbers alike costs what any elementwise op does."""
+    line = _refused(
+        tmp_path, capsys, REMAINDER.format(a="1.0e300", b="3.0e-300"), "--max-work", "1e9"
+    )
+    assert line.startswith("m.mlir:4:8: error: work limit reached: stablehlo.remainder: ")
+    assert "(its long divisions)" in line
+    path = tmp_path / "alike.mlir"
+    path.write_text(REMAINDER.format(a="7.0", b="3.0"))
+    assert main(["run", str(path), "--max-work", "1e7"]) == 0
+    capsys.readouterr()
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,24 @@ def _remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind in "iu":
         safe = np.where(b == 0, 1, b)
         return np.where(b == 0, a, np.fmod(a, safe))
+    budget.spend("its long divisions", _division_bits(a, b))
     return np.fmod(a, b)
+
+
+_EXPONENT_CHUNK = 1 << 20  # elements whose exponents are compared at once
+
+
+def _division_bits(a: np.ndarray, b: np.ndarray) -> int:
+    """The bits of the long division C's `fmod` does, about half a nanosecond each: one per
+    binary digit `a`'s exponent is above `b`'s (`1e300 % 3e-300`, 2,000 bits, takes 1 us an
+    element; `7.0 % 3.0`, none, 7 ns). Counted in chunks, so no temporary as large as `a`."""
+    a, b = np.broadcast_arrays(a, b)
+    bits = 0
+    for start in range(0, a.size, _EXPONENT_CHUNK):
+        above = np.frexp(a.flat[start : start + _EXPONENT_CHUNK])[1].astype(np.int64)
+        above -= np.frexp(b.flat[start : start + _EXPONENT_CHUNK])[1]
+        bits += int(np.maximum(above, 0).sum())
+    return bits
 
 
 def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
