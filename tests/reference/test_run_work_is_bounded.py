@@ -184,6 +184,27 @@ def test_a_remainder_pays_for_its_long_division(tmp_path: Path, capsys):
 
 
 @pytest.mark.parametrize(
+    ("op", "element"),
+    [
+        ("stablehlo.exponential %x", "complex<f64>"),
+        ("stablehlo.power %x, %x", "complex<f32>"),
+        ("stablehlo.power %x, %x", "i64"),
+        ("stablehlo.sine %x", "f64"),
+        ("stablehlo.count_leading_zeros %x", "i32"),
+        ("stablehlo.reduce_precision %x, format = e5m10", "f32"),
+    ],
+)
+def test_an_op_whose_elements_are_slow_pays_for_each(op: str, element: str):
+    """numpy takes 25 to 185 ns an element of these (a complex exp, an integer power, a sine of
+    1e300, ...), where a step stands for half a nanosecond: at 2 or 3 steps an element a loop
+    of them ran 30 to 70 times longer than the limit allows."""
+    t = f"tensor<1000x{element}>"
+    text = f"func.func @main(%x: {t}) -> {t} {{\n  %0 = {op} : {t}\n  return %0 : {t}\n}}\n"
+    _, steps = _run(text, 1 << 62)
+    assert steps >= budget.OP_STEPS + 100 * 1000
+
+
+@pytest.mark.parametrize(
     ("spelled", "steps"), [("2e11", 2 * 10**11), ("40000", 40_000), ("4.0e4", 40_000)]
 )
 def test_the_limit_is_a_whole_number_in_digits_or_exponent_notation(
