@@ -106,6 +106,13 @@ func.func @main() -> tensor<1000000xf64> {{
 }}
 """
 
+MIGRAPHX_ERF = """\
+func.func @main(%x: !migraphx.shaped<1000000xf32, 1>) -> !migraphx.shaped<1000000xf32, 1> {
+  %0 = migraphx.erf %x : <1000000xf32, 1> -> <1000000xf32, 1>
+  return %0 : !migraphx.shaped<1000000xf32, 1>
+}
+"""
+
 MIGRAPHX_DOT = """\
 func.func @main(%a: !migraphx.shaped<64x64xf32, 64x1>) -> !migraphx.shaped<64x64xf32, 64x1> {
   %0 = migraphx.dot %a, %a : <64x64xf32, 64x1>, <64x64xf32, 64x1> -> <64x64xf32, 64x1>
@@ -181,6 +188,15 @@ def test_a_remainder_pays_for_its_long_division(tmp_path: Path, capsys):
     path.write_text(REMAINDER.format(a="7.0", b="3.0"))
     assert main(["run", str(path), "--max-work", "1e7"]) == 0
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(("lower", "where"), [(False, "m.mlir:2:3: "), (True, "m.mlir:3:5: ")])
+def test_erf_pays_for_its_python_call_per_element(tmp_path: Path, capsys, lower: bool, where: str):
+    """migraphx and TOSA `erf` is `math.erf` called on each element (190 ns): 1e6 of them
+    cost 2e6 steps and ran under any limit over that; now 4e8, refused under 1e8."""
+    line = _refused(tmp_path, capsys, MIGRAPHX_ERF, "--max-work", "1e8", lower=lower)
+    assert line.startswith(f"{where}error: work limit reached: "), line
+    assert "erf': 400000000 steps (a Python call per element)" in line
 
 
 @pytest.mark.parametrize(
