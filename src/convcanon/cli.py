@@ -69,6 +69,7 @@ def _run_reported(body: Callable[[], int]) -> int:
         return code
     except ConvcanonError as err:
         print(err.render(), file=sys.stderr)
+        sys.stderr.write(err.trailer)
         return err.exit_code
     except UsageError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 from convcanon.cli_arguments import (
     CommandParser,
@@ -32,8 +32,8 @@ def step_count(text: str) -> int:
     (`2e11`, as its default is written), compared exactly (a `1e400000000` is never expanded)."""
     value = decimal_int(text)
     if value is None and decimal_float(text) is not None:
-        exact = Decimal(text)
-        if 1 <= exact <= MAX_STEPS and exact == exact.to_integral_value():
+        exact = _exactly(text)
+        if exact is not None and 1 <= exact <= MAX_STEPS and exact == exact.to_integral_value():
             value = int(exact)
     if value is None or not 1 <= value <= MAX_STEPS:
         raise argparse.ArgumentTypeError(
@@ -41,6 +41,15 @@ def step_count(text: str) -> int:
             f" not {text!r}"
         )
     return value
+
+
+def _exactly(text: str) -> Decimal | None:
+    """The number `text` writes, or None past the exponents `Decimal` holds (|e| over 10^18:
+    `1e999999999999999999999`, refused, where its `InvalidOperation` was a traceback)."""
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return None
 
 
 _integer = integer_at_least(None)

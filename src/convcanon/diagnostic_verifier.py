@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from convcanon.diagnostics import ConvcanonError, SourceLoc, byte_column, collect_diagnostics
+from convcanon.fileio.split_input import chunk_column
 from convcanon.posix_regex import Regex, RegexError, escape
 
 _EXPECTED = re.compile(
@@ -94,7 +95,9 @@ def expectations(
                 expected.line = number
             waiting, last_plain = [], index
             continue
-        at = SourceLoc(filename, number, byte_column(line, 0, match.start()))
+        # a chunk's first line starts at its column of the file (after its marker)
+        column = byte_column(line, 0, match.start()) + (chunk_column(text) - 1 if not index else 0)
+        at = SourceLoc(filename, number, column)
         expected = Expected(match[1], number, at, match[5])
         if match[2]:
             try:

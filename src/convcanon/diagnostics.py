@@ -90,6 +90,19 @@ def start_column() -> int:
     return _start_column.get()
 
 
+def in_file(line: int, column: int) -> tuple[int, int]:
+    """The (line, column) in its file of a position counted in the text being read (see
+    `text_starts_at_line`): a chunk's lines follow the lines before it, and its first line the
+    columns before it on that line. A chunk is not padded to get there either: a line of
+    thousands of markers made each chunk as long as the line before it (quadratic). Line 0,
+    unknown, stays unknown."""
+    if not line:
+        return line, column
+    if line == 1:
+        column += _start_column.get() - 1
+    return line + _lines_before.get(), column
+
+
 def byte_column(text: str, line_start: int, offset: int) -> int:
     """The 1-based column of character `offset` of `text`, whose line starts at `line_start`,
     counted in UTF-8 bytes as MLIR counts it (jaxlib's parser, mlir-opt): a column counted in
@@ -101,8 +114,9 @@ def byte_column(text: str, line_start: int, offset: int) -> int:
 def offset_loc(text: str, offset: int, filename: str) -> SourceLoc:
     """The 1-based line and (byte) column of character `offset` of `text` (computed on error
     only: counting lines is linear in the offset)."""
-    line = text.count("\n", 0, offset) + 1 + _lines_before.get()
-    return SourceLoc(filename, line, byte_column(text, text.rfind("\n", 0, offset) + 1, offset))
+    line = text.count("\n", 0, offset) + 1
+    column = byte_column(text, text.rfind("\n", 0, offset) + 1, offset)
+    return SourceLoc(filename, *in_file(line, column))
 
 
 class ConvcanonError(Exception):
@@ -126,6 +140,9 @@ class ConvcanonError(Exception):
         # each note its own diagnostic at its own place, as MLIR attaches them to an error
         # ("previously defined here"): `--verify-diagnostics` matches them to expected-note
         self.notes = notes or []
+        # what the command prints after the error, as mlir-opt prints its reports at exit
+        # (`--mlir-timing`'s, also when parsing or a pass failed)
+        self.trailer = ""
 
     def render(self) -> str:
         """The error line and, while the CLI shows sources, the input's line under it with a

@@ -355,13 +355,18 @@ def run_opt(
     chunks = _chunks(text, split_marker, filename)
     joined = Joined(output_marker, bool(split_marker))
     result: str | bytes
-    if verify_diagnostics:
-        only_expected = verify_diagnostics == "only-expected"
-        result = _verified(chunks, filename, job, joined, only_expected)
-    elif split_marker:
-        result = _each_chunk(chunks, job, joined)
-    else:
-        result = job(text, None)
+    try:
+        if verify_diagnostics:
+            only_expected = verify_diagnostics == "only-expected"
+            result = _verified(chunks, filename, job, joined, only_expected)
+        elif split_marker:
+            result = _each_chunk(chunks, job, joined)
+        else:
+            result = job(text, None)
+    except ConvcanonError as err:
+        if instruments is not None and instruments.timing:  # mlir-opt's, also on a failure
+            err.trailer = instruments.report()
+        raise
     if stats:
         sys.stderr.write(collected.render())
     if instruments is not None and instruments.timing:

@@ -177,6 +177,30 @@ def test_timing_as_a_list_is_mlir_opt_s_layout(opt: Runner, twice: Path) -> None
     assert [seconds for seconds, _ in listed] == sorted((s for s, _ in listed), reverse=True)
 
 
+WRONG_RESULT = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %a : tensor<4xf32>
+  return %0 : tensor<5xf32>
+}
+"""
+
+
+def test_timing_is_reported_after_the_errors_of_a_failed_run(opt: Runner, tmp_path: Path) -> None:
+    """mlir-opt prints its report at exit, also when parsing failed: the report was missing.
+    Both layouts, times and shares aside, are iree-opt's."""
+
+    def layout(report: str) -> list[str]:
+        return [re.sub(r"\d+\.\d+( \( *[\d.]+%\))?", "N", line) for line in report.splitlines()]
+
+    (tmp_path / "bad.mlir").write_text(WRONG_RESULT)
+    for display in ("tree", "list"):
+        flags = ["--mlir-timing", f"--mlir-timing-display={display}", "-o", "/dev/null"]
+        ours = opt(tmp_path / "bad.mlir", *flags)
+        theirs = iree_opt(tmp_path / "bad.mlir", *flags, check=False)
+        assert ours.code == theirs.returncode == 1
+        assert "Execution time report" in ours.err
+        assert layout(ours.err) == layout(theirs.stderr)
+
+
 def test_timing_names_our_pass(opt: Runner) -> None:
     result = opt(CNN, "-p", GENERAL, "--mlir-timing", "-o", "/dev/null")
     assert "  StablehloCanonicalizeConvPass\n" in result.err

@@ -97,7 +97,7 @@ def test_a_custom_marker_is_cut_the_same_way(opt: Runner, tmp_path: Path) -> Non
     assert (ours.code, ours.out, ours.err) == (theirs.returncode, theirs.stdout, theirs.stderr)
 
 
-@pytest.mark.parametrize("marker", ["x", "xy"])
+@pytest.mark.parametrize("marker", ["x", "xy", "é"])
 def test_a_marker_mlir_opt_cannot_cut_at_is_refused(
     opt: Runner, tmp_path: Path, marker: str
 ) -> None:
@@ -105,7 +105,25 @@ def test_a_marker_mlir_opt_cannot_cut_at_is_refused(
     path.write_text("func.func @a() { return }\nxy\n")
     result = opt(path, f"--split-input-file={marker}")
     assert result.code == 2
-    assert "a marker needs at least 3 characters" in result.err
+    assert "a marker needs at least 3 bytes" in result.err
+
+
+@pytest.mark.parametrize("marker", ["éé", "abé", "// ééé", "é--"])
+def test_a_marker_that_is_not_ascii_is_cut_at_its_bytes(
+    opt: Runner, tmp_path: Path, marker: str
+) -> None:
+    """mlir-opt cuts at all but the marker's last two bytes, which may be one character: it
+    was cut at all but its last two characters (a near miss at every `a` of `abé`, columns
+    two bytes short under `// ééé`, `éé` refused as too short)."""
+    path = tmp_path / "s.mlir"
+    path.write_text(
+        "func.func @a() { return }\n// éé\nfunc.func @b() { return }\n// ax\n// ééé\n"
+        "ax abé\nfunc.func @c() { return } é-- func.func @d() { return }\n"
+    )
+    theirs = iree_opt(path, f"--split-input-file={marker}", check=False)
+    ours = opt(path, f"--split-input-file={marker}")
+    assert (ours.code, ours.err) == (theirs.returncode, theirs.stderr)
+    assert ours.out == (theirs.stdout if theirs.returncode == 0 else "")
 
 
 def test_run_and_explain_cut_at_the_same_places(tmp_path: Path, capsys) -> None:

@@ -90,6 +90,38 @@ func.func @main(%x: tensor<i64>) -> tensor<i64> {{
 }}
 """
 
+VARIADIC_REDUCE = """\
+func.func @main() -> (tensor<1xf32>, tensor<1xi32>) {
+  %x = stablehlo.constant dense<1.0> : tensor<1x1000000xf32>
+  %i = stablehlo.constant dense<1> : tensor<1x1000000xi32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %zi = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.reduce(%x init: %z), (%i init: %zi) across dimensions = [1] \
+: (tensor<1x1000000xf32>, tensor<1x1000000xi32>, tensor<f32>, tensor<i32>) \
+-> (tensor<1xf32>, tensor<1xi32>)
+    reducer(%a: tensor<f32>, %b: tensor<f32>) (%c: tensor<i32>, %d: tensor<i32>) {
+      stablehlo.return %a, %c : tensor<f32>, tensor<i32>
+    }
+  return %r#0, %r#1 : tensor<1xf32>, tensor<1xi32>
+}
+"""
+
+REMAINDER = """\
+func.func @main() -> tensor<1000000xf64> {{
+  %a = stablehlo.constant dense<{a}> : tensor<1000000xf64>
+  %b = stablehlo.constant dense<{b}> : tensor<1000000xf64>
+  %0 = stablehlo.remainder %a, %b : tensor<1000000xf64>
+  return %0 : tensor<1000000xf64>
+}}
+"""
+
+MIGRAPHX_ERF = """\
+func.func @main(%x: !migraphx.shaped<1000000xf32, 1>) -> !migraphx.shaped<1000000xf32, 1> {
+  %0 = migraphx.erf %x : <1000000xf32, 1> -> <1000000xf32, 1>
+  return %0 : !migraphx.shaped<1000000xf32, 1>
+}
+"""
+
 MIGRAPHX_DOT = """\
 func.func @main(%a: !migraphx.shaped<64x64xf32, 64x1>) -> !migraphx.shaped<64x64xf32, 64x1> {
   %0 = migraphx.dot %a, %a : <64x64xf32, 64x1>, <64x64xf32, 64x1> -> <64x64xf32, 64x1>
@@ -150,6 +182,92 @@ def test_a_long_loop_stops_at_the_limit_the_flag_sets(tmp_path: Path, capsys):
     assert line.startswith("m.mlir:")
     assert "error: work limit reached: stablehlo." in line
     assert "past its limit of 1000000000 steps" in line
+
+
+def test_a_variadic_reduce_pays_a_call_per_reduced_element(tmp_path: Path, capsys):
+    """Its body runs once per reduced element: one that computes nothing (it returns its
+    accumulators) cost nothing, and 1e6 elements ran for 6 s (1e8: ten minutes) under any
+    limit; 1e6 calls cost 2e10 steps."""
+    line = _refused(tmp_path, capsys, VARIADIC_REDUCE, "--max-work", "1e9")
+    assert line.startswith("m.mlir:6:26: error: work limit reached: stablehlo.reduce: ")
+    assert "(a call per reduced element)" in line
+
+
+def test_a_remainder_pays_for_its_long_division(tmp_path: Path, capsys):
+    """C's fmod takes a step per bit `a`'s exponent is above `b`'s: 1e300 % 3e-300 took 2 us an
+    element (1e6 elements: 2 s for 3e6 steps; a loop of them, hours under the default limit).
+    A remainder of numbers alike costs what any elementwise op does."""
+    line = _refused(
+        tmp_path, capsys, REMAINDER.format(a="1.0e300", b="3.0e-300"), "--max-work", "1e9"
+    )
+    assert line.startswith("m.mlir:4:8: error: work limit reached: stablehlo.remainder: ")
+    assert "(its long divisions)" in line
+    path = tmp_path / "alike.mlir"
+    path.write_text(REMAINDER.format(a="7.0", b="3.0"))
+    assert main(["run", str(path), "--max-work", "1e7"]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize(("lower", "where"), [(False, "m.mlir:2:3: "), (True, "m.mlir:3:5: ")])
+def test_erf_pays_for_its_python_call_per_element(tmp_path: Path, capsys, lower: bool, where: str):
+    """migraphx and TOSA `erf` is `math.erf` called on each element (190 ns): 1e6 of them
+    cost 2e6 steps and ran under any limit over that; now 4e8, refused under 1e8."""
+    line = _refused(tmp_path, capsys, MIGRAPHX_ERF, "--max-work", "1e8", lower=lower)
+    assert line.startswith(f"{where}error: work limit reached: "), line
+    assert "erf': 400000000 steps (a Python call per element)" in line
+
+
+@pytest.mark.parametrize(
+    ("op", "element"),
+    [
+        ("stablehlo.exponential %x", "complex<f64>"),
+        ("stablehlo.power %x, %x", "complex<f32>"),
+        ("stablehlo.power %x, %x", "i64"),
+        ("stablehlo.sine %x", "f64"),
+        ("stablehlo.count_leading_zeros %x", "i32"),
+        ("stablehlo.reduce_precision %x, format = e5m10", "f32"),
+    ],
+)
+def test_an_op_whose_elements_are_slow_pays_for_each(op: str, element: str):
+    """numpy takes 25 to 185 ns an element of these (a complex exp, an integer power, a sine of
+    1e300, ...), where a step stands for half a nanosecond: at 2 or 3 steps an element a loop
+    of them ran 30 to 70 times longer than the limit allows."""
+    t = f"tensor<1000x{element}>"
+    text = f"func.func @main(%x: {t}) -> {t} {{\n  %0 = {op} : {t}\n  return %0 : {t}\n}}\n"
+    _, steps = _run(text, 1 << 62)
+    assert steps >= budget.OP_STEPS + 100 * 1000
+
+
+GATHER = """\
+func.func @main(%x: tensor<10x8xf32>, %i: tensor<1000x1xi32>) -> tensor<1000x8xf32> {
+  %0 = "stablehlo.gather"(%x, %i) {dimension_numbers = #stablehlo.gather<offset_dims = [1], \
+collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, \
+slice_sizes = array<i64: 1, 8>} : (tensor<10x8xf32>, tensor<1000x1xi32>) -> tensor<1000x8xf32>
+  return %0 : tensor<1000x8xf32>
+}
+"""
+
+SCATTER = """\
+func.func @main(%x: tensor<10x8xf32>, %i: tensor<1000x1xi32>, %u: tensor<1000x8xf32>) \
+-> tensor<10x8xf32> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], \
+inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>} \
+: (tensor<10x8xf32>, tensor<1000x1xi32>, tensor<1000x8xf32>) -> tensor<10x8xf32>
+  return %0 : tensor<10x8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("text", [GATHER, SCATTER], ids=["gather", "scatter"])
+def test_gather_and_scatter_pay_for_their_index_arithmetic(text: str):
+    """numpy's advanced indexing takes about 9 ns an element per operand dim: a gather of 1e6
+    rows ran 0.25 s for 9e6 steps (27 ns a step). Each element now costs INDEX_STEPS a dim."""
+    _, steps = _run(text, 1 << 62)
+    assert steps >= indexing.INDEX_STEPS * 2 * 8000
 
 
 @pytest.mark.parametrize(
@@ -224,6 +342,10 @@ def _loops(kind: str, n: int, k: int) -> tuple[Callable[[], object], list[_Count
         body = _Counted(np.add)
         zero = np.zeros((), np.float32)
         return lambda: reduction.reduce(x, zero, [0], body, ordered=True), [body]
+    if kind == "reduce_variadic":  # an argmax's body, or one that returns its accumulators
+        body = _Counted(lambda a, i, b, j: [a, i])
+        accs = [np.zeros((), np.float32), np.zeros((), np.int64)]
+        return lambda: reduction.fold_in_order([x, x.astype(np.int64)], accs, body), [body]
     if kind == "reduce_window":
         body = _Counted(lambda a, b: [np.maximum(a, b)])
         window = dict(window_strides=[1], base_dilations=[1], window_dilations=[1])
@@ -260,7 +382,9 @@ def _loops(kind: str, n: int, k: int) -> tuple[Callable[[], object], list[_Count
 
 @settings(max_examples=60, deadline=None)
 @given(
-    kind=st.sampled_from(["reduce", "reduce_window", "sort", "scatter", "select_and_scatter"]),
+    kind=st.sampled_from(
+        ["reduce", "reduce_variadic", "reduce_window", "sort", "scatter", "select_and_scatter"]
+    ),
     n=st.integers(1, 300),
     k=st.integers(1, 40),
     share=st.floats(0, 1),

@@ -21,7 +21,7 @@ from functools import cache
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs import _chlo, _jax_mlir_ext, _mlir, _mlirHlo, _stablehlo
 
-from convcanon.diagnostics import PRINT_OP_ON_DIAGNOSTIC, ConvcanonError, SourceLoc, lines_before
+from convcanon.diagnostics import PRINT_OP_ON_DIAGNOSTIC, ConvcanonError, SourceLoc, in_file
 from convcanon.fileio.text_checks import (
     check_conv_dimension_indices,
     check_integer_widths,
@@ -203,25 +203,23 @@ def source_loc(
     else the .mlir `position` of the op when the caller knows it), plus the user's source.
     A position in the parsed text (the buffer "-", or `position`) is moved down by the lines of
     the file before a split chunk (`text_starts_at_line`); a location the text writes is not."""
-    before = lines_before()
     if isinstance(location, str):
         match = re.search(_LOC_RE, location)
         if match is None:
             return SourceLoc(filename)
-        buffer = match["file"] in ("-", "") and match["line"] != "0"
-        file = filename if match["file"] in ("-", "") else match["file"]
-        line = int(match["line"]) + line_offset + (before if buffer else 0)
-        return SourceLoc(file, line, int(match["col"]))
+        buffer = match["file"] in ("-", "")
+        file = filename if buffer else match["file"]
+        line, col = _moved(int(match["line"]), int(match["col"]), line_offset, buffer)
+        return SourceLoc(file, line, col)
     location = _unmarked(downcast(location))
     input_names = ("-", "", filename)
     if isinstance(location, ir.FileLineColLoc) and location.filename in input_names:
-        return SourceLoc(filename, *_input_position(location, line_offset, before))
+        return SourceLoc(filename, *_input_position(location, line_offset))
     here, file_loc, name = _debug_origin(location, input_names)
     if here is not None:
-        line, col = _input_position(here, line_offset, before) if here.start_line else (0, 0)
+        line, col = _input_position(here, line_offset) if here.start_line else (0, 0)
     else:
-        line, col = position or (0, 0)
-        line += before if line else 0
+        line, col = in_file(*position) if position else (0, 0)
     if file_loc is None and not name:
         return SourceLoc(filename, line, col)
     source = None
@@ -230,10 +228,18 @@ def source_loc(
     return HloLoc(filename, line, col, source, name)
 
 
-def _input_position(loc: ir.FileLineColLoc, line_offset: int, before: int) -> tuple[int, int]:
+def _input_position(loc: ir.FileLineColLoc, line_offset: int) -> tuple[int, int]:
     """(line, col) of a location in the input: the parser's buffer "-" is the chunk's text."""
-    buffer = loc.filename in ("-", "") and loc.start_line > 0
-    return loc.start_line + line_offset + (before if buffer else 0), loc.start_col
+    buffer = loc.filename in ("-", "")
+    return _moved(loc.start_line, loc.start_col, line_offset, buffer)
+
+
+def _moved(line: int, col: int, line_offset: int, buffer: bool) -> tuple[int, int]:
+    """A position MLIR names: one in its buffer "-" (the text parsed, a split chunk) is placed
+    in the file (`in_file`); one the text writes is where it says."""
+    if buffer and line:
+        line, col = in_file(line, col)
+    return line + line_offset, col
 
 
 _OP_TOKEN = r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[A-Za-z_][\w.$]*|\n'

@@ -340,12 +340,12 @@ def explain_file(
         return 0
     from convcanon.diagnostics import text_starts_at_line
     from convcanon.driver import ChunkErrors
-    from convcanon.fileio.split_input import split_input_file
+    from convcanon.fileio.split_input import chunk_column, split_input_file
 
     rows, before, after, errors = [], 0, 0, []
     for offset, chunk in split_input_file(text, split_marker, filename):
         try:
-            with text_starts_at_line(offset + 1):
+            with text_starts_at_line(offset + 1, chunk_column(chunk)):
                 chunk_rows, (chunk_before, chunk_after) = explain_module(chunk, filename, pipeline)
         except ConvcanonError as err:
             errors.append(err)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 
-from convcanon.diagnostics import ConvcanonError, SourceLoc, lines_before, start_column
+from convcanon.diagnostics import ConvcanonError, SourceLoc, in_file, lines_before, start_column
 from convcanon.fileio.module_input import ModuleFromBytecode
 from convcanon.fileio.stdout import encode_text
 from convcanon.hlo.context import (
@@ -178,7 +178,7 @@ def _named_positions(text: str, filename: str, pretty: bool) -> str:
     def named(match: re.Match[str]) -> str:
         line = int(match[1])
         if line:
-            return f"{name}:{line + before}:{match[2]}"
+            return "{}:{}:{}".format(name, *in_file(line, int(match[2])))
         # the implicit module: mlir-opt puts a later chunk's where the chunk starts
         return f"{name}:{before + 1}:{column}" if column > 1 else f"{name}:0:0"
 

@@ -37,6 +37,7 @@ from convcanon.diagnostics import (
     ConvcanonError,
     SourceLoc,
     byte_column,
+    in_file,
     lines_before,
     offset_loc,
 )
@@ -107,12 +108,12 @@ def _parse_error(err: ParseError, filename: str) -> ConvcanonError:
     line spans up to the next token) the printed form ends with a caret line, not the message."""
     where = err.span.get_location()
     message = " ".join(line.strip() for line in err.msg.splitlines() if line.strip())
-    line = where.line + lines_before()  # a split chunk's line in its file
     content, start = err.span.input.content, err.span.start
     col = where.col  # xDSL counts characters; MLIR, bytes
     if isinstance(content, str):
         col = byte_column(content, err.span.input.get_start_of_line(start), start)
-    return ConvcanonError(message or "parse error", SourceLoc(filename, line, col))
+    # a split chunk's position in its file
+    return ConvcanonError(message or "parse error", SourceLoc(filename, *in_file(where.line, col)))
 
 
 def _op_lines(text: str, op_name: str) -> list[int]:
@@ -240,13 +241,12 @@ def attach_locations(module: ModuleOp, text: str, filename: str) -> None:
     """Give every op without one a `FileLineColLoc` (MLIR's column: the op's first character,
     results included), so later passes can report `file:line:col`. Printing ignores locations."""
     rows = text.split("\n")  # MLIR's lines: \x0c or U+2028 end none
-    before = lines_before()  # a split chunk's lines are its file's
     for op, line in op_lines(module, text).items():
         if line and isinstance(op.location, UnknownLoc):
             row = rows[line - 1]
-            col = len(row) - len(row.lstrip()) + 1
-            at = IntAttr(line + before)
-            op.location = FileLineColLoc(StringAttr(filename), at, IntAttr(col))
+            # a split chunk's position in its file
+            at, col = in_file(line, len(row) - len(row.lstrip()) + 1)
+            op.location = FileLineColLoc(StringAttr(filename), IntAttr(at), IntAttr(col))
             name = _RESULT_NAME.match(row)
             if name and op.results:
                 _SOURCE_NAMES[op] = name[1]
@@ -312,7 +312,7 @@ def _first_use_before_definition(
     return None
 
 
-def _text_loc(filename: str, line: int) -> SourceLoc:
+def text_line_loc(filename: str, line: int) -> SourceLoc:
     """A line counted in the text being read, as a line of its file (0: unknown)."""
     return SourceLoc(filename, line + lines_before() if line else 0)
 
@@ -328,7 +328,7 @@ def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:
             raise ConvcanonError(
                 f"'{op.name}' op operand #{index} does not dominate this use (it is defined "
                 "after it, or is the op's own result)",
-                op_location(op) or _text_loc(filename, op_lines(module, text).get(op, 0)),
+                op_location(op) or text_line_loc(filename, op_lines(module, text).get(op, 0)),
             )
     for op in module.walk():
         try:
@@ -340,7 +340,7 @@ def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:
             where = op_location(op)
             if where is None:
                 lines = lines if lines is not None else op_lines(module, text)
-                where = _text_loc(filename, lines.get(op, 0))
+                where = text_line_loc(filename, lines.get(op, 0))
             raise ConvcanonError(message, where) from None
 
 

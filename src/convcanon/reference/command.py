@@ -125,18 +125,24 @@ class _Job:
         """Run a file, or the chunk `chunk` that has `offset` lines of the file before it:
         print each function's report and keep its results under their names."""
         from convcanon.diagnostics import text_starts_at_line
+        from convcanon.fileio.split_input import chunk_column
         from convcanon.ir_kind import sniff_framework
 
-        if sniff_framework(text) == "xdsl":  # xDSL's positions: the chunk after its lines
-            placed = "\n" * offset + text
-            feed = (
-                self.draw(placed, self.filename, self.entry, self.limit) if self.draw else self.feed
-            )
-            name, results = _run_xdsl(placed, self.filename, self.entry, feed, self.limit)
+        # positions in a chunk are its file's (it was padded with the newlines before it:
+        # quadratic in a file of many chunks)
+        placed = text_starts_at_line(offset + 1, chunk_column(text))
+        if sniff_framework(text) == "xdsl":
+            with placed:
+                feed = (
+                    self.draw(text, self.filename, self.entry, self.limit)
+                    if self.draw
+                    else self.feed
+                )
+                name, results = _run_xdsl(text, self.filename, self.entry, feed, self.limit)
             self._report(f"{name}: ok ({len(results)} result(s))", results, chunk)
             self._name(results, f"{chunk}.{name}." if chunk else "")
             return
-        with text_starts_at_line(offset + 1), each_text_parsed_once():
+        with placed, each_text_parsed_once():
             feed = (
                 self.draw(text, self.filename, self.entry, self.limit) if self.draw else self.feed
             )

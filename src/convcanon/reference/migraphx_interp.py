@@ -172,11 +172,11 @@ class Interpreter:
         self.functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
 
     def error(self, message: str, op: Operation | None = None) -> ConvcanonError:
-        from convcanon.migraphx.io import op_location
+        from convcanon.migraphx.io import op_location, text_line_loc
 
         where = op_location(op) if op is not None else None
         line = self.op_lines.get(op, 0) if op is not None else 0
-        return ConvcanonError(message, where or SourceLoc(self.filename, line))
+        return ConvcanonError(message, where or text_line_loc(self.filename, line))
 
     def call(
         self, name: str, args: Sequence[np.ndarray], caller: Operation | None = None, depth: int = 0

@@ -24,7 +24,7 @@ from convcanon.migraphx.boundary_ops import AsLogicalShapeOp, AsUnderlyingShapeO
 from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.pool_ops import PoolingOp
 from convcanon.migraphx.shaped_type import ShapedType, lowest_value, numpy_dtype
-from convcanon.reference.kernels import budget
+from convcanon.reference.kernels import budget, special
 from convcanon.reference.kernels.pooling import Windows, tap_counts, window_reduce
 from convcanon.reference.kernels.precision import truncating_divide
 from convcanon.reference.migraphx_conv import migraphx_conv
@@ -81,9 +81,6 @@ def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         quotient = truncating_divide(a, np.where(zero, 1, b).astype(b.dtype))
         return np.where(zero, 0, quotient).astype(a.dtype)
     return a / b
-
-
-_erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def _pow(op: Operation, args: list[np.ndarray]) -> np.ndarray:
@@ -433,7 +430,7 @@ OP_TABLE: KernelTable = {
     mx.SqrtOp: _elementwise(np.sqrt),
     mx.RsqrtOp: _elementwise(lambda x: 1 / np.sqrt(x)),
     mx.RecipOp: _elementwise(lambda x: 1 / x),
-    mx.ErfOp: _elementwise(_erf),
+    mx.ErfOp: _elementwise(special.erf),
     mx.AddOp: _elementwise(np.add),
     mx.SubOp: _elementwise(np.subtract),
     mx.MulOp: _elementwise(np.multiply),

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 # (kind of text, text, file name, lines of the file before it) -> its parse; None outside
 # `each_text_parsed_once`
-_PARSED: ContextVar[dict[tuple[type, str, str, int], HloFile] | None] = ContextVar(
+_PARSED: ContextVar[dict[tuple[type, str, str, int, int], HloFile] | None] = ContextVar(
     "parsed_modules", default=None
 )
 
@@ -39,15 +39,15 @@ def each_text_parsed_once() -> Iterator[None]:
 def read_only_file(text: str, filename: str) -> HloFile:
     """`parse_file_text(text, filename)`, shared inside `each_text_parsed_once`: the caller
     must not change the module. A text that does not parse is parsed (and refused) each time."""
-    from convcanon.diagnostics import lines_before
+    from convcanon.diagnostics import lines_before, start_column
     from convcanon.hlo.io import parse_file_text
 
     parsed = _PARSED.get()
     if parsed is None:
         return parse_file_text(text, filename)
     # text read from bytecode prints differently; a chunk's ops are placed after the lines
-    # before it
-    key = (type(text), text, filename, lines_before())
+    # and columns before it
+    key = (type(text), text, filename, lines_before(), start_column())
     found = parsed.get(key)
     if found is None:
         found = parsed[key] = parse_file_text(text, filename)

@@ -7,7 +7,6 @@ type, as TOSA specifies; float->int casts round half to even, integer arithmetic
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -22,7 +21,7 @@ from xdsl.ir import Attribute, Operation
 from convcanon.migraphx import layout
 from convcanon.migraphx.dense import dense_to_numpy
 from convcanon.migraphx.shaped_type import numpy_dtype
-from convcanon.reference.kernels import budget
+from convcanon.reference.kernels import budget, special
 from convcanon.reference.kernels.contraction import ConvAttributes, conv_general
 from convcanon.reference.kernels.pooling import Windows, tap_counts, window_reduce
 from convcanon.reference.kernels.precision import truncating_divide
@@ -247,9 +246,6 @@ def _intdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return truncating_divide(a, b).astype(a.dtype)
 
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
 def _is_integer(dtype: np.dtype) -> bool:
     """An integer of any width (ml_dtypes' 4-bit ones are numpy kind V, as bf16 and fp8 are)."""
     return dtype.kind in "iu" or dtype.name in ("int4", "uint4")
@@ -432,7 +428,7 @@ TOSA_KERNELS: dict[type[Operation], Kernel] = {
     tosa.CeilOp: _elementwise(np.ceil),
     tosa.RsqrtOp: _elementwise(_rsqrt),
     tosa.ReciprocalOp: _elementwise(np.reciprocal),
-    tosa.ErfOp: _elementwise(_erf),
+    tosa.ErfOp: _elementwise(special.erf),
     tosa.NegateOp: _negate,
     tosa.ClampOp: _clamp,
     tosa.SelectOp: _select,

@@ -50,10 +50,7 @@ def _reduce_variadic(it: Machine, op: ir.Operation, args: list[np.ndarray], dims
     xs, inits = args[:half], args[half:]
     flats = [reduction.reduced_last(x, dims) for x in xs]
     accs = [np.broadcast_to(i, flats[0].shape[:-1]).copy() for i in inits]
-    body = it.region_fn_multi(op.regions[0])
-    for k in range(flats[0].shape[-1]):
-        accs = body(*accs, *(f[..., k] for f in flats))
-    return accs
+    return reduction.fold_in_order(flats, accs, it.region_fn_multi(op.regions[0]))
 
 
 def _reduce_window(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):

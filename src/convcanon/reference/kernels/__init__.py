@@ -5,5 +5,6 @@ loops, so a ResNet-sized forward pass runs in seconds. Kernels never mutate thei
 module per concern: `budget` (the memory limit every kernel plans against), `movement`
 (transpose, broadcast, slice, pad), `precision` (accumulation types, element bits),
 `contraction` (dot_general, convolution by im2col), `reduction` (reduce, reduce_window),
-`indexing` (gather, scatter, select_and_scatter), `sort`, and `blas` (OpenBLAS's threads).
+`indexing` (gather, scatter, select_and_scatter), `sort`, `special` (erf, the one kernel with a
+Python call per element, paid for as such) and `blas` (OpenBLAS's threads).
 """

@@ -33,11 +33,24 @@ def reduce(
     flat = reduced_last(x, dims)
     acc = np.broadcast_to(init, flat.shape[:-1]).astype(x.dtype)
     if ordered:
-        budget.spend_calls("a call per reduced element", flat.shape[-1], out_size)
-        for j in range(flat.shape[-1]):
-            acc = body(acc, flat[..., j])
-        return acc
+        return fold_in_order([flat], [acc], lambda a, b: [body(a, b)])[0]
     return body(acc, _tree_reduce(flat, body)) if flat.shape[-1] else acc.copy()
+
+
+def fold_in_order(
+    flats: Sequence[np.ndarray],
+    accs: Sequence[np.ndarray],
+    body: Callable[..., Sequence[np.ndarray]],
+) -> list[np.ndarray]:
+    """Fold the last axis of each of `flats` into `accs` one element at a time, in order:
+    `body(*accs, *elements)` returns the new accumulators. One whole-array call per element,
+    each paid for before the loop starts (a body that computes nothing still costs its call)."""
+    length = flats[0].shape[-1]
+    budget.spend_calls("a call per reduced element", length, sum(a.size for a in accs))
+    folded = list(accs)
+    for k in range(length):
+        folded = list(body(*folded, *(f[..., k] for f in flats)))
+    return folded
 
 
 def reduced_last(x: np.ndarray, dims: Sequence[int]) -> np.ndarray:
