@@ -3,8 +3,10 @@
 Line grammar, one instruction per line, optional `module: "name"` headers:
     NAME = @param:PNAME -> TYPE, {LENS}, {STRIDES}[, target_id=N]
     NAME = @literal{V, ...} -> TYPE, {LENS}, {STRIDES}[, target_id=N]
+    NAME = @literal{ ... } -> ...   (values left out: an argument of the function, warned)
     NAME = OP[FIELD=VALUE,...](ARG,...) -> TYPE, {LENS}, {STRIDES}[, target_id=N]
     NAME = @return(ARG,...)[, target_id=N]
+each optionally ending in ` # SYMBOLS` (`--debug-symbols`: the ONNX nodes, ignored).
 Names may carry `mod:sub:` prefixes; they are matched whole. Params become the function's
 arguments in order of appearance. Every declared result shape is checked against the op's
 computed one, every literal value against its type (range, integrality), every len and stride
@@ -38,7 +40,13 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from convcanon.diagnostics import MAX_SPLAT_ELEMENTS, ConvcanonError, SourceLoc, UsageError
+from convcanon.diagnostics import (
+    MAX_SPLAT_ELEMENTS,
+    ConvcanonError,
+    SourceLoc,
+    UsageError,
+    report,
+)
 from convcanon.fileio.output_file import check_output_path, write_output
 from convcanon.fileio.reading import read_input
 from convcanon.migraphx import layout
@@ -91,6 +99,7 @@ class _Program:
     block: Block = field(default_factory=Block)
     returned: list[SSAValue] | None = None
     return_loc: FileLineColLoc | None = None
+    elided: list[tuple[str, SourceLoc | None]] = field(default_factory=lambda: [])
 
     def define(self, cur: Cursor, name: str, value: SSAValue, pos: int) -> None:
         """Bind instruction `name` (at `pos` of its line) to `value`. MIGraphX prints each name
@@ -280,11 +289,7 @@ def _instruction(program: _Program, cur: Cursor) -> None:
     op_pos = cur.pos
     if cur.optional("@param:"):
         cur.match(NAME, "a parameter name")
-        ty = _shaped(cur, read_shape(cur))
-        program.params.append((name, ty))
-        arg = program.block.insert_arg(ty, len(program.block.args))
-        arg.name_hint = f"arg{len(program.params) - 1}"
-        program.define(cur, name, arg, name_pos)
+        _argument(program, cur, name, _shaped(cur, read_shape(cur)), name_pos)
         return
     if cur.optional("@return"):
         if program.returned is not None:
@@ -298,6 +303,10 @@ def _instruction(program: _Program, cur: Cursor) -> None:
         values = read_literal_values(cur)
         shape = read_shape(cur)
         ty = _shaped(cur, shape)
+        if values is None:  # printed without its values: the function reads it, as a param
+            _argument(program, cur, name, ty, name_pos)
+            program.elided.append((name, cur.error("", op_pos).loc))
+            return
         op = LiteralOp(_literal_attr(cur, values, ty, shape.type_name), ty)
     else:
         op_name = cur.match(IDENT, "an op name or @param/@literal/@return")
@@ -321,6 +330,30 @@ def _instruction(program: _Program, cur: Cursor) -> None:
             op = cls.create(operands=operands, result_types=[ty], attributes=attributes)
     _add(program, cur, op, op_pos)
     program.define(cur, name, op.results[0], name_pos)
+
+
+def _argument(program: _Program, cur: Cursor, name: str, ty: ShapedType, pos: int) -> None:
+    """The function's next argument, bound to instruction `name`."""
+    program.params.append((name, ty))
+    arg = program.block.insert_arg(ty, len(program.block.args))
+    arg.name_hint = f"arg{len(program.params) - 1}"
+    program.define(cur, name, arg, pos)
+
+
+def _warn_elided(program: _Program) -> None:
+    """One warning for the literals printed without their values, at the first of them."""
+    if not program.elided:
+        return
+    (first, loc), more = program.elided[0], len(program.elided) - 1
+    others = f" and {more} more literal{'s' if more > 1 else ''}" if more else ""
+    indices = {name: index for index, (name, _) in enumerate(program.params)}
+    report(
+        "warning",
+        loc,
+        f"MIGraphX printed `{first}`{others} without values (`{{ ... }}`): each is an argument"
+        f" of the function in its place (argument {indices[first]} for `{first}`), so the"
+        " program imports, lowers and runs on values given for it",
+    )
 
 
 def _element(value: SSAValue) -> Attribute:
@@ -408,6 +441,7 @@ def import_program(text: str, filename: str, name: str = "main") -> ModuleOp:
     except VerifyException as err:
         raise ConvcanonError(str(err).strip().splitlines()[0], SourceLoc(filename)) from None
     reconcile_strides(module, filename)
+    _warn_elided(program)
     return module
 
 

@@ -212,7 +212,7 @@ class Shape:
 
 _SHAPE_TEXT = re.compile(
     r"\s*->\s*([A-Za-z_]\w*),\s*\{((?:\s*\d{1,18}\s*,)*\s*\d{1,18}\s*)?\},\s*"
-    r"\{((?:\s*\d{1,18}\s*,)*\s*\d{1,18}\s*)?\}(?:,\s*target_id=\d+)?\s*$"
+    r"\{((?:\s*\d{1,18}\s*,)*\s*\d{1,18}\s*)?\}(?:,\s*target_id=\d+)?(?:\s+#.*)?\s*$"
 )
 
 
@@ -250,11 +250,13 @@ def read_shape(cur: Cursor) -> Shape:
 
 
 def read_target_id(cur: Cursor) -> None:
+    """`[, target_id=N]`, then the end of the line or the instruction's debug symbols (`# ...`,
+    the ONNX node names MIGraphX prints after `--debug-symbols`), which carry no semantics."""
     if cur.optional(","):
         cur.expect("target_id", "(the only field after the shape)")
         cur.expect("=", "after target_id")
         cur.match(_INT, "an integer target id")
-    if not cur.at_end():
+    if not cur.at_end() and not (cur.peek("#") and cur.text[cur.pos - 1] in " \t"):
         raise cur.error(f"unexpected text at end of line: `{cur.text[cur.pos :]}`")
 
 
@@ -313,6 +315,14 @@ def read_fields(cur: Cursor) -> Fields:
         cur.expect(",", "or `]` in the field list")
 
 
-def read_literal_values(cur: Cursor) -> list[tuple[str, int]]:
-    """`{V, ...}` of a `@literal`: each number as text, typed by the importer."""
+def read_literal_values(cur: Cursor) -> list[tuple[str, int]] | None:
+    """`{V, ...}` of a `@literal`: each number as text, typed by the importer; None for
+    `{ ... }`, the values MIGraphX's printer leaves out of a large literal."""
+    elided = _ELIDED.match(cur.text, cur.pos)
+    if elided is not None:
+        cur.pos = elided.end()
+        return None
     return _tokens(cur, "{}", _NUMBER, "the literal values", "a number in the literal")
+
+
+_ELIDED = re.compile(r"\s*\{\s*\.\.\.\s*\}")
