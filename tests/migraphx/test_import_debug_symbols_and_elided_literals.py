@@ -89,3 +89,21 @@ def test_the_program_runs_and_its_lowering_computes_the_same_on_iree(tmp_path: P
     assert main(["run", str(module), "--inputs", str(inputs)]) == 0
     assert opt_main([str(module), "-p", "migraphx-to-tosa", "-o", str(lowered)]) == 0
     assert main(["verify", str(module), str(lowered), "--engine", "iree", "--trials", "2"]) == 0
+
+
+def test_a_compiled_program_is_told_to_import_the_program_before_compiling() -> None:
+    """MIGraphX prints a compiled program with its target's ops (`gpu::code_object`,
+    `hip::hip_copy_literal`): not an unknown op each, but the program at the wrong stage."""
+    compiled = "\n".join(
+        [
+            'module: "main"',
+            "@0 = check_context::migraphx::gpu::context -> float_type, {}, {}",
+            "@1 = hip::hip_copy_literal[id=main:@literal:5] -> float_type, {1, 10}, {10, 1}",
+        ]
+    )
+    with pytest.raises(ConvcanonError) as info:
+        import_program(compiled, "c.txt")
+    assert info.value.render().startswith(
+        "c.txt:2:6: error: `check_context::...` is an op of a compiled program: import the"
+        " program as MIGraphX prints it before compiling (`migraphx-driver read MODEL --print`)"
+    )

@@ -310,6 +310,12 @@ def _instruction(program: _Program, cur: Cursor) -> None:
         op = LiteralOp(_literal_attr(cur, values, ty, shape.type_name), ty)
     else:
         op_name = cur.match(IDENT, "an op name or @param/@literal/@return")
+        if cur.text.startswith("::", cur.pos):  # `gpu::code_object`, `hip::hip_copy_literal`
+            raise cur.error(
+                f"`{op_name}::...` is an op of a compiled program: import the program as"
+                " MIGraphX prints it before compiling (`migraphx-driver read MODEL --print`)",
+                op_pos,
+            )
         if op_name not in OP_FIELDS:
             close = difflib.get_close_matches(op_name, OP_FIELDS, n=1)
             hint = f"; did you mean `{close[0]}`?" if close else ""
