@@ -12,7 +12,7 @@ from typing import Any
 from convcanon.diagnostics import UsageError
 from convcanon.fileio.limits import MAX_INPUT_SIZE_HELP
 from convcanon.fileio.split_input import SPLIT_MARKER
-from convcanon.options import decimal_float, decimal_int
+from convcanon.options import LLVM_BOOLEANS, decimal_float, decimal_int
 
 
 def _terminal_columns() -> int:
@@ -196,8 +196,9 @@ _BOOLEANS = {"--verify-each", "--mlir-print-op-on-diagnostic", "--mlir-disable-d
 def llvm_bool(text: str) -> bool:
     """A boolean flag's value as LLVM's command line reads it: `true`, `false`, `1` or `0`
     (`=TRUE` is refused there too)."""
-    if text in ("true", "1", "false", "0"):
-        return text in ("true", "1")
+    value = LLVM_BOOLEANS.get(text)
+    if value is not None:
+        return value
     raise argparse.ArgumentTypeError(f"must be true, false, 1 or 0, not {text!r}")
 
 

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
         _field_defaults: dict[str, Any]
 
 
+# The spellings of a boolean LLVM's command line takes, a pass option's and a flag's alike
+# (`=TRUE` is refused there too).
+LLVM_BOOLEANS: dict[str, bool] = {"true": True, "1": True, "false": False, "0": False}
 OptionValue = bool | int | float | str
 
 _DECIMAL_INT = re.compile(r"[+-]?[0-9]+")
@@ -131,7 +134,7 @@ class OptionSpec(NamedTuple):
         """A pipeline's text for this option as its value; anything else is a `UsageError`."""
         value: OptionValue | None = text
         if self.kind is bool:
-            value = {"true": True, "1": True, "": True, "false": False, "0": False}.get(text)
+            value = True if text == "" else LLVM_BOOLEANS.get(text)  # bare: true
         elif self.kind is int:
             value = decimal_int(text)
         elif self.kind is float:

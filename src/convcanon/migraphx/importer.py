@@ -99,7 +99,8 @@ class _Program:
     block: Block = field(default_factory=Block)
     returned: list[SSAValue] | None = None
     return_loc: FileLineColLoc | None = None
-    elided: list[tuple[str, SourceLoc | None]] = field(default_factory=lambda: [])
+    # literals printed without values, each an argument: (name, argument index, where)
+    elided: list[tuple[str, int, SourceLoc]] = field(default_factory=lambda: [])
 
     def define(self, cur: Cursor, name: str, value: SSAValue, pos: int) -> None:
         """Bind instruction `name` (at `pos` of its line) to `value`. MIGraphX prints each name
@@ -305,7 +306,7 @@ def _instruction(program: _Program, cur: Cursor) -> None:
         ty = _shaped(cur, shape)
         if values is None:  # printed without its values: the function reads it, as a param
             _argument(program, cur, name, ty, name_pos)
-            program.elided.append((name, cur.error("", op_pos).loc))
+            program.elided.append((name, len(program.params) - 1, cur.source_loc(op_pos)))
             return
         op = LiteralOp(_literal_attr(cur, values, ty, shape.type_name), ty)
     else:
@@ -350,14 +351,14 @@ def _warn_elided(program: _Program) -> None:
     """One warning for the literals printed without their values, at the first of them."""
     if not program.elided:
         return
-    (first, loc), more = program.elided[0], len(program.elided) - 1
+    (first, index, loc), more = program.elided[0], len(program.elided) - 1
     others = f" and {more} more literal{'s' if more > 1 else ''}" if more else ""
-    indices = {name: index for index, (name, _) in enumerate(program.params)}
     report(
         "warning",
         loc,
-        f"MIGraphX printed `{first}`{others} without values (`{{ ... }}`): each is an argument"
-        f" of the function in its place (argument {indices[first]} for `{first}`), so the"
+        f"MIGraphX printed `{first}`{others} without values (`{{ ... }}`): "
+        f"{'each is an argument' if more else 'it is an argument'}"
+        f" of the function in its place (argument {index} for `{first}`), so the"
         " program imports, lowers and runs on values given for it",
     )
 

@@ -38,7 +38,6 @@ from convcanon.diagnostics import (
     SourceLoc,
     byte_column,
     in_file,
-    lines_before,
     offset_loc,
 )
 from convcanon.fileio.text_checks import check_integer_widths, check_nesting, lex_line
@@ -314,7 +313,7 @@ def _first_use_before_definition(
 
 def text_line_loc(filename: str, line: int) -> SourceLoc:
     """A line counted in the text being read, as a line of its file (0: unknown)."""
-    return SourceLoc(filename, line + lines_before() if line else 0)
+    return SourceLoc(filename, in_file(line, 0)[0])
 
 
 def verify_module(module: ModuleOp, filename: str, text: str = "") -> None:

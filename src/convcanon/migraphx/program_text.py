@@ -114,8 +114,11 @@ class Cursor:
         self.text, self.filename, self.line, self.pos = text, filename, line, 0
 
     def error(self, message: str, pos: int | None = None) -> ConvcanonError:
-        col = byte_column(self.text, 0, self.pos if pos is None else pos)
-        return ConvcanonError(message, SourceLoc(self.filename, self.line, col))
+        return ConvcanonError(message, self.source_loc(self.pos if pos is None else pos))
+
+    def source_loc(self, pos: int) -> SourceLoc:
+        """`file:line:col` of character `pos` of the line (MLIR's column: bytes)."""
+        return SourceLoc(self.filename, self.line, byte_column(self.text, 0, pos))
 
     def location(self, pos: int) -> FileLineColLoc:
         """Where an op came from, so later errors (verifier, migraphx-to-tosa) point into the

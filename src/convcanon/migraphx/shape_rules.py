@@ -251,15 +251,20 @@ def conv_lens(
 
 
 def window_count(
-    size: int, window: int, stride: int, begin: int, end: int, ceil: bool = False, what: str = ""
+    size: int,
+    window: int,
+    stride: int,
+    begin: int,
+    end: int,
+    ceil: bool = False,
+    what: str = "convolution",
 ) -> int:
     """Placements of a (dilated) `window` at `stride` over `size` padded by `begin` and `end`:
     MIGraphX's output extent of a convolution or pooling, rounded up in pooling's ceil mode."""
     span = size + begin + end - window
     if span < 0:
         raise ShapeError(
-            f"{what or 'convolution'} window {window} is larger than the padded input "
-            f"{size + begin + end}"
+            f"{what} window {window} is larger than the padded input {size + begin + end}"
         )
     return (-(-span // stride) if ceil else span // stride) + 1
 
