@@ -197,3 +197,41 @@ def test_nested_anchors_run_as_iree_opt_runs_them(
     assert ours.code == 0, ours.err
     theirs = iree_opt(CNN, f"--pass-pipeline=builtin.module({body})")
     assert ours.out.rstrip() == theirs.stdout.rstrip()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    items=st.lists(
+        st.tuples(
+            st.sampled_from(["cse", "symbol-dce", "canonicalize"]),
+            st.sampled_from(["", "func.func(", "builtin.module(", "any("]),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
+@example(items=[("symbol-dce", "func.func(")])
+@example(items=[("symbol-dce", "builtin.module(")])
+def test_a_nest_runs_where_it_says_as_iree_opt_runs_it(
+    opt: Runner, items: list[tuple[str, str]]
+) -> None:
+    """A nested pipeline runs on the ops it names, also when it is the whole pipeline: symbol-dce
+    in `func.func(...)` fails on a function as in iree-opt (it ran on the module when a
+    `func.func(...)` around the whole pipeline was peeled), and in a nested `builtin.module(...)`
+    it runs on no op (it ran on the top module)."""
+    body = ",".join(f"{anchor}{name})" if anchor else name for name, anchor in items)
+    # unanchored, ours is the module's pipeline; one `any(...)` or `builtin.module(...)` around
+    # all of it is the module's anchor, as iree-opt reads it
+    whole_anchor = len(items) == 1 and items[0][1] in ("any(", "builtin.module(")
+    for pipeline in (body, f"builtin.module({body})"):
+        as_iree = pipeline if whole_anchor or pipeline != body else f"builtin.module({body})"
+        theirs = iree_opt(CNN, f"--pass-pipeline={as_iree}", check=False)
+        ours = opt(CNN, "-p", pipeline)
+        assert ours.code == (1 if theirs.returncode else 0), (ours.err, theirs.stderr)
+        if theirs.returncode:
+            error = theirs.stderr.splitlines()[0].partition(": error: ")[2]
+            assert f"error: {error}" in ours.err, (ours.err, theirs.stderr)
+        else:
+            assert ours.out.rstrip() == theirs.stdout.rstrip()

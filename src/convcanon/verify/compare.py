@@ -9,7 +9,8 @@ exactly. Outputs that are not finite compare nothing: other inputs are drawn (an
 which), else the comparison fails. Outputs that do not respond to their inputs (a saturated
 softmax, a constant) compare nothing either: other input families are tried, and an output that
 none moves makes the outcome inconclusive (exit `INCONCLUSIVE`), never ok; so does an
-ill-conditioned output.
+ill-conditioned output. An AFTER that agrees in its own type but whose f64 copy is off by an
+approximation's error (an expansion written for f32) is `approximate`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from convcanon.verify.inputs import (
     perturbed,
     widen_inputs,
 )
-from convcanon.verify.summary import ill_conditioned_reason, summary
+from convcanon.verify.summary import approximate_reason, ill_conditioned_reason, summary
 
 if TYPE_CHECKING:
     from convcanon.verify.judge import Tally, Tolerances
@@ -47,9 +48,10 @@ class Mismatch(ConvcanonError):
 
 @dataclass(frozen=True)
 class Outcome:
-    """One comparison's verdict: `ok`, `inconclusive` (an output no input family moves) or
-    `ill-conditioned` (BEFORE far from its own f64 value), its summary line and what it saw.
-    A mismatch is not an outcome: it is raised as an error."""
+    """One comparison's verdict: `ok`, `approximate` (AFTER's f64 copy within an approximation's
+    error of the truth, not exact: both exit 0), `inconclusive` (an output no input family
+    moves) or `ill-conditioned` (BEFORE far from its own f64 value), its summary line and what
+    it saw. A mismatch is not an outcome: it is raised as an error."""
 
     status: str
     summary: str
@@ -57,7 +59,7 @@ class Outcome:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.status == "ok" else INCONCLUSIVE
+        return 0 if self.status in ("ok", "approximate") else INCONCLUSIVE
 
 
 def compare(
@@ -140,6 +142,8 @@ def _outcome(
         status, why = "inconclusive", "; ".join(dull)
     elif tally.ill_conditioned:
         status, why = "ill-conditioned", ill_conditioned_reason(tally)
+    elif tally.approximate:
+        status, why = "approximate", approximate_reason(tally)
     line = summary(status, why, trials, engine, plan.truth, tally, used)
     return Outcome(status, line + (f", {plan.input_note}" if plan.input_note else ""), tally)
 

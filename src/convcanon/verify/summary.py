@@ -34,7 +34,12 @@ def summary(
             f"{tally.float_elements} float element(s) judged against {against}: "
             f"{tally.errors()}, closest call {tally.worst_share:.0%} of the allowance"
         )
-        if tally.f64_compared:
+        if tally.approximate:
+            parts.append(
+                f"AFTER in f64 within {tally.worst_f64:.3g} of the truth "
+                f"({tally.worst_approximate_share:.0%} of an approximation's allowance)"
+            )
+        elif tally.f64_compared:
             parts.append(
                 f"AFTER in f64 within {tally.worst_f64:.3g} of the truth "
                 f"({tally.worst_f64_share:.0%} of its allowance)"
@@ -54,4 +59,20 @@ def ill_conditioned_reason(tally: Tally) -> str:
         f"its scale), AFTER {after:.3g} ({after_share:.3g}): rounding, not the rewrite, decides "
         "what the typed comparison sees"
         for i, (before, share, after, after_share) in sorted(tally.ill_conditioned.items())
+    )
+
+
+def approximate_reason(tally: Tally) -> str:
+    """Where AFTER's f64 copy is past f64 rounding though its own type agrees: an approximation
+    written for the type it computes in (an expansion of erf or lgamma), not an exact rewrite."""
+    from convcanon.verify.judge import APPROXIMATE_ULPS
+
+    outputs = ", ".join(
+        f"output {i}: {count} element(s), up to {worst:.3g} of its scale"
+        for i, (count, worst) in sorted(tally.approximate.items())
+    )
+    return (
+        f"AFTER evaluated in f64 is past f64 rounding ({outputs}) but within {APPROXIMATE_ULPS:g} "
+        "steps of the type it computes in: AFTER approximates BEFORE, as an expansion written "
+        "for that type does (chlo-legalize-to-stablehlo's erf, lgamma), and is not exact"
     )
