@@ -29,17 +29,18 @@ def _remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.dtype.kind in "iu":
         safe = np.where(b == 0, 1, b)
         return np.where(b == 0, a, np.fmod(a, safe))
-    budget.spend("its long divisions", _division_bits(a, b))
+    budget.spend("its long divisions", STEPS_PER_DIVISION_BIT * _division_bits(a, b))
     return np.fmod(a, b)
 
 
 _EXPONENT_CHUNK = 1 << 20  # elements whose exponents are compared at once
+STEPS_PER_DIVISION_BIT = 2  # 0.7 ns a bit (1,991 bits in 1.44 us, 331 in 0.14 us)
 
 
 def _division_bits(a: np.ndarray, b: np.ndarray) -> int:
-    """The bits of the long division C's `fmod` does, about half a nanosecond each: one per
-    binary digit `a`'s exponent is above `b`'s (`1e300 % 3e-300`, 2,000 bits, takes 1 us an
-    element; `7.0 % 3.0`, none, 7 ns). Counted in chunks, so no temporary as large as `a`."""
+    """The bits of the long division C's `fmod` does: one per binary digit `a`'s exponent is
+    above `b`'s (`1e300 % 3e-300`, 2,000 bits, takes 1.4 us an element; `7.0 % 3.0`, none,
+    7 ns). Counted in chunks, so no temporary as large as `a`."""
     a, b = np.broadcast_arrays(a, b)
     bits = 0
     for start in range(0, a.size, _EXPONENT_CHUNK):
@@ -235,44 +236,6 @@ _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
-_COMPLEX_MATH = {"c": 400}
-_TRIGONOMETRY = {"f": 128, "c": 400}
-_SLOW_ELEMENTS: dict[str, dict[str, int]] = {
-    **dict.fromkeys(
-        [
-            "exponential",
-            "exponential_minus_one",
-            "log",
-            "log_plus_one",
-            "logistic",
-            "sqrt",
-            "rsqrt",
-            "cbrt",
-            "tanh",
-            "atan2",
-        ],
-        _COMPLEX_MATH,
-    ),
-    **dict.fromkeys(["sine", "cosine", "tan"], _TRIGONOMETRY),
-    "power": {"i": 128, "u": 128, "c": 400},
-    "count_leading_zeros": {"i": 100, "u": 100},
-    "reduce_precision": {"f": 100},
-}
-"""Steps an element of these ops costs besides being read and written, by element kind: their
-numpy loops take far more than the half nanosecond a step stands for (ns an element, measured
-on 1e6): a complex exp, log, trig or power 25-185; an integer power up to 60 (a squaring per
-bit of the exponent); a sine of a huge argument 63 (its argument reduction); our bit search of
-leading zeros and reduce_precision's bit masks about 45. Counted at 1 step they ran 30 to 70
-times longer than the work limit allows."""
-
-
-def _spend_slow_elements(name: str, x: np.ndarray) -> None:
-    """Count the steps of an op whose every element is slow (`_SLOW_ELEMENTS`) before it runs."""
-    steps = _SLOW_ELEMENTS.get(name.rsplit(".", 1)[-1], {}).get(x.dtype.kind, 0)
-    if steps:
-        budget.spend("its slow elements", steps * x.size)
-
-
 def compute_dtype(x: np.ndarray) -> np.ndarray:
     """bf16/f8 compute in float32 (ml_dtypes ufunc coverage is partial); the result rounds back."""
     if x.dtype.kind == "V" or (x.dtype.kind == "f" and x.dtype.itemsize == 1):
@@ -299,7 +262,6 @@ TYPE_PLANS: dict[Handler, tuple[int, int]] = {}
 def _unary_handler(fn: Callable[[np.ndarray], np.ndarray]) -> Handler:
     def handle(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
         plan_elementwise(op.name, args)
-        _spend_slow_elements(op.name, args[0])
         with np.errstate(all="ignore"):
             return [fn(compute_dtype(args[0]))]
 
@@ -310,7 +272,6 @@ def _unary_handler(fn: Callable[[np.ndarray], np.ndarray]) -> Handler:
 def _binary_handler(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Handler:
     def handle(it: Machine, op: ir.Operation, args: list[np.ndarray], rt: list[TensorType]):
         plan_elementwise(op.name, args, temporaries=3)
-        _spend_slow_elements(op.name, args[0])
         with np.errstate(all="ignore"):
             return [fn(compute_dtype(args[0]), compute_dtype(args[1]))]
 
@@ -396,7 +357,6 @@ def _bitcast_convert(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
 
 def _reduce_precision(it: Machine, op: ir.Operation, args: list[np.ndarray], rt):
     x = args[0]
-    _spend_slow_elements(op.name, x)
     wide = compute_dtype(x)
     exponent = int_attr(op, "exponent_bits", 8)
     mantissa = int_attr(op, "mantissa_bits", 23)

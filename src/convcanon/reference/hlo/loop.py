@@ -16,6 +16,7 @@ from jaxlib.mlir import ir
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.hlo.context import source_loc
 from convcanon.reference.hlo.attributes import single_op
+from convcanon.reference.hlo.element_steps import extra_steps
 from convcanon.reference.hlo.elementwise import BINARY, TYPE_PLANS, plan_elementwise
 from convcanon.reference.hlo.machine import Env, Handler
 from convcanon.reference.hlo.ops import handler_of
@@ -171,12 +172,16 @@ class _Step:
     results: list[ir.Value]
     types: list[TensorType]
     dead: list[ir.Value] = field(default_factory=list)  # values of the block last used here
-    # what running it costs besides its operands' elements: its dispatch and its results'
+    # what running it costs besides its operands' elements: its dispatch and its results', and
+    # what an elementwise op's elements cost past being read and written
     steps: int = field(init=False)
 
     def __post_init__(self) -> None:
         results = sum(math.prod(t.shape) for t in self.types)
-        object.__setattr__(self, "steps", budget.OP_STEPS + results)
+        steps = budget.OP_STEPS + results
+        if self.operands and len(self.types) == 1:
+            steps += extra_steps(self.name, self.operands[0].type, self.types[0]) * results
+        object.__setattr__(self, "steps", steps)
 
 
 def _mark_last_uses(block: ir.Block, steps: list[_Step]) -> None:
