@@ -24,7 +24,7 @@ from convcanon.migraphx import layout
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.declared_strides import reconcile_strides
 from convcanon.migraphx.shaped_type import ShapedType
-from convcanon.reference.kernels import budget
+from convcanon.reference.kernels import budget, element_steps
 from convcanon.reference.kernels.contraction import im2col_chunk_bytes
 from convcanon.reference.migraphx_kernels import NIBBLE_BOUNDS, OP_TABLE, KernelTable, type_dtype
 
@@ -281,13 +281,19 @@ class Interpreter:
 
 
 def _op_elements(op: Operation, operands: Sequence[np.ndarray]) -> int:
-    """The steps an op costs besides a kernel's own: its dispatch and its elements."""
+    """The steps an op costs besides a kernel's own: its dispatch and its elements, and what an
+    elementwise op's elements cost past being read and written."""
     results = sum(
         math.prod(_logical_shape(r.type))
         for r in op.results
         if isinstance(r.type, ShapedType | TensorType)
     )
-    return budget.OP_STEPS + results + sum(v.size for v in operands)
+    steps = budget.OP_STEPS + results + sum(v.size for v in operands)
+    measured = element_steps.row("migraphx", op.name)
+    if measured and operands and len(op.results) == 1:
+        result = type_dtype(op.results[0].type)
+        steps += element_steps.extra_steps(measured, operands[0].dtype, result) * results
+    return steps
 
 
 def _op_lines(module: ModuleOp, text: str) -> dict[Operation, int]:

@@ -16,12 +16,11 @@ from jaxlib.mlir import ir
 from convcanon.diagnostics import ConvcanonError, SourceLoc
 from convcanon.hlo.context import source_loc
 from convcanon.reference.hlo.attributes import single_op
-from convcanon.reference.hlo.element_steps import extra_steps
 from convcanon.reference.hlo.elementwise import BINARY, TYPE_PLANS, plan_elementwise
 from convcanon.reference.hlo.machine import Env, Handler
 from convcanon.reference.hlo.ops import handler_of
 from convcanon.reference.hlo.values import DEFAULT_MEMORY_LIMIT, TensorType, normalize, tensor_type
-from convcanon.reference.kernels import budget
+from convcanon.reference.kernels import budget, element_steps
 
 
 class Interpreter:
@@ -179,8 +178,10 @@ class _Step:
     def __post_init__(self) -> None:
         results = sum(math.prod(t.shape) for t in self.types)
         steps = budget.OP_STEPS + results
-        if self.operands and len(self.types) == 1:
-            steps += extra_steps(self.name, self.operands[0].type, self.types[0]) * results
+        measured = element_steps.row("hlo", self.name.rpartition(".")[2])
+        if measured and self.operands and len(self.types) == 1:
+            operand = tensor_type(self.operands[0].type).dtype
+            steps += element_steps.extra_steps(measured, operand, self.types[0].dtype) * results
         object.__setattr__(self, "steps", steps)
 
 
