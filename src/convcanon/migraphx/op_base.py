@@ -11,10 +11,11 @@ lowering and its reference kernel are registered against the class (`function_lo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar, TypedDict
 
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, IntegerType, StringAttr, f32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, attr_def, opt_attr_def, result_def, var_operand_def
 from xdsl.parser import Parser
@@ -63,7 +64,8 @@ def _is_i64_array(attr: Attribute) -> bool:
 
 
 def print_attr_dict(printer: Printer, attributes: dict[str, Attribute]) -> None:
-    """MLIR's attr-dict: sorted by name, i64 elided inside arrays (`[1, 1]`, `group = 1 : i64`)."""
+    """MLIR's attr-dict: sorted by name, i64 elided inside arrays (`[1, 1]`, `group = 1 : i64`),
+    an f32 printed to read back as itself."""
     if not attributes:
         return
     printer.print_string(" {")
@@ -75,6 +77,9 @@ def print_attr_dict(printer: Printer, attributes: dict[str, Attribute]) -> None:
             assert isinstance(attr, ArrayAttr)
             values = [str(a.value.data) for a in attr.data if isinstance(a, IntegerAttr)]
             printer.print_string("[" + ", ".join(values) + "]")
+        elif isinstance(attr, FloatAttr) and attr.type == f32 and math.isfinite(attr.value.data):
+            # nine significant digits read back as the same f32 (xDSL prints seven)
+            printer.print_string(f"{attr.value.data:.8e} : f32")
         else:
             printer.print_attribute(attr)
     printer.print_string("}")
@@ -97,6 +102,8 @@ class MigraphxOp(IRDLOperation):
     PROGRAM_ATTRIBUTES: ClassVar[dict[str, str]] = {}
     # A field printed as a name (or, by older MIGraphX, its enum's number): a string attribute
     PROGRAM_ENUMS: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # A field printed as a float number (pad's `value`): an f32 attribute, as MIGraphX holds it
+    PROGRAM_FLOATS: ClassVar[frozenset[str]] = frozenset()
     # An attribute that restates the result's element type as MIGraphX's type index
     # (convert's target_type): when present it must name the result's type.
     TYPE_FIELD: ClassVar[str | None] = None

@@ -29,6 +29,7 @@ from convcanon.conversion.migraphx_to_tosa.integer_domain import float_to_intege
 from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS, ELEMENTWISE_OPS
 from convcanon.conversion.migraphx_to_tosa.op_lowering import Lowering, LoweringTable
 from convcanon.conversion.migraphx_to_tosa.options import MigraphxToTosaOptions, Types
+from convcanon.conversion.migraphx_to_tosa.pad_lowerings import PAD_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.pool_lowerings import POOL_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.reduce_lowerings import REDUCE_LOWERINGS
@@ -54,6 +55,7 @@ LOWERINGS: LoweringTable = {
     **CORE_LOWERINGS,
     **REDUCE_LOWERINGS,
     **POOL_LOWERINGS,
+    **PAD_LOWERINGS,
     **SHAPE_LOWERINGS,
     **QUANT_LOWERINGS,
 }
