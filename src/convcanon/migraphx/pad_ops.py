@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, StringAttr, f32
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, StringAttr, f32, f64
 from xdsl.ir import Attribute
 from xdsl.irdl import attr_def, irdl_op_definition, opt_attr_def
 from xdsl.utils.exceptions import VerifyException
@@ -51,13 +51,15 @@ class PadOp(MigraphxOp):
         return attr.data
 
     def pad_value(self) -> float:
-        """`value` as MIGraphX holds it, an f32 (0 when absent, MIGraphX's default)."""
+        """`value` as MIGraphX holds it, an f32 (0 when absent, MIGraphX's default). An f64
+        attribute, as `verify`'s f64 copy of a module writes it, is read as the f32 it was."""
         attr = self.attributes.get("value")
         if attr is None:
             return 0.0
-        if not isinstance(attr, FloatAttr) or attr.type != f32:
-            raise VerifyException(f"{self.name} needs an f32 attribute `value`")
-        return float(np.float32(attr.value.data))
+        if not isinstance(attr, FloatAttr) or attr.type not in (f32, f64):
+            raise VerifyException(f"{self.name} needs an f32 attribute `value`, got {attr}")
+        with np.errstate(over="ignore"):
+            return float(np.float32(attr.value.data))
 
     def begins_ends(self) -> tuple[Lens, Lens]:
         (x,) = self.in_types()
@@ -74,6 +76,7 @@ class PadOp(MigraphxOp):
     def infer(self) -> tuple[Lens, Attribute]:
         (x,) = self.in_types()
         self.pad_mode()
+        self.pad_value()
         return rules.pad_lens(x.lens, int_list(self, "pads")), x.element_type
 
 
