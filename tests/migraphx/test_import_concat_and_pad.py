@@ -122,35 +122,36 @@ def test_a_bad_field_on_the_command_line_is_exit_1_without_a_traceback(tmp_path:
     assert "Traceback" not in done.stderr
 
 
+def _run_program(tmp_path: Path, program: str) -> subprocess.CompletedProcess[str]:
+    """`convcanon run` of the program as `import-migraphx` writes it (the import must pass)."""
+    text, imported = tmp_path / "p.txt", tmp_path / "p.mlir"
+    text.write_text(program)
+    done = _run(str(BIN / "convcanon"), "import-migraphx", str(text), "-o", str(imported))
+    assert done.returncode == 0, done.stderr
+    return _run(str(BIN / "convcanon"), "run", str(imported))
+
+
 def test_a_huge_pad_is_refused_before_it_allocates(tmp_path: Path) -> None:
     """A pad to 2^41 elements (sliced back) imports (its type is only a type) but `run`
     refuses it at the op, over the memory limit, before any buffer is made."""
-    program = tmp_path / "p.txt"
-    program.write_text(
+    done = _run_program(
+        tmp_path,
         X + "@1 = pad[mode=1,pads={0, 0, 0, 1099511627773},value=0](x) -> float_type, "
         "{2, 1099511627776}, {1099511627776, 1}\n"
         "@2 = slice[axes={1},starts={0},ends={4}](@1) -> float_type, {2, 4}, {1099511627776, 1}\n"
-        "@3 = contiguous(@2) -> float_type, {2, 4}, {4, 1}\n@4 = @return(@3)\n"
+        "@3 = contiguous(@2) -> float_type, {2, 4}, {4, 1}\n@4 = @return(@3)\n",
     )
-    imported = tmp_path / "p.mlir"
-    assert _run(str(BIN / "convcanon"), "import-migraphx", str(program), "-o",
-                str(imported)).returncode == 0  # fmt: skip
-    done = _run(str(BIN / "convcanon"), "run", str(imported))
     assert done.returncode == 1, done.stderr
     assert "error: 'migraphx.pad' result of shape [2, 1099511627776] needs" in done.stderr
     assert "Traceback" not in done.stderr
 
 
 def test_a_nan_pad_of_integers_is_a_diagnostic_at_the_op(tmp_path: Path) -> None:
-    program = tmp_path / "p.txt"
-    program.write_text(
+    done = _run_program(
+        tmp_path,
         "x = @param:x -> int32_type, {2}, {1}\n"
-        "@1 = pad[mode=0,pads={1, 0},value=nan](x) -> int32_type, {3}, {1}\n@2 = @return(@1)\n"
+        "@1 = pad[mode=0,pads={1, 0},value=nan](x) -> int32_type, {3}, {1}\n@2 = @return(@1)\n",
     )
-    imported = tmp_path / "p.mlir"
-    assert _run(str(BIN / "convcanon"), "import-migraphx", str(program), "-o",
-                str(imported)).returncode == 0  # fmt: skip
-    done = _run(str(BIN / "convcanon"), "run", str(imported))
     assert done.returncode == 1
     assert "a NaN pad value has no int32 value (undefined in MIGraphX)" in done.stderr
     assert "Traceback" not in done.stderr

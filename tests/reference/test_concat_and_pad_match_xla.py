@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _pads import PAD_MODES, random_pads  # pyright: ignore[reportMissingImports]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -80,19 +81,7 @@ def test_random_concat_matches_xla(case, type_name: str, seed: int) -> None:
     np.testing.assert_array_equal(got, expected)
 
 
-MODES = ("constant", "reflect", "edge")
-
-
-@st.composite
-def pads(draw: st.DrawFn) -> tuple[tuple[int, ...], list[int], list[int], str]:
-    rank = draw(st.integers(1, 4))
-    lens = tuple(draw(st.integers(1, 5)) for _ in range(rank))
-    begins, ends = [], []
-    for n in lens:
-        b = draw(st.integers(-n, 2 * n + 2))
-        begins.append(b)
-        ends.append(draw(st.integers(max(-n, 1 - n - b), 2 * n + 2)))  # keeps >= 1 element
-    return lens, begins, ends, draw(st.sampled_from(MODES))
+MODES = PAD_MODES
 
 
 def expected_pad(
@@ -114,7 +103,7 @@ def expected_pad(
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))  # pyright: ignore[reportArgumentType]
-@given(pads(), st.sampled_from(sorted(TYPES)), st.booleans(), st.integers(0, 2**31))
+@given(random_pads(), st.sampled_from(sorted(TYPES)), st.booleans(), st.integers(0, 2**31))
 def test_random_pad_matches_xla(case, type_name: str, strided: bool, seed: int) -> None:
     lens, begins, ends, mode = case
     dtype = np.dtype(TYPES[type_name])

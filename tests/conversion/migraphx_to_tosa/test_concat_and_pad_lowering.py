@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _pads import PAD_MODES, random_pads  # pyright: ignore[reportMissingImports]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +17,7 @@ from .programs import Lens, Program, layout_strides, memory_layouts
 pytestmark = pytest.mark.filterwarnings("error")
 
 ELEMENTS = ["f32", "f32", "f16", "bf16", "si32", "si8", "ui8"]
-MODES = ("constant", "reflect", "edge")
+MODES = PAD_MODES
 
 
 def _arr(values: list[int]) -> str:
@@ -48,15 +49,8 @@ def pad_attrs(mode: str, begins: list[int], ends: list[int], value: str = "-2.5"
 
 @st.composite
 def pad_programs(draw: st.DrawFn) -> str:
-    rank = draw(st.integers(1, 4))
-    lens = tuple(draw(st.integers(1, 4)) for _ in range(rank))
-    begins, ends = [], []
-    for n in lens:
-        b = draw(st.integers(-n, 2 * n + 1))
-        begins.append(b)
-        ends.append(draw(st.integers(max(-n, 1 - n - b), 2 * n + 1)))
+    lens, begins, ends, mode = draw(random_pads(max_len=4))
     out = tuple(n + b + e for n, b, e in zip(lens, begins, ends, strict=True))
-    mode = draw(st.sampled_from(MODES))
     et = draw(st.sampled_from(ELEMENTS))
     p = Program()
     x = p.arg(lens, draw(memory_layouts(lens, allow_broadcast=True)), et)
@@ -158,3 +152,15 @@ def test_concat_then_pad_on_iree() -> None:
     y = p.op("pad", [c], (1, 5, 6, 6), pad_attrs("reflect", [0, 0, 1, 1], [0, 0, 1, 1]))
     inputs = [np.arange(32, dtype=np.float32), np.arange(48, dtype=np.float32)]
     check_with_iree(p.text([y]), inputs=inputs)
+
+
+@pytest.mark.parametrize("element", ["f8E4M3FNUZ", "f8E5M2", "si4", "ui4"])
+def test_concat_moves_storage_codes_on_iree(element: str) -> None:
+    """A type TOSA's profiles hold only as storage (fp8 FNUZ, int4) is joined as its codes: the
+    concat only moves elements; an NHWC operand beside an NCHW one, transposed once."""
+    p = Program()
+    a = p.arg((1, 2, 3, 3), et=element)
+    b = p.arg((1, 3, 3, 3), layout_strides((1, 3, 3, 3), NHWC), element)
+    y = p.op("concat", [a, b], (1, 5, 3, 3), "axis = 1 : i64")
+    tosa_text = check_with_iree(p.text([y]))
+    assert "tosa.gather" not in tosa_text  # no decode table: the codes move as they are
