@@ -127,6 +127,15 @@ def _program_two(line: str) -> str:
     )
 
 
+def _program_bn(fields: str) -> str:
+    return (
+        "x = @param:x -> float_type, {1, 3, 2, 2}, {12, 4, 2, 1}\n"
+        "s = @param:s -> float_type, {3}, {1}\nm = @param:m -> float_type, {3}, {1}\n"
+        f"@3 = batch_norm_inference[{fields}](x,s,s,m,m) -> float_type, {{1, 3, 2, 2}}, "
+        "{12, 4, 2, 1}\n@4 = @return(@3)\n"
+    )
+
+
 HUGE_PAD_MX = (
     "func.func @main(%x: !migraphx.shaped<2x3xf32, 3x1>) -> !migraphx.shaped<2x4xf32, 4x1> {\n"
     '  %0 = migraphx.pad %x {mode = "reflect", pads = [0, 0, 0, 1099511627773], value = 0.0 : f32} : <2x3xf32, 3x1> -> <2x1099511627776xf32, 1099511627776x1>\n'
@@ -735,6 +744,13 @@ CASES: list[Case] = [
         },
         1,
         "p.txt:3:35: error: field `value` of `pad`: 1e+39 is beyond float's range (MIGraphX holds it as a 32-bit float)",
+    ),  # fmt: skip
+    Case(
+        "program batch_norm_inference bn_mode 2",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f(_program_bn("epsilon=1e-05,momentum=0.9,bn_mode=2"))},
+        1,
+        "p.txt:4:6: error: migraphx.batch_norm_inference: batch_norm_inference bn_mode must be per_activation (0), spatial (1), got 2",
     ),  # fmt: skip
     Case(
         "a pad to 2^41 elements (run)",

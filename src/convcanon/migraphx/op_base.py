@@ -15,7 +15,16 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar, TypedDict
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntegerAttr, IntegerType, StringAttr, f32
+import numpy as np
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    f32,
+    f64,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, attr_def, opt_attr_def, result_def, var_operand_def
 from xdsl.parser import Parser
@@ -55,6 +64,18 @@ def int_value(op: Operation, name: str, default: int | None = None) -> int:
     if not isinstance(attr, IntegerAttr):
         raise VerifyException(f"{op.name} needs an integer attribute `{name}`")
     return attr.value.data
+
+
+def f32_value(op: Operation, name: str, default: float) -> float:
+    """A float attribute as MIGraphX holds it, an f32 (`default` when missing). An f64 one, as
+    `verify`'s f64 copy of a module writes it, is read as the f32 it was."""
+    attr = op.attributes.get(name)
+    if attr is None:
+        return default
+    if not isinstance(attr, FloatAttr) or attr.type not in (f32, f64):
+        raise VerifyException(f"{op.name} needs an f32 attribute `{name}`, got {attr}")
+    with np.errstate(over="ignore"):
+        return float(np.float32(attr.value.data))
 
 
 def _is_i64_array(attr: Attribute) -> bool:

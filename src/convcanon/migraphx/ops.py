@@ -20,6 +20,7 @@ from xdsl.irdl import attr_def, irdl_op_definition, opt_attr_def
 
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.concat_ops import ConcatOp
+from convcanon.migraphx.norm_ops import BatchNormInferenceOp
 from convcanon.migraphx.op_base import (
     ConvLikeOp,
     Lens,
@@ -573,6 +574,7 @@ CORE_OPS: tuple[type[MigraphxOp], ...] = (
     DotOp,
     ConvolutionOp,
     PoolingOp,
+    BatchNormInferenceOp,
 )
 # Ops whose whole verifier is `MigraphxOp.verify_semantics` once their attributes have the
 # types the program importer gives them (it then skips xDSL's generic attribute checks).

@@ -14,13 +14,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, StringAttr, f32, f64
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, StringAttr
 from xdsl.ir import Attribute
 from xdsl.irdl import attr_def, irdl_op_definition, opt_attr_def
-from xdsl.utils.exceptions import VerifyException
 
 from convcanon.migraphx import shape_rules as rules
-from convcanon.migraphx.op_base import Lens, MigraphxOp, int_list
+from convcanon.migraphx.op_base import Lens, MigraphxOp, f32_value, int_list
 from convcanon.migraphx.shaped_type import lowest_value
 
 
@@ -51,15 +50,8 @@ class PadOp(MigraphxOp):
         return attr.data
 
     def pad_value(self) -> float:
-        """`value` as MIGraphX holds it, an f32 (0 when absent, MIGraphX's default). An f64
-        attribute, as `verify`'s f64 copy of a module writes it, is read as the f32 it was."""
-        attr = self.attributes.get("value")
-        if attr is None:
-            return 0.0
-        if not isinstance(attr, FloatAttr) or attr.type not in (f32, f64):
-            raise VerifyException(f"{self.name} needs an f32 attribute `value`, got {attr}")
-        with np.errstate(over="ignore"):
-            return float(np.float32(attr.value.data))
+        """`value` as MIGraphX holds it, an f32 (0 when absent, MIGraphX's default)."""
+        return f32_value(self, "value", 0.0)
 
     def begins_ends(self) -> tuple[Lens, Lens]:
         (x,) = self.in_types()

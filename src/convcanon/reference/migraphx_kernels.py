@@ -22,6 +22,7 @@ from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.boundary_ops import AsLogicalShapeOp, AsUnderlyingShapeOp, LiteralOp
 from convcanon.migraphx.concat_ops import ConcatOp
+from convcanon.migraphx.norm_ops import BatchNormInferenceOp
 from convcanon.migraphx.op_base import int_list, int_value
 from convcanon.migraphx.pad_ops import PadOp
 from convcanon.migraphx.pool_ops import PoolingOp
@@ -300,6 +301,21 @@ def _pad(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     return movement.mirror_pad(x, begins, ends, mode)
 
 
+def _batch_norm(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """MIGraphX's reference batch norm: `scale * (x - mean)` in the element type (f16 and bf16
+    rounded at each step, as their C++ arithmetic is), then divided by `sqrt(variance +
+    epsilon)` and `bias` added in double, rounded once to the element type."""
+    assert isinstance(op, BatchNormInferenceOp)
+    x, scale, bias, mean, variance = args
+    dtype, lens = result_dtype(op), op.parameter_lens()
+    wide = compute_dtype(dtype)
+    scale, bias, mean, variance = (p.reshape(lens) for p in (scale, bias, mean, variance))
+    centered = (x.astype(wide) - mean.astype(wide)).astype(dtype)
+    scaled = (scale.astype(wide) * centered.astype(wide)).astype(dtype)
+    root = np.sqrt(variance.astype(np.float64) + op.epsilon_value())
+    return _convert_to_float(scaled.astype(np.float64) / root + bias.astype(np.float64), dtype)
+
+
 def _reduction(fn: Callable[..., np.ndarray]) -> Kernel:
     def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         (x,) = _lift(args)
@@ -489,6 +505,7 @@ OP_TABLE: KernelTable = {
     mx.DotOp: _dot,
     mx.ConvolutionOp: _convolution,
     PoolingOp: _pooling,
+    BatchNormInferenceOp: _batch_norm,
     LiteralOp: _literal,
     AsLogicalShapeOp: _as_logical,
     AsUnderlyingShapeOp: _as_underlying,

@@ -27,6 +27,7 @@ from convcanon.conversion.migraphx_to_tosa import storage_types as st
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View, unary_view
 from convcanon.conversion.migraphx_to_tosa.integer_domain import float_to_integer
 from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS, ELEMENTWISE_OPS
+from convcanon.conversion.migraphx_to_tosa.norm_lowerings import NORM_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.op_lowering import Lowering, LoweringTable
 from convcanon.conversion.migraphx_to_tosa.options import MigraphxToTosaOptions, Types
 from convcanon.conversion.migraphx_to_tosa.pad_lowerings import PAD_LOWERINGS
@@ -56,6 +57,7 @@ LOWERINGS: LoweringTable = {
     **REDUCE_LOWERINGS,
     **POOL_LOWERINGS,
     **PAD_LOWERINGS,
+    **NORM_LOWERINGS,
     **SHAPE_LOWERINGS,
     **QUANT_LOWERINGS,
 }
