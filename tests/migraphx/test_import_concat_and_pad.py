@@ -173,3 +173,22 @@ def test_the_printed_module_parses_back_to_the_same_text() -> None:
     text = print_file(import_program(program, "p.txt"))
     assert "value = 3.33333343e-01 : f32" in text
     assert print_module(parse_file_text(text, "p.mlir")) == text
+
+
+def test_verify_makes_no_f64_copy_of_a_non_finite_pad_value() -> None:
+    """An f32 NaN or infinity prints as its bits (`0xff800000 : f32`); an f64 copy would read
+    those bits as a denormal, and judge against the wrong fill."""
+    from convcanon.verify.half_b import widened_text
+
+    program = (
+        "x = @param:x -> half_type, {2}, {1}\n"
+        "@1 = pad[mode=0,pads={1, 0},value=-inf](x) -> half_type, {3}, {1}\n@2 = @return(@1)\n"
+    )
+    text = print_file(import_program(program, "p.txt"))
+    assert widened_text(text, "p.mlir") == (
+        None,
+        "a hex float attribute (a NaN or infinite pad value)",
+    )
+    finite = text.replace("0xff800000", "-2.50000000e+00")
+    wide, _ = widened_text(finite, "p.mlir")
+    assert wide is not None and "value = -2.50000000e+00 : f64" in wide

@@ -7,6 +7,11 @@ module: `ops.py` is full; it joins `CORE_OPS` there.
 MIGraphX prints `pad[mode=0,pads={0, 0, 1, 1, 0, 0, 1, 1},value=0]`: the mode as its enum's
 number (constant, reflect, edge), every begin pad then every end pad, and the float `value`
 (rocMLIR's F32Attr). rocMLIR's mode is an enum attribute; here it is its name, as pooling's.
+
+The semantics are MIGraphX's reference op (`op::pad::compute`). MIGraphX's ONNX parser writes
+a reflect or edge Pad as slices and a concat, so printed programs mostly hold constant pads; its
+GPU kernel computes the constant mode alone and reads the begin pads unsigned (a negative one is
+no crop there), and older reference targets padded in constant mode whatever the mode.
 """
 
 from __future__ import annotations

@@ -48,20 +48,16 @@ def _pad(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     mode = op.pad_mode()
     padded = [d for d in range(len(x.lens)) if begins[d] or ends[d]]
     base = _tiled(em, x, padded)
-    # per base dim: (begin, end) pads, and the logical length of the base dim
-    low, high = [0] * len(x.perm), [0] * len(x.perm)
+    low, high = [0] * len(x.perm), [0] * len(x.perm)  # per base dim
     for d in padded:
         low[x.perm[d]], high[x.perm[d]] = begins[d], ends[d]
     if mode == "constant":
-        out = _constant(em, op, base, low, high)
-    else:
-        for b, (lo, hi) in enumerate(zip(low, high, strict=True)):
-            if lo or hi:
-                out_len = shape_of(base)[b] + lo + hi
-                step = _edge if mode == "edge" else _reflect
-                base = step(em, base, b, lo, out_len)
-        out = base
-    return View(out, x.perm, result_type(op).lens)
+        return View(_constant(em, op, base, low, high), x.perm, result_type(op).lens)
+    step = _edge if mode == "edge" else _reflect
+    for b, (lo, hi) in enumerate(zip(low, high, strict=True)):
+        if lo or hi:
+            base = step(em, base, b, lo, shape_of(base)[b] + lo + hi)
+    return View(base, x.perm, result_type(op).lens)
 
 
 def _tiled(em: Emitter, x: View, padded: list[int]) -> SSAValue:
