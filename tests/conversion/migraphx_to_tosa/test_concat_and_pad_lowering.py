@@ -164,3 +164,12 @@ def test_concat_moves_storage_codes_on_iree(element: str) -> None:
     y = p.op("concat", [a, b], (1, 5, 3, 3), "axis = 1 : i64")
     tosa_text = check_with_iree(p.text([y]))
     assert "tosa.gather" not in tosa_text  # no decode table: the codes move as they are
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_scalar_pads_to_itself(mode: str) -> None:
+    """No dims, no pads: the value itself (the fill is never written)."""
+    p = Program()
+    x = p.arg(())
+    y = p.op("pad", [x], (), pad_attrs(mode, [], []))
+    check_with_interpreter(p.text([y]))

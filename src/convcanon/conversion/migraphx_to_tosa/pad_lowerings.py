@@ -77,7 +77,7 @@ def _constant(em: Emitter, op: PadOp, base: SSAValue, low: list[int], high: list
     starts = [max(0, -lo) for lo in low]
     sizes = [min(n, n + hi) - s for n, hi, s in zip(shape, high, starts, strict=True)]
     out_shape = [n + lo + hi for n, lo, hi in zip(shape, low, high, strict=True)]
-    if min(sizes) <= 0:  # a dim is cropped away: every element is the fill
+    if min(sizes, default=1) <= 0:  # a dim is cropped away: every element is the fill
         return em.tile(em.scalar(element, fill, len(shape)), out_shape)
     kept = em.slice(base, starts, sizes)
     below = [max(0, lo) for lo in low]
