@@ -120,6 +120,29 @@ def _program_pool(fields: str, out: str = "{1, 4, 3, 3}") -> str:
     )
 
 
+def _program_two(line: str) -> str:
+    return (
+        "x = @param:x -> float_type, {2, 3}, {3, 1}\ny = @param:y -> float_type, {2, 4}, {1, 2}\n"
+        f"@2 = {line}\n@3 = @return(@2)\n"
+    )
+
+
+def _program_bn(fields: str) -> str:
+    return (
+        "x = @param:x -> float_type, {1, 3, 2, 2}, {12, 4, 2, 1}\n"
+        "s = @param:s -> float_type, {3}, {1}\nm = @param:m -> float_type, {3}, {1}\n"
+        f"@3 = batch_norm_inference[{fields}](x,s,s,m,m) -> float_type, {{1, 3, 2, 2}}, "
+        "{12, 4, 2, 1}\n@4 = @return(@3)\n"
+    )
+
+
+HUGE_PAD_MX = (
+    "func.func @main(%x: !migraphx.shaped<2x3xf32, 3x1>) -> !migraphx.shaped<2x4xf32, 4x1> {\n"
+    '  %0 = migraphx.pad %x {mode = "reflect", pads = [0, 0, 0, 1099511627773], value = 0.0 : f32} : <2x3xf32, 3x1> -> <2x1099511627776xf32, 1099511627776x1>\n'
+    "  %1 = migraphx.slice %0 {axes = [1], ends = [4], starts = [0]} : <2x1099511627776xf32, 1099511627776x1> -> <2x4xf32, 1099511627776x1>\n"
+    "  %2 = migraphx.contiguous %1 : <2x4xf32, 1099511627776x1> -> <2x4xf32, 4x1>\n"
+    "  return %2 : !migraphx.shaped<2x4xf32, 4x1>\n}\n"
+)
 LPNORM_POOL_MX = (
     "func.func @main(%x: !migraphx.shaped<1x4x6x6xf32, 144x1x24x4>) -> !migraphx.shaped<1x4x3x3xf32, 36x1x12x4> {\n"
     '  %0 = migraphx.pooling %x {length = [2, 2], lp_order = 2 : i64, mode = "lpnorm", padding = [0, 0], stride = [2, 2]} : <1x4x6x6xf32, 144x1x24x4> -> <1x4x3x3xf32, 36x1x12x4>\n'
@@ -681,6 +704,60 @@ CASES: list[Case] = [
         1,
         "m.mlir:2:3: error: 'migraphx.pooling' has no exact TOSA lowering: lpnorm pooling (TOSA pools by max or average only)",
         "convcanon-opt",
+    ),  # fmt: skip
+    Case(
+        "program concat axis out of range",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f(_program_two("concat[axis=2](x,y) -> float_type, {2, 7}, {7, 1}"))},
+        1,
+        "p.txt:3:6: error: migraphx.concat: axis 2 is out of bounds for concat's inputs with rank 2 (valid range is [-2, 1])",
+    ),  # fmt: skip
+    Case(
+        "program concat of no input",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f(_program_two("concat[axis=0]() -> float_type, {2, 3}, {3, 1}"))},
+        1,
+        "p.txt:3:6: error: migraphx.concat: concat needs at least one input",
+    ),  # fmt: skip
+    Case(
+        "program pad mode 7",
+        ["import-migraphx", "{p.txt}"],
+        {
+            "p.txt": _f(
+                _program_two(
+                    "pad[mode=7,pads={0, 0, 0, 0},value=0](x) -> float_type, {2, 3}, {3, 1}"
+                )
+            )
+        },
+        1,
+        "p.txt:3:10: error: field `mode` of `pad` must be one of constant (0), reflect (1), edge (2), got `7`",
+    ),  # fmt: skip
+    Case(
+        "program pad value past float's range",
+        ["import-migraphx", "{p.txt}"],
+        {
+            "p.txt": _f(
+                _program_two(
+                    "pad[mode=0,pads={0, 0, 0, 1},value=1e39](x) -> float_type, {2, 4}, {4, 1}"
+                )
+            )
+        },
+        1,
+        "p.txt:3:35: error: field `value` of `pad`: 1e+39 is beyond float's range (MIGraphX holds it as a 32-bit float)",
+    ),  # fmt: skip
+    Case(
+        "program batch_norm_inference bn_mode 2",
+        ["import-migraphx", "{p.txt}"],
+        {"p.txt": _f(_program_bn("epsilon=1e-05,momentum=0.9,bn_mode=2"))},
+        1,
+        "p.txt:4:6: error: migraphx.batch_norm_inference: batch_norm_inference bn_mode must be per_activation (0), spatial (1), got 2",
+    ),  # fmt: skip
+    Case(
+        "a pad to 2^41 elements (run)",
+        ["run", "{m.mlir}"],
+        {"m.mlir": _f(HUGE_PAD_MX)},
+        1,
+        "m.mlir:2:3: error: 'migraphx.pad' result of shape [2, 1099511627776] needs 8796093022208 bytes, over the memory limit of 4294967296",
     ),  # fmt: skip
     Case(
         "program group does not divide channels",

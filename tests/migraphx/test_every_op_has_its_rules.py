@@ -12,6 +12,8 @@ from xdsl.irdl import OptAttributeDef, irdl_op_definition
 
 from convcanon.conversion.migraphx_to_tosa.function_lowering import BOUNDARY_OPS, LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS
+from convcanon.conversion.migraphx_to_tosa.norm_lowerings import NORM_LOWERINGS
+from convcanon.conversion.migraphx_to_tosa.pad_lowerings import PAD_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.pool_lowerings import POOL_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.reduce_lowerings import REDUCE_LOWERINGS
@@ -91,6 +93,8 @@ def test_each_op_family_lowers_its_own_ops() -> None:
         CORE_LOWERINGS.keys(),
         REDUCE_LOWERINGS.keys(),
         POOL_LOWERINGS.keys(),
+        PAD_LOWERINGS.keys(),
+        NORM_LOWERINGS.keys(),
         SHAPE_LOWERINGS.keys(),
         QUANT_LOWERINGS.keys(),
     ]

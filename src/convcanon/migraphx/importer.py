@@ -33,9 +33,11 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
+    FloatAttr,
     ModuleOp,
     StringAttr,
     TensorType,
+    f32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
@@ -224,6 +226,9 @@ def _attributes(cur: Cursor, op_name: str, fields: Fields) -> dict[str, Attribut
         if names is not None:
             attributes[name] = _enum_attribute(cur, op_name, key, value, names, pos)
             continue
+        if key in cls.PROGRAM_FLOATS:
+            attributes[name] = _f32_attribute(cur, op_name, key, value, pos)
+            continue
         if not isinstance(value, list | int):
             raise cur.error(f"field `{key}` of `{op_name}` must be an integer or {{list}}", pos)
         try:
@@ -244,6 +249,32 @@ def _enum_attribute(
         return StringAttr(value)
     choices = ", ".join(f"{n} ({k})" for k, n in enumerate(names))
     raise cur.error(f"field `{key}` of `{op_name}` must be one of {choices}, got `{value}`", pos)
+
+
+_NUMBER_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _f32_attribute(cur: Cursor, op_name: str, key: str, value: object, pos: int) -> Attribute:
+    """A field MIGraphX holds as a C++ float and prints as a number (`value=0`, `value=-inf`,
+    `value=-3.40282e+38`): an f32 attribute of the number rounded to f32, which must be within
+    f32's range (or an infinity, or NaN)."""
+    overflowed = isinstance(value, str) and _NUMBER_TEXT.fullmatch(value) is not None
+    if not overflowed and not isinstance(value, int | float):
+        raise cur.error(f"field `{key}` of `{op_name}` must be a number, got `{value}`", pos)
+    try:
+        number = math.inf if overflowed else float(value)  # type: ignore[arg-type]
+    except OverflowError:  # an integer of hundreds of digits
+        number, overflowed = math.inf, True
+    with np.errstate(over="ignore"):
+        rounded = np.float32(number)
+    if overflowed or (math.isfinite(number) and not np.isfinite(rounded)):
+        shown = str(value) if len(str(value)) <= 40 else f"a number of {len(str(value))} digits"
+        raise cur.error(
+            f"field `{key}` of `{op_name}`: {shown} is beyond float's range (MIGraphX holds it"
+            " as a 32-bit float)",
+            pos,
+        )
+    return FloatAttr(float(rounded), f32)
 
 
 # `NAME = op(ARG, ...) -> TYPE, {LENS}, {STRIDES}`: most lines of a real program. A line that

@@ -11,10 +11,20 @@ lowering and its reference kernel are registered against the class (`function_lo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar, TypedDict
 
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, StringAttr
+import numpy as np
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    f32,
+    f64,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, attr_def, opt_attr_def, result_def, var_operand_def
 from xdsl.parser import Parser
@@ -56,6 +66,18 @@ def int_value(op: Operation, name: str, default: int | None = None) -> int:
     return attr.value.data
 
 
+def f32_value(op: Operation, name: str, default: float) -> float:
+    """A float attribute as MIGraphX holds it, an f32 (`default` when missing). An f64 one, as
+    `verify`'s f64 copy of a module writes it, is read as the f32 it was."""
+    attr = op.attributes.get(name)
+    if attr is None:
+        return default
+    if not isinstance(attr, FloatAttr) or attr.type not in (f32, f64):
+        raise VerifyException(f"{op.name} needs an f32 attribute `{name}`, got {attr}")
+    with np.errstate(over="ignore"):
+        return float(np.float32(attr.value.data))
+
+
 def _is_i64_array(attr: Attribute) -> bool:
     return isinstance(attr, ArrayAttr) and all(
         isinstance(a, IntegerAttr) and a.type == IntegerType(64) for a in attr.data
@@ -63,7 +85,8 @@ def _is_i64_array(attr: Attribute) -> bool:
 
 
 def print_attr_dict(printer: Printer, attributes: dict[str, Attribute]) -> None:
-    """MLIR's attr-dict: sorted by name, i64 elided inside arrays (`[1, 1]`, `group = 1 : i64`)."""
+    """MLIR's attr-dict: sorted by name, i64 elided inside arrays (`[1, 1]`, `group = 1 : i64`),
+    an f32 printed to read back as itself."""
     if not attributes:
         return
     printer.print_string(" {")
@@ -75,6 +98,9 @@ def print_attr_dict(printer: Printer, attributes: dict[str, Attribute]) -> None:
             assert isinstance(attr, ArrayAttr)
             values = [str(a.value.data) for a in attr.data if isinstance(a, IntegerAttr)]
             printer.print_string("[" + ", ".join(values) + "]")
+        elif isinstance(attr, FloatAttr) and attr.type == f32 and math.isfinite(attr.value.data):
+            # nine significant digits read back as the same f32 (xDSL prints seven)
+            printer.print_string(f"{attr.value.data:.8e} : f32")
         else:
             printer.print_attribute(attr)
     printer.print_string("}")
@@ -97,6 +123,8 @@ class MigraphxOp(IRDLOperation):
     PROGRAM_ATTRIBUTES: ClassVar[dict[str, str]] = {}
     # A field printed as a name (or, by older MIGraphX, its enum's number): a string attribute
     PROGRAM_ENUMS: ClassVar[dict[str, tuple[str, ...]]] = {}
+    # A field printed as a float number (pad's `value`): an f32 attribute, as MIGraphX holds it
+    PROGRAM_FLOATS: ClassVar[frozenset[str]] = frozenset()
     # An attribute that restates the result's element type as MIGraphX's type index
     # (convert's target_type): when present it must name the result's type.
     TYPE_FIELD: ClassVar[str | None] = None

@@ -19,6 +19,8 @@ from xdsl.ir import Attribute
 from xdsl.irdl import attr_def, irdl_op_definition, opt_attr_def
 
 from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.concat_ops import ConcatOp
+from convcanon.migraphx.norm_ops import BatchNormInferenceOp
 from convcanon.migraphx.op_base import (
     ConvLikeOp,
     Lens,
@@ -27,6 +29,7 @@ from convcanon.migraphx.op_base import (
     int_value,
     same_element_type,
 )
+from convcanon.migraphx.pad_ops import PadOp
 from convcanon.migraphx.pool_ops import PoolingOp
 from convcanon.migraphx.shaped_type import ShapedType, is_float_type
 
@@ -560,6 +563,8 @@ CORE_OPS: tuple[type[MigraphxOp], ...] = (
     BroadcastOp,
     MultiBroadcastOp,
     SliceOp,
+    ConcatOp,
+    PadOp,
     SqueezeOp,
     UnsqueezeOp,
     FlattenOp,
@@ -569,6 +574,7 @@ CORE_OPS: tuple[type[MigraphxOp], ...] = (
     DotOp,
     ConvolutionOp,
     PoolingOp,
+    BatchNormInferenceOp,
 )
 # Ops whose whole verifier is `MigraphxOp.verify_semantics` once their attributes have the
 # types the program importer gives them (it then skips xDSL's generic attribute checks).

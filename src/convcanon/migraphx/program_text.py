@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -295,9 +296,12 @@ def _field_value(cur: Cursor) -> FieldValue:
         return int(text)
     except ValueError:
         try:
-            return float(text)
+            number = float(text)
         except ValueError:
             return text
+        # a finite decimal past a double's range reads as inf: kept as text, not an infinity
+        overflowed = math.isinf(number) and "inf" not in text.lower()
+        return text if overflowed else number
 
 
 def read_fields(cur: Cursor) -> Fields:

@@ -444,3 +444,52 @@ def pool_window(
         lp_order,
         out,
     )
+
+
+def concat_lens(inputs: Sequence[Sequence[int]], axis: int) -> Lens:
+    """MIGraphX's concat: at least one input, all of one rank, equal but along `axis` (negative
+    counts from the end, as MIGraphX normalizes it), whose lengths add up."""
+    if not inputs:
+        raise ShapeError("concat needs at least one input")
+    first = inputs[0]
+    rank = len(first)
+    if rank == 0:
+        raise ShapeError("concat needs inputs of rank >= 1, got a scalar")
+    a = _axis_in(axis, rank, "concat's inputs")
+    for k, lens in enumerate(inputs):
+        if len(lens) != rank:
+            raise ShapeError(
+                f"concat input #{k} has rank {len(lens)}, input #0 rank {rank} ({list(lens)} vs "
+                f"{list(first)})"
+            )
+        for d, (n, m) in enumerate(zip(lens, first, strict=True)):
+            if d != a and n != m:
+                raise ShapeError(
+                    f"concat input #{k} has length {n} on dim {d}, input #0 {m}: the inputs "
+                    f"differ only along axis {a}"
+                )
+    return (*first[:a], sum(lens[a] for lens in inputs), *first[a + 1 :])
+
+
+PAD_MODES = ("constant", "reflect", "edge")
+"""MIGraphX's pad::pad_op_mode_t, in its enum's order (MIGraphX prints the number)."""
+
+
+def pad_lens(lens: Sequence[int], pads: Sequence[int]) -> Lens:
+    """MIGraphX's pad: `pads` holds every dim's begin, then every dim's end. A negative pad
+    crops, as MIGraphX's reference computes it (an output index reads input index minus the
+    begin pad); every result dim must keep at least one element."""
+    rank = len(lens)
+    if len(pads) != 2 * rank:
+        raise ShapeError(
+            f"pad of a rank-{rank} input needs {2 * rank} pads (every begin, then every end), "
+            f"got {len(pads)}"
+        )
+    out = tuple(n + b + e for n, b, e in zip(lens, pads[:rank], pads[rank:], strict=True))
+    for d, (n, m) in enumerate(zip(lens, out, strict=True)):
+        if m < 1:
+            raise ShapeError(
+                f"pads {list(pads)} leave dim {d} of length {n} with {m} elements (negative "
+                "pads crop; a dim must keep at least one)"
+            )
+    return out

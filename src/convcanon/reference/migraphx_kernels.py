@@ -21,10 +21,13 @@ from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.boundary_ops import AsLogicalShapeOp, AsUnderlyingShapeOp, LiteralOp
+from convcanon.migraphx.concat_ops import ConcatOp
+from convcanon.migraphx.norm_ops import BatchNormInferenceOp
 from convcanon.migraphx.op_base import int_list, int_value
+from convcanon.migraphx.pad_ops import PadOp
 from convcanon.migraphx.pool_ops import PoolingOp
 from convcanon.migraphx.shaped_type import ShapedType, lowest_value, numpy_dtype
-from convcanon.reference.kernels import budget, special
+from convcanon.reference.kernels import budget, movement, special
 from convcanon.reference.kernels.pooling import Windows, tap_counts, window_reduce
 from convcanon.reference.kernels.precision import truncating_divide
 from convcanon.reference.migraphx_conv import migraphx_conv
@@ -278,6 +281,41 @@ def _slice(op: Operation, args: list[np.ndarray]) -> np.ndarray:
     return layout.c_order(x[tuple(index)])
 
 
+def _concat(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    assert isinstance(op, ConcatOp)
+    budget.plan("concat", budget.nbytes(_out_lens(op), result_dtype(op)))
+    return np.concatenate(args, axis=op.concat_axis())
+
+
+def _pad(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """MIGraphX's reference pad: constant mode writes `fill` (its f32 value clamped to the
+    type, `PadOp.fill`) where the shifted index leaves the input (a negative pad crops);
+    reflect and edge read a mirrored or clamped input element everywhere."""
+    assert isinstance(op, PadOp)
+    (x,) = args
+    begins, ends = op.begins_ends()
+    mode = op.pad_mode()
+    if mode == "constant":
+        fill = op.fill(result_dtype(op))
+        return layout.c_order(movement.pad(x, fill, begins, ends, [0] * x.ndim))
+    return movement.mirror_pad(x, begins, ends, mode)
+
+
+def _batch_norm(op: Operation, args: list[np.ndarray]) -> np.ndarray:
+    """MIGraphX's reference batch norm: `scale * (x - mean)` in the element type (f16 and bf16
+    rounded at each step, as their C++ arithmetic is), then divided by `sqrt(variance +
+    epsilon)` and `bias` added in double, rounded once to the element type."""
+    assert isinstance(op, BatchNormInferenceOp)
+    x, scale, bias, mean, variance = args
+    dtype, lens = result_dtype(op), op.parameter_lens()
+    wide = compute_dtype(dtype)
+    scale, bias, mean, variance = (p.reshape(lens) for p in (scale, bias, mean, variance))
+    centered = (x.astype(wide) - mean.astype(wide)).astype(dtype)
+    scaled = (scale.astype(wide) * centered.astype(wide)).astype(dtype)
+    root = np.sqrt(variance.astype(np.float64) + op.epsilon_value())
+    return _convert_to_float(scaled.astype(np.float64) / root + bias.astype(np.float64), dtype)
+
+
 def _reduction(fn: Callable[..., np.ndarray]) -> Kernel:
     def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         (x,) = _lift(args)
@@ -457,6 +495,8 @@ OP_TABLE: KernelTable = {
     mx.BroadcastOp: _broadcast,
     mx.MultiBroadcastOp: _multibroadcast,
     mx.SliceOp: _slice,
+    ConcatOp: _concat,
+    PadOp: _pad,
     mx.ReduceSumOp: _reduction(np.sum),
     mx.ReduceMeanOp: _reduce_mean,
     mx.ReduceMaxOp: _reduction(np.max),
@@ -465,6 +505,7 @@ OP_TABLE: KernelTable = {
     mx.DotOp: _dot,
     mx.ConvolutionOp: _convolution,
     PoolingOp: _pooling,
+    BatchNormInferenceOp: _batch_norm,
     LiteralOp: _literal,
     AsLogicalShapeOp: _as_logical,
     AsUnderlyingShapeOp: _as_underlying,

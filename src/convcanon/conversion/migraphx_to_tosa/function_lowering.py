@@ -27,8 +27,10 @@ from convcanon.conversion.migraphx_to_tosa import storage_types as st
 from convcanon.conversion.migraphx_to_tosa.emitter import Emitter, View, unary_view
 from convcanon.conversion.migraphx_to_tosa.integer_domain import float_to_integer
 from convcanon.conversion.migraphx_to_tosa.lowerings import CORE_LOWERINGS, ELEMENTWISE_OPS
+from convcanon.conversion.migraphx_to_tosa.norm_lowerings import NORM_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.op_lowering import Lowering, LoweringTable
 from convcanon.conversion.migraphx_to_tosa.options import MigraphxToTosaOptions, Types
+from convcanon.conversion.migraphx_to_tosa.pad_lowerings import PAD_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.pool_lowerings import POOL_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.quant_lowerings import QUANT_LOWERINGS
 from convcanon.conversion.migraphx_to_tosa.reduce_lowerings import REDUCE_LOWERINGS
@@ -54,6 +56,8 @@ LOWERINGS: LoweringTable = {
     **CORE_LOWERINGS,
     **REDUCE_LOWERINGS,
     **POOL_LOWERINGS,
+    **PAD_LOWERINGS,
+    **NORM_LOWERINGS,
     **SHAPE_LOWERINGS,
     **QUANT_LOWERINGS,
 }

@@ -2,7 +2,8 @@
 
 Layout ops (transpose, broadcasts, squeeze/unsqueeze, slice) change the pending `View` of their
 operand and emit nothing, or a reshape or slice of its base in the base's own dim order; a
-reshape materializes the logical order. gather and scatter_none index with i32. In the
+reshape materializes the logical order; concat joins its operands in their cheapest common
+order. gather and scatter_none index with i32. In the
 conformant form these ops move storage codes as they are (`function_lowering.STORAGE_OPS`).
 """
 
@@ -18,13 +19,20 @@ from xdsl.ir import Operation, SSAValue
 from convcanon.conversion.migraphx_to_tosa.emitter import (
     Emitter,
     View,
+    cheapest_frame,
     elementwise_views,
     expand_to,
     logical,
+    materialize,
     unary_view,
 )
 from convcanon.conversion.migraphx_to_tosa.integer_domain import widen, zero_extend
-from convcanon.conversion.migraphx_to_tosa.op_lowering import LoweringContext, LoweringTable, lowers
+from convcanon.conversion.migraphx_to_tosa.op_lowering import (
+    LoweringContext,
+    LoweringTable,
+    declared_frame,
+    lowers,
+)
 from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     lowering_error,
     result_type,
@@ -32,6 +40,7 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import (
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
+from convcanon.migraphx.concat_ops import ConcatOp
 from convcanon.migraphx.op_base import int_list, int_value, operand_element
 from convcanon.migraphx.shaped_type import is_unsigned
 from convcanon.tosa import ops as tosa
@@ -97,6 +106,18 @@ def _slice(lw: LoweringContext, op: Operation, args: list[View]) -> View:
             start[b], size[b] = lo, hi - lo
     base = lw.em.slice(x.base, start, size)
     return View(base, x.perm, result_type(op).lens)
+
+
+@lowers(SHAPE_LOWERINGS, ConcatOp)
+def _concat(lw: LoweringContext, op: Operation, args: list[View]) -> View:
+    """One tosa.concat in the dim order that moves the fewest elements (none when every operand
+    is stored in the order of the result's declared layout): each operand in that order, its
+    broadcasts tiled, joined on the axis's place there."""
+    assert isinstance(op, ConcatOp)
+    lens = result_type(op).lens
+    frame = cheapest_frame(args, lens, declared_frame(op))
+    bases = [materialize(lw.em, view, frame) for view in args]
+    return View(lw.em.concat(bases, frame[op.concat_axis()]), frame, lens)
 
 
 def drop_unit_dims(em: Emitter, view: View, dims: Sequence[int]) -> View:

@@ -104,3 +104,28 @@ def dynamic_update_slice(x: np.ndarray, update: np.ndarray, starts: Sequence[int
     out = x.copy()
     out[tuple(slice(b, b + k) for b, k in zip(begin, update.shape, strict=True))] = update
     return out
+
+
+def source_indices(n: int, begin: int, size: int, mode: str) -> np.ndarray:
+    """For each of `size` output positions along a dim of `n` padded by `begin`, the input
+    position it reads: MIGraphX's pad function of `position - begin`, reflect (mirrored about
+    the first and last element, period 2(n - 1); a dim of one always reads it) or edge
+    (clamped)."""
+    shifted = np.arange(size, dtype=np.int64) - begin
+    if mode == "edge":
+        return np.clip(shifted, 0, n - 1)
+    if n <= 1:
+        return np.zeros(size, dtype=np.int64)
+    period = n - 1
+    folded = np.mod(shifted, 2 * period)  # reflect is even and 2(n - 1)-periodic
+    return np.where(folded <= period, folded, 2 * period - folded)
+
+
+def mirror_pad(x: np.ndarray, begins: Sequence[int], ends: Sequence[int], mode: str) -> np.ndarray:
+    """MIGraphX's pad in reflect or edge mode: every output element reads one input element."""
+    shape = tuple(n + b + e for n, b, e in zip(x.shape, begins, ends, strict=True))
+    budget.plan("pad", budget.nbytes(shape, x.dtype), 8 * sum(shape))
+    picks = [
+        source_indices(n, b, size, mode) for n, b, size in zip(x.shape, begins, shape, strict=True)
+    ]
+    return x[np.ix_(*picks)] if picks else x.copy()
