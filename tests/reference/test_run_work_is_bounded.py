@@ -390,3 +390,27 @@ def test_a_kernels_loop_pays_for_each_call_before_making_it(
         refused = True
     assert refused == (limit < meter.spent)
     assert sum(body.calls for body in bodies) * budget.OP_STEPS <= limit
+
+
+def test_a_reflect_pad_pays_for_its_outer_indexing():
+    """A reflect or edge pad reads each output element through numpy's outer indexing, 1.15 ns
+    an element per dim: counted as an element read and written (1 ns), a 4-d pad of huge
+    output ran 5 times longer than the limit allows."""
+    from convcanon.reference.kernels import movement
+
+    t, r = (
+        "!migraphx.shaped<1x2x8x8xf32, 128x64x8x1>",
+        "!migraphx.shaped<1x2x40x40xf32, 3200x1600x40x1>",
+    )
+    text = (
+        f"func.func @main(%x: {t}) -> {r} {{\n"
+        f'  %0 = migraphx.pad %x {{mode = "reflect", pads = [0, 0, 16, 16, 0, 0, 16, 16], '
+        f"value = 0.0 : f32}} : {t} -> {r}\n  return %0 : {r}\n}}\n"
+    )
+    from convcanon.reference.migraphx_interp import Interpreter
+    from convcanon.xdsl_io import parse_file_text
+
+    interp = Interpreter(parse_file_text(text, "m.mlir"), "m.mlir", {})
+    interp.call("main", [np.ones((1, 2, 8, 8), np.float32)])
+    outer = 1 * 2 * 40 * 40 * 4 * movement.OUTER_INDEX_STEPS
+    assert interp.meter.spent == budget.OP_STEPS + 2 * 8 * 8 + 2 * 40 * 40 + outer

@@ -3,6 +3,7 @@ shape arithmetic of padding and windows."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -121,10 +122,16 @@ def source_indices(n: int, begin: int, size: int, mode: str) -> np.ndarray:
     return np.where(folded <= period, folded, 2 * period - folded)
 
 
+OUTER_INDEX_STEPS = 3
+"""Steps an element of numpy's outer indexing (`x[np.ix_(...)]`) costs per dim: 1.15 ns (a
+4-d pad of 1e6 elements, 4.6 ns an element), where a step stands for half a nanosecond."""
+
+
 def mirror_pad(x: np.ndarray, begins: Sequence[int], ends: Sequence[int], mode: str) -> np.ndarray:
     """MIGraphX's pad in reflect or edge mode: every output element reads one input element."""
     shape = tuple(n + b + e for n, b, e in zip(x.shape, begins, ends, strict=True))
     budget.plan("pad", budget.nbytes(shape, x.dtype), 8 * sum(shape))
+    budget.spend("its index arithmetic", math.prod(shape) * x.ndim * OUTER_INDEX_STEPS)
     picks = [
         source_indices(n, b, size, mode) for n, b, size in zip(x.shape, begins, shape, strict=True)
     ]
