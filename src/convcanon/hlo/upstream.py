@@ -52,16 +52,35 @@ def pass_manager(item: str, context: ir.Context) -> passmanager.PassManager:
     register_hlo_passes()
     with context, _stderr_captured() as native:
         try:
-            return passmanager.PassManager.parse(f"builtin.module({item})")
+            return _checked(item, passmanager.PassManager.parse(f"builtin.module({item})"))
         except ValueError as err:
             error = err
         anchor = _nested_anchor(item, str(error))
         if anchor is not None:
             with contextlib.suppress(ValueError):
-                return passmanager.PassManager.parse(f"builtin.module({anchor}({item}))")
+                nested = f"builtin.module({anchor}({item}))"
+                return _checked(item, passmanager.PassManager.parse(nested))
     words = " ".join(" ".join([native[0], str(error)]).split())
     words = words.replace("MLIR Textual PassPipeline Parser:1:1: error: ", "").lstrip(": ")
     raise UsageError(f"pass '{item}': {words}")
+
+
+# `target=X.Y.Z` of vhlo-to-version and stablehlo-compatibility-expander: StableHLO checks the
+# form, then reads each number as an int64 and aborts the process (`LLVM ERROR: failed to parse
+# version number`) on one past it.
+_VERSION_OPTION = re.compile(r"\btarget=(\d+)\.(\d+)\.(\d+)(?![\w.])")
+
+
+def _checked(item: str, manager: passmanager.PassManager) -> passmanager.PassManager:
+    """The manager, unless an option value would abort the process when its pass runs: refused
+    as LLVM's option parser refuses an integer out of range."""
+    for found in _VERSION_OPTION.finditer(str(manager)):
+        past = [number for number in found.groups() if int(number) >= 1 << 63]
+        if past:
+            raise UsageError(
+                f"pass '{item}': {found[0]}: version number {past[0]} does not fit in int64"
+            )
+    return manager
 
 
 def _nested_anchor(item: str, error: str) -> str | None:
