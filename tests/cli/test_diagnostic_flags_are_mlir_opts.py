@@ -160,3 +160,38 @@ def test_a_bad_value_is_a_usage_error_as_iree_opt_refuses_it(opt: Runner, flag: 
     assert result.code == 2 and result.out == ""
     assert flag.split("=")[0] in result.err
     assert iree_opt(CNN, flag, check=False).returncode != 0
+
+
+TWO_BAD_FUNCTIONS = (
+    "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+    '  %0 = "stablehlo.abs"(%a) : (tensor<4xf32>) -> tensor<5xf32>\n'
+    "  return %0 : tensor<5xf32>\n}\n"
+    "func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+    "  // expected-error @+1 {{all non-scalar operands/results must have the same shape}}\n"
+    '  %0 = "stablehlo.abs"(%a) : (tensor<4xf32>) -> tensor<5xf32>\n'
+    "  return %0 : tensor<5xf32>\n}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [[], ["--verify-diagnostics"], ["--mlir-print-op-on-diagnostic"], ["--mlir-disable-threading"]],
+)
+def test_every_op_the_verifier_refuses_is_reported_as_iree_opt_reports_it(
+    opt: Runner, tmp_path: Path, flags: list[str]
+) -> None:
+    """MLIR's verifier refuses each bad op of a module, in its own function: each is an error,
+    not only the first (under --verify-diagnostics, the second's expectation was 'not produced')."""
+    source = tmp_path / "two.mlir"
+    expecting = "--verify-diagnostics" in flags  # iree-opt checks the comments without it too
+    source.write_text(TWO_BAD_FUNCTIONS if expecting else _without_expectations(TWO_BAD_FUNCTIONS))
+    ours = opt(source, *flags)
+    print_op = "true" if "--mlir-print-op-on-diagnostic" in flags else "false"
+    theirs = iree_opt(source, *flags, f"--mlir-print-op-on-diagnostic={print_op}", check=False)
+    assert (ours.code, ours.err) == (theirs.returncode, theirs.stderr)
+    errors = [line for line in ours.err.splitlines() if ": error: " in line]
+    assert len(errors) == (1 if expecting else 2)
+
+
+def _without_expectations(text: str) -> str:
+    return "".join(line for line in text.splitlines(True) if "expected-" not in line)

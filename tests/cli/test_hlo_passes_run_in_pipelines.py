@@ -110,3 +110,31 @@ def test_each_listed_pass_has_the_class_name_jaxlib_times_it_by(name: str) -> No
         del manager  # the report is printed when the pass manager goes
     names = {row.strip() for row in re.findall(r"\)\s{2}(.+)$", report[0], re.M)}
     assert {**MLIR_PASSES, **HLO_PASSES}[name][0] in names, report[0]
+
+
+@pytest.mark.parametrize(
+    "item, words",
+    [
+        ("chlo-legalize-to-stablehlo{x=1}", "<Pass-Options-Parser>: no such option x"),
+        (
+            "stablehlo-legalize-deprecated-ops{fail-on-unused=maybe}",
+            "for the --fail-on-unused option: 'maybe' is invalid value for boolean argument! "
+            "Try 0 or 1",
+        ),
+    ],
+)
+@pytest.mark.parametrize("as_flag", [False, True], ids=["-p", "flag"])
+def test_a_bad_option_of_a_pass_on_functions_is_said_once_without_the_nesting_advice(
+    opt: Runner, tmp_path: Path, item: str, words: str, as_flag: bool
+) -> None:
+    """What iree-opt says (the option's error, then `failed to add`), once: not MLIR's advice
+    to nest the pass (convcanon-opt nests it, as mlir-opt does), nor the option's error twice."""
+    source = tmp_path / "chlo.mlir"
+    source.write_text(CHLO)
+    name, _, options = item.partition("{")
+    spelling = [f"--{name}={options[:-1]}"] if as_flag else ["-p", item]
+    result = opt(source, *spelling)
+    assert (result.code, result.err) == (
+        2,
+        f"error: pass '{item}': {words} failed to add `{name}` with options `{options[:-1]}`\n",
+    )

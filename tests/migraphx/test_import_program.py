@@ -156,6 +156,11 @@ def test_params_in_order_of_appearance_and_fp8_types() -> None:
         (P + "@1 = dot(x,x) -> float_type, {4, 4}, {4, 1}\n", ":2:6", "contracting dims"),
         (P + "@1 = exp(x) -> float_type, {4, 3}, {3, 1}, target=0\n", ":2:", "target_id"),
         (P + "@1 = softmax[axes=1](x) -> float_type, {4, 3}, {3, 1}\n", ":2:", "unknown field"),
+        (
+            P + "@1 = softmax[axis=1,axis=0](x) -> float_type, {4, 3}, {3, 1}\n",
+            ":2:21",
+            "field `axis` is given twice",  # MIGraphX prints each once: the second would win
+        ),
         (P, "prog.txt", "no @return"),
         (
             P + P.replace("{4, 3}, {3, 1}", "{2}, {1}"),

@@ -388,22 +388,43 @@ def _with_text_position(loc: HloLoc, source: str, message: str) -> HloLoc:
 
 
 def error_from_mlir(err: ir.MLIRError, filename: str, what: str) -> ConvcanonError:
-    """The first diagnostic of an MLIR error, at its location (`what: err` if it has none)."""
+    """The error diagnostics of an MLIR error, each at its location with its notes (`what: err`
+    if it has none): the first, carrying the others when there are several, as mlir-opt prints
+    every op its verifier refuses."""
     diagnostics = list(err.error_diagnostics)
     if not diagnostics:
         return ConvcanonError(f"{what}: {err}", SourceLoc(filename))
-    first = diagnostics[0]
+    first, *more = (_diagnostic_error(d, filename) for d in diagnostics)
+    return MlirErrors(first, more) if more else first
+
+
+class MlirErrors(ConvcanonError):
+    """Several error diagnostics of one MLIR failure: this error is the first of `errors`."""
+
+    def __init__(self, first: ConvcanonError, more: list[ConvcanonError]) -> None:
+        super().__init__(first.message, first.loc, first.code, first.notes)
+        self.more = more
+
+    @property
+    def errors(self) -> list[ConvcanonError]:
+        return [self, *self.more]
+
+    def render(self) -> str:
+        return "\n".join([super().render(), *(error.render() for error in self.more)])
+
+
+def _diagnostic_error(diagnostic: ir.DiagnosticInfo, filename: str) -> ConvcanonError:
     # verifier messages may end in a dump of the whole op ("(see current operation: ...)")
-    message = first.message.split(" (see current operation:", 1)[0].strip().splitlines()[0]
+    message = diagnostic.message.split(" (see current operation:", 1)[0].strip().splitlines()[0]
     notes: list[tuple[SourceLoc | None, str]] = []
-    for n in first.notes:
+    for n in diagnostic.notes:
         text = str(n.message)
         if text.startswith("see current operation"):  # the op, over lines when it has regions
             if PRINT_OP_ON_DIAGNOSTIC.get():
                 notes.append((source_loc(n.location, filename), text.rstrip()))
         elif text.strip() and not _dropped_note(text):
             notes.append((source_loc(n.location, filename), text.splitlines()[0]))
-    return ConvcanonError(message, source_loc(first.location, filename), notes=notes)
+    return ConvcanonError(message, source_loc(diagnostic.location, filename), notes=notes)
 
 
 def op_notes(op: ir.Operation | ir.OpView, loc: SourceLoc) -> list[tuple[SourceLoc | None, str]]:

@@ -50,18 +50,46 @@ def pass_manager(item: str, context: ir.Context) -> passmanager.PassManager:
     implicit nesting runs it. An item jaxlib does not know is a usage error with its parser's
     words."""
     register_hlo_passes()
-    with context, _stderr_captured() as native:
-        try:
-            return passmanager.PassManager.parse(f"builtin.module({item})")
-        except ValueError as err:
-            error = err
-        anchor = _nested_anchor(item, str(error))
-        if anchor is not None:
-            with contextlib.suppress(ValueError):
-                return passmanager.PassManager.parse(f"builtin.module({anchor}({item}))")
-    words = " ".join(" ".join([native[0], str(error)]).split())
+    with context:
+        with _stderr_captured() as native:
+            try:
+                return _checked(item, passmanager.PassManager.parse(f"builtin.module({item})"))
+            except ValueError as err:
+                error = err
+        message = str(error)
+        anchor = _nested_anchor(item, message)
+        if anchor is not None:  # nested as mlir-opt nests it: its complaint is no longer true
+            message = _NEST_ADVICE.sub("", message)
+            with _stderr_captured(), contextlib.suppress(ValueError):  # the same words again
+                nested = f"builtin.module({anchor}({item}))"
+                return _checked(item, passmanager.PassManager.parse(nested))
+    words = " ".join(" ".join([native[0], message]).split())
     words = words.replace("MLIR Textual PassPipeline Parser:1:1: error: ", "").lstrip(": ")
     raise UsageError(f"pass '{item}': {words}")
+
+
+# `target=X.Y.Z` of vhlo-to-version and stablehlo-compatibility-expander: StableHLO checks the
+# form, then reads each number as an int64 and aborts the process (`LLVM ERROR: failed to parse
+# version number`) on one past it.
+_VERSION_OPTION = re.compile(r"\btarget=(\d+)\.(\d+)\.(\d+)(?![\w.])")
+
+
+def _checked(item: str, manager: passmanager.PassManager) -> passmanager.PassManager:
+    """The manager, unless an option value would abort the process when its pass runs: refused
+    as LLVM's option parser refuses an integer out of range."""
+    for found in _VERSION_OPTION.finditer(str(manager)):
+        past = [number for number in found.groups() if int(number) >= 1 << 63]
+        if past:
+            raise UsageError(
+                f"pass '{item}': {found[0]}: version number {past[0]} does not fit in int64"
+            )
+    return manager
+
+
+_NEST_ADVICE = re.compile(
+    r"Can't add pass '[^'\n]*' restricted to '[^'\n]*' on a PassManager intended to run on"
+    r" '[^'\n]*', did you intend to nest\?"
+)
 
 
 def _nested_anchor(item: str, error: str) -> str | None:

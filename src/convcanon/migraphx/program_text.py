@@ -315,6 +315,8 @@ def read_fields(cur: Cursor) -> Fields:
         cur.skip_ws()
         pos = cur.pos
         key = cur.match(IDENT, "a field name")
+        if key in fields:  # MIGraphX prints each once; a second would silently win
+            raise cur.error(f"field `{key}` is given twice", pos)
         cur.expect("=", f"after field `{key}`")
         fields[key] = (_field_value(cur), pos)
         if cur.optional("]"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,11 @@ func.func @main(%x: !migraphx.shaped<2xf32, 1>) -> !migraphx.shaped<2x2xf32, 0x1
 """
 
 
-def run_opt(tmp_path: Path, text: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+def run_opt(
+    tmp_path: Path, text: str, limit: Callable[[], None] | None = None
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`convcanon-opt -p migraphx-to-tosa` on `text` (`limit` set in the child, as resource
+    limits are)."""
     source = tmp_path / "in.mlir"
     source.write_text(text)
     out = tmp_path / "out.mlir"
@@ -40,6 +45,8 @@ def run_opt(tmp_path: Path, text: str) -> tuple[subprocess.CompletedProcess[str]
         [str(OPT), str(source), "-p", "migraphx-to-tosa", "-o", str(out)],
         capture_output=True,
         text=True,
+        preexec_fn=limit,
+        timeout=300,
     )
     return done, out
 

@@ -98,7 +98,7 @@ class FunctionLowering:
         for old, new in zip(old_block.args, self.block.args, strict=True):
             flat = self.from_boundary(new, old.type)
             if isinstance(old.type, ShapedType):
-                self.views[old] = read_flat(self.em, flat, old.type)
+                self.views[old] = read_flat(self.em, flat, old.type, function)
             else:
                 self.tensors[old] = flat
 
@@ -151,7 +151,7 @@ class FunctionLowering:
     def lower_op(self, op: Operation) -> None:
         if isinstance(op, AsLogicalShapeOp):
             ty = result_type(op)
-            self.views[op.output] = read_flat(self.em, self.tensor(op.args[0], op), ty)
+            self.views[op.output] = read_flat(self.em, self.tensor(op.args[0], op), ty, op)
             return
         if isinstance(op, AsUnderlyingShapeOp):
             ty = op.args[0].type

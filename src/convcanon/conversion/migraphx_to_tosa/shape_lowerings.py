@@ -37,6 +37,7 @@ from convcanon.conversion.migraphx_to_tosa.type_conversion import (
     lowering_error,
     result_type,
 )
+from convcanon.diagnostics import MAX_SPLAT_ELEMENTS
 from convcanon.migraphx import layout
 from convcanon.migraphx import ops as mx
 from convcanon.migraphx import shape_rules as rules
@@ -206,6 +207,12 @@ def _scatter_none(lw: LoweringContext, op: Operation, args: list[View]) -> View:
     total, width = math.prod(lens), math.prod(indices.lens)
     if total >= 1 << 31:
         raise lowering_error(op, f"scatters into {total} elements, beyond tosa's i32 indices")
+    if width > MAX_SPLAT_ELEMENTS:  # its offsets are a dense constant, one per update
+        raise lowering_error(
+            op,
+            f"scatters {width} updates: their offsets would be a dense constant over the limit"
+            f" of {MAX_SPLAT_ELEMENTS} elements",
+        )
     strides = layout.standard_strides(lens)
     coords = np.indices(indices.lens).reshape(len(lens), -1)
     offsets = sum(coords[d] * strides[d] for d in range(len(lens)) if d != axis)

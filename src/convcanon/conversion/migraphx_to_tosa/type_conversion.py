@@ -23,7 +23,7 @@ from convcanon.conversion.migraphx_to_tosa.emitter import (
     materialize,
     shape_of,
 )
-from convcanon.diagnostics import ConvcanonError
+from convcanon.diagnostics import MAX_SPLAT_ELEMENTS, ConvcanonError
 from convcanon.migraphx import layout
 from convcanon.migraphx.io import op_location
 from convcanon.migraphx.shaped_type import ShapedType, signless
@@ -51,10 +51,12 @@ def result_type(op: Operation) -> ShapedType:
     return ty
 
 
-def read_flat(em: Emitter, flat: SSAValue, ty: ShapedType) -> View:
+def read_flat(em: Emitter, flat: SSAValue, ty: ShapedType, where: Operation) -> View:
     """Reading: reshape to the memory layout, slice off gaps; the transpose and the broadcasts
-    stay pending in the View. A layout that does not tile memory is gathered."""
+    stay pending in the View. A layout that does not tile memory is gathered (refused at
+    `where`, the function of an argument or the op that reads, past the gather's limits)."""
     if not layout.tiles_memory(ty.lens, ty.stride_values):
+        check_gather(where, ty, ty.flat_size(), math.prod(ty.lens))
         offsets = layout.element_offsets(ty.lens, ty.stride_values).reshape(-1)
         return View.plain(em.reshape(_gather(em, flat, offsets), ty.lens))
     mem = ty.memory_layout()
@@ -82,6 +84,7 @@ def write_flat(em: Emitter, view: View, ty: ShapedType, op: Operation) -> SSAVal
             )
         # every position of the buffer gathers its element, or the zero after the last one
         count = math.prod(ty.lens)
+        check_gather(op, ty, count + 1, ty.flat_size())
         positions = np.full(ty.flat_size(), count, dtype=np.int64)
         positions[layout.element_offsets(ty.lens, ty.stride_values).reshape(-1)] = np.arange(count)
         values = em.pad_zero(em.reshape(materialize(em, view), [count]), [0], [1])
@@ -93,13 +96,27 @@ def write_flat(em: Emitter, view: View, ty: ShapedType, op: Operation) -> SSAVal
     return em.reshape(t, [ty.flat_size()])
 
 
-def _gather(em: Emitter, flat: SSAValue, positions: np.ndarray) -> SSAValue:
-    """`flat[positions]` for a 1-D tensor and constant positions, as one tosa.gather."""
-    (size,) = shape_of(flat)
+def check_gather(where: Operation, ty: ShapedType, size: int, indices: int) -> None:
+    """A gathered layout `ty` (reading from, or writing to, a `size`-element tensor through
+    `indices` constant positions) within tosa.gather's i32 indices and within the elements a
+    dense constant may hold (an index each: as many as a literal's), checked before any is
+    computed; at `where` otherwise."""
     if size >= 1 << 31:
-        raise ConvcanonError(
-            f"a gathered layout of a {size}-element buffer: tosa.gather indexes with i32"
+        raise lowering_error(
+            where, f"gathers {ty} from a {size}-element buffer: tosa.gather indexes with i32"
         )
+    if indices > MAX_SPLAT_ELEMENTS:
+        raise lowering_error(
+            where,
+            f"gathers {ty} through {indices} constant indices, over the limit of "
+            f"{MAX_SPLAT_ELEMENTS} elements of a dense constant",
+        )
+
+
+def _gather(em: Emitter, flat: SSAValue, positions: np.ndarray) -> SSAValue:
+    """`flat[positions]` for a 1-D tensor and constant positions (`check_gather`'s), as one
+    tosa.gather."""
+    (size,) = shape_of(flat)
     indices = em.const(tosa.dense(i32, [1, positions.size], positions.tolist()))
     values = em.reshape(flat, [1, size, 1])
     element = element_type_of(flat)
