@@ -138,3 +138,33 @@ def test_a_bad_option_of_a_pass_on_functions_is_said_once_without_the_nesting_ad
         2,
         f"error: pass '{item}': {words} failed to add `{name}` with options `{options[:-1]}`\n",
     )
+
+
+XLA_FIRST = """\
+import sys
+import jax.numpy as jnp
+
+jnp.zeros(1).block_until_ready()  # XLA parses its flags: LLVM's program name becomes "xla"
+from convcanon.cli import opt_main
+
+sys.exit(opt_main(sys.argv[1:]))
+"""
+
+
+def test_a_bad_option_is_said_alike_after_xla_ran_in_the_process(tmp_path: Path) -> None:
+    """LLVM starts an option's complaint with the program's name: empty, or "xla" once XLA has
+    run in the process (in CI, after another test's `verify`). The message is the same."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("jax")
+    source = tmp_path / "chlo.mlir"
+    source.write_text(CHLO)
+    item = "stablehlo-legalize-deprecated-ops{fail-on-unused=maybe}"
+    done = subprocess.run(
+        [sys.executable, "-c", XLA_FIRST, str(source), "-p", item], capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: pass '{item}': for the --fail-on-unused option"), (
+        done.stderr
+    )

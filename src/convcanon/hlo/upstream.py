@@ -63,9 +63,14 @@ def pass_manager(item: str, context: ir.Context) -> passmanager.PassManager:
             with _stderr_captured(), contextlib.suppress(ValueError):  # the same words again
                 nested = f"builtin.module({anchor}({item}))"
                 return _checked(item, passmanager.PassManager.parse(nested))
-    words = " ".join(" ".join([native[0], message]).split())
+    words = " ".join(" ".join([_LLVM_PROGRAM.sub("", native[0]), message]).split())
     words = words.replace("MLIR Textual PassPipeline Parser:1:1: error: ", "").lstrip(": ")
     raise UsageError(f"pass '{item}': {words}")
+
+
+# LLVM's option parser starts its complaint with the program's name, which is "xla: " once
+# XLA has parsed its flags in this process (after a `verify` or a `from_jax`), else empty.
+_LLVM_PROGRAM = re.compile(r"^[^\s:]*: (?=for the )", re.MULTILINE)
 
 
 # `target=X.Y.Z` of vhlo-to-version and stablehlo-compatibility-expander: StableHLO checks the

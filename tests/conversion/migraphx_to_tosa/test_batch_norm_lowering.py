@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from .harness import check_with_interpreter, check_with_iree
@@ -35,8 +35,11 @@ def bn_programs(draw: st.DrawFn) -> str:
 
 
 def _tolerance(text: str) -> float:
-    """The reference divides in double; TOSA multiplies by an f32 rsqrt."""
-    return 1e-2 if "bf16" in text else 2e-3 if "f16" in text else 1e-5
+    """The reference divides in double; TOSA multiplies by an f32 rsqrt. In f16 and bf16 the
+    reference also rounds `x - mean` and `scale * (x - mean)` in the type, as MIGraphX's C++
+    does, where TOSA computes in f32 and rounds once: a few steps of the type at the output's
+    scale apart (a bf16 output near 0 of one near 3: 0.0125 off, which 1e-2 refused)."""
+    return 3e-2 if "bf16" in text else 8e-3 if "f16" in text else 1e-5
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))  # pyright: ignore[reportArgumentType]
@@ -45,8 +48,12 @@ def test_random_batch_norm_matches_iree(text: str) -> None:
     check_with_iree(text, rtol=_tolerance(text))
 
 
+CANCELLING_BF16 = bn_program((1, 2, 3, 4, 4), 0, "bf16", (32, 16, 0, 1, 4), (96, 48, 16, 4, 1))
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))  # pyright: ignore[reportArgumentType]
 @given(bn_programs())
+@example(CANCELLING_BF16)
 def test_random_batch_norm_matches_the_reference(text: str) -> None:
     check_with_interpreter(text, rtol=_tolerance(text))
 
