@@ -67,10 +67,25 @@ NESTED = (  # @f0 calls @f1 twice, which calls @f2: MLIR stacks the call sites o
 )
 
 
+# a callee whose two equal constants canonicalize merges into one at no location: inlined, it is
+# at callsite(unknown at the call) (it was at ""(the call), as jax's inliner leaves it)
+MERGED_CONSTANTS = (
+    "module {\n"
+    f"  func.func @f0(%x: {T}) -> {T} {{\n"
+    f"    %v1 = call @f2(%x) : ({T}) -> {T}\n    return %v1 : {T}\n  }}\n"
+    f"  func.func @f2(%x: {T}) -> {T} {{\n"
+    f"    %c0 = stablehlo.constant dense<1.0> : {T}\n    %v0 = stablehlo.add %x, %c0 : {T}\n"
+    f"    %c1 = stablehlo.constant dense<1.0> : {T}\n    %v1 = stablehlo.add %v0, %c1 : {T}\n"
+    f"    return %v1 : {T}\n  }}\n"
+    "}\n"
+)
+
+
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @example(module=NESTED, flags=["--inline", "--mlir-print-debuginfo"])
+@example(module=MERGED_CONSTANTS, flags=["--inline", "--mlir-print-debuginfo"])
 @given(
     module=call_graphs(),
     flags=st.sampled_from(

@@ -176,6 +176,8 @@ def _locations_as_mlir_stacks_them(function: ir.Operation) -> None:
             inner = downcast(location.child_loc)
             if isinstance(inner, ir.CallSiteLoc):
                 op.location = _stacked(inner.callee, inner.caller)
+            else:  # an op of the callee at no location (a constant canonicalize merged): `""(C)`
+                op.location = ir.Location.callsite(ir.Location.unknown(), [inner])
         return ir.WalkResult.ADVANCE
 
     function.walk(visit)
