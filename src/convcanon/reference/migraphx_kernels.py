@@ -9,6 +9,7 @@ joined with this one by `migraphx_interp.op_table`; the families do not import e
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -46,6 +47,7 @@ def result_dtype(op: Operation) -> np.dtype:
     return type_dtype(op.results[0].type)
 
 
+@functools.cache
 def compute_dtype(dtype: np.dtype) -> np.dtype:
     """Arithmetic precision: f64 stays, other floats (f16, bf16, fp8) compute in f32; 4-bit
     integers and bools in int64, as C++ promotes them to int and converts the result back: an

@@ -3,6 +3,7 @@ from types alone, so a module can be refused before its inputs exist)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -236,13 +237,17 @@ _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
+@functools.cache
+def _computes_in_f32(dtype: np.dtype) -> bool:
+    """Cached: asked at every op a loop runs, and a dtype's name is slow to build."""
+    if dtype.kind == "V" or (dtype.kind == "f" and dtype.itemsize == 1):
+        return True
+    return dtype.name == "bfloat16" or dtype.type.__module__.startswith("ml_dtypes")
+
+
 def compute_dtype(x: np.ndarray) -> np.ndarray:
     """bf16/f8 compute in float32 (ml_dtypes ufunc coverage is partial); the result rounds back."""
-    if x.dtype.kind == "V" or (x.dtype.kind == "f" and x.dtype.itemsize == 1):
-        return x.astype(np.float32)
-    if x.dtype.name in ("bfloat16",) or x.dtype.type.__module__.startswith("ml_dtypes"):
-        return x.astype(np.float32)
-    return x
+    return x.astype(np.float32) if _computes_in_f32(x.dtype) else x
 
 
 def plan_elementwise(
