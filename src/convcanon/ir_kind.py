@@ -76,6 +76,12 @@ _MIGRAPHX_PROGRAM = re.compile(
 )
 _UNREGISTERED_ADVICE = ". If this is intended"
 UNREGISTERED_ADVICE = "--allow-unregistered-dialect lets ops of unknown dialects through"
+# MLIR names a type of a dialect it does not know as !"dialect"<"body">
+_QUANT_TYPE = '`!"quant"<'
+NO_QUANT_DIALECT = (
+    "quantized types cannot be read: jaxlib's MLIR, which reads StableHLO and MHLO here, has no "
+    "quant dialect"
+)
 _OPS = {"hlo": "StableHLO/MHLO", "xdsl": "migraphx/TOSA"}
 _TAKEN_BY = {"hlo": "stablehlo-canonicalize-conv or canonicalize-conv", "xdsl": "migraphx-to-tosa"}
 
@@ -127,8 +133,11 @@ def with_input_kind_hint(message: str, text: str, framework: str) -> str:
     """A parse error under `framework`'s passes, with what the file really is when that explains
     it: not MLIR at all; a MIGraphX printed program (`convcanon import-migraphx` reads those); the
     other half's module, and the pass that takes it. MLIR's advice to allow unregistered dialects
-    becomes our flag's name when the module is ours, and is dropped when it is not."""
+    becomes our flag's name when the module is ours, is dropped when it is not, and where the
+    unknown dialect is `quant` (StableHLO's quantized types) says that no flag helps."""
     message, advice, _ = message.partition(_UNREGISTERED_ADVICE)
+    if advice and _QUANT_TYPE in message:
+        return f"{message} ({NO_QUANT_DIALECT})"
     if not text:  # read from bytecode: no text tells what the file is
         return f"{message} ({UNREGISTERED_ADVICE})" if advice else message
     # a chunk that starts after its marker: what it starts with does not say what the file is

@@ -81,3 +81,33 @@ def test_every_command_that_advises_the_flag_takes_it(
         assert allowed.code == 1 and "does not support op 'foo.bar'" in allowed.err
     else:
         assert allowed.code == 0
+
+
+QUANTIZED_CONV = (
+    "func.func @main(%x: tensor<1x8x8x3x!quant.uniform<i8:f32, 0.5:3>>,"
+    " %w: tensor<3x3x3x4x!quant.uniform<i8:f32, 0.25>>)"
+    " -> tensor<1x4x4x4x!quant.uniform<i32:f32, 0.125>> {\n"
+    "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],"
+    " window = {stride = [2, 2], pad = [[1, 1], [1, 1]]}"
+    " {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+    " : (tensor<1x8x8x3x!quant.uniform<i8:f32, 0.5:3>>,"
+    " tensor<3x3x3x4x!quant.uniform<i8:f32, 0.25>>)"
+    " -> tensor<1x4x4x4x!quant.uniform<i32:f32, 0.125>>\n"
+    "  return %0 : tensor<1x4x4x4x!quant.uniform<i32:f32, 0.125>>\n}\n"
+)
+
+
+@pytest.mark.parametrize("command", [["convcanon-opt"], ["run"], ["explain"]])
+def test_a_quantized_module_is_refused_for_what_it_is_not_for_a_flag(
+    opt: Runner, cc: Runner, tmp_path: Path, command: list[str]
+) -> None:
+    """StableHLO's quantized types live in MLIR's quant dialect, which jaxlib does not build:
+    the refusal says so, where MLIR's advice (allow unregistered dialects) only led to the
+    conv's verifier refusing the opaque type."""
+    source = tmp_path / "q.mlir"
+    source.write_text(QUANTIZED_CONV)
+    result = opt(source) if command == ["convcanon-opt"] else cc(*command, str(source))
+    assert result.code == 1 and result.out == ""
+    first = result.err.splitlines()[0]
+    assert first.startswith(f"{source}:1:43: error: ") and "has no quant dialect" in first, first
+    assert ADVICE not in result.err
