@@ -43,7 +43,7 @@ def _input_line(name: str, number: int, sources: Mapping[str, bytes]) -> str | N
         if not path.is_file():
             return None
         data = path.read_bytes()
-    text = data.decode(errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    text = data.decode(errors="replace").replace("\r\n", "\n")
     lines = text.split("\n")
     return lines[number - 1].expandtabs(8) if number <= len(lines) else None
 

@@ -243,11 +243,11 @@ def snippet(loc: SourceLoc | None, span: int = 1) -> list[str]:
 
 def _line_of(data: bytes, number: int) -> bytes | None:
     """Line `number` (1-based) of `data` without its end, lines ending as the reader counts
-    them (`\\n`, `\\r\\n`, `\\r`); None past the last or over MAX_SHOWN_LINE bytes (never
-    copied). Counted in blocks: one error in a 200 MB file costs a scan, not a Python step per
-    line."""
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    them (`\\n`, `\\r\\n`; a lone `\\r` is a space to MLIR); None past the last or over
+    MAX_SHOWN_LINE bytes (never copied). Counted in blocks: one error in a 200 MB file costs a
+    scan, not a Python step per line."""
+    if b"\r\n" in data:
+        data = data.replace(b"\r\n", b"\n")
     start, before = 0, number - 1  # the newlines still to pass
     block = 1 << 16
     while before:

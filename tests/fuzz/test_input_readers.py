@@ -252,10 +252,11 @@ def test_the_limit_ends_with_the_command(files: dict[str, Path]):
     assert read_input(str(files["m.mlir"]))[1] == MODULE  # the default limit again
 
 
-def test_text_keeps_python_text_mode_newlines(tmp_path: Path):
+def test_text_reads_crlf_as_a_newline_and_keeps_a_lone_cr(tmp_path: Path):
+    """MLIR counts lines at `\\n` alone and reads a lone `\\r` as a space."""
     source = tmp_path / "crlf.mlir"
     source.write_bytes(b"a\r\nb\rc\n")
-    assert read_input(str(source)) == (str(source), "a\nb\nc\n")
+    assert read_input(str(source)) == (str(source), "a\nb\rc\n")
 
 
 # -- npz -----------------------------------------------------------------------------------------

@@ -135,14 +135,16 @@ class NotUtf8Error(ConvcanonError):
 def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
     """Read a text input (`-` is stdin), bounded; returns (display name, text).
 
-    Newlines are normalized as Python's text mode does, so locations count lines the usual way.
+    `\\r\\n` line ends read as `\\n`; lines are counted at `\\n` alone, as MLIR counts them.
     """
     name, data = read_input_bytes(path, limit)
     return name, decoded(name, data)
 
 
 def decoded(name: str, data: bytes) -> str:
-    """UTF-8 `data` as text with Python's newlines, or `NotUtf8Error` at the first bad byte."""
+    """UTF-8 `data` as text, `\\r\\n` ends as `\\n`, or `NotUtf8Error` at the first bad byte. A
+    lone `\\r` stays: MLIR reads it as a space, so lines are counted at `\\n` alone, as mlir-opt
+    counts them (and a string literal keeps its carriage return)."""
     try:
         text = data.decode()
     except UnicodeDecodeError as err:
@@ -150,4 +152,4 @@ def decoded(name: str, data: bytes) -> str:
         line_start = data.rfind(b"\n", 0, err.start) + 1
         where = SourceLoc(name, data.count(b"\n", 0, err.start) + 1, err.start - line_start + 1)
         raise NotUtf8Error(err.start, where) from None
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    return text.replace("\r\n", "\n") if "\r\n" in text else text
