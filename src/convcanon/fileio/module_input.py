@@ -127,7 +127,7 @@ def read_mlir_input(path: str, *, as_text: bool = True) -> tuple[str, str]:
         text = decoded(name, data)
     except NotUtf8Error as err:
         # a serialized proto is binary from its first bytes; a bad byte further in is a text's
-        if err.offset < 64:
+        if err.offset < 64 and not err.in_string:
             err.message += (
                 "; if it is a serialized XLA HloModuleProto (.pb), convert it with --input-hlo "
                 "(convcanon-opt, explain)"

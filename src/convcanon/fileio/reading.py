@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import sys
 from typing import BinaryIO
@@ -127,9 +128,13 @@ def _read_from(handle: BinaryIO, loc: SourceLoc, limit: int) -> bytes:
 class NotUtf8Error(ConvcanonError):
     """Input that is not UTF-8 text, at its first bad byte (`offset` in the file)."""
 
-    def __init__(self, offset: int, loc: SourceLoc) -> None:
-        super().__init__(f"not UTF-8 text (byte {offset})", loc)
+    def __init__(self, offset: int, loc: SourceLoc, in_string: int | None = None) -> None:
+        message = f"not UTF-8 text (byte {offset})"
+        if in_string is not None:  # mlir-opt keeps it; our parsers hold text, not bytes
+            message += f" in a string literal: write the byte as the escape \\{in_string:02X}"
+        super().__init__(message, loc)
         self.offset = offset
+        self.in_string = in_string is not None
 
 
 def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
@@ -142,14 +147,42 @@ def read_input(path: str, limit: int | None = None) -> tuple[str, str]:
 
 
 def decoded(name: str, data: bytes) -> str:
-    """UTF-8 `data` as text, `\\r\\n` ends as `\\n`, or `NotUtf8Error` at the first bad byte. A
-    lone `\\r` stays: MLIR reads it as a space, so lines are counted at `\\n` alone, as mlir-opt
-    counts them (and a string literal keeps its carriage return)."""
+    """UTF-8 `data` as text, `\\r\\n` ends as `\\n`, or `NotUtf8Error` at the first bad byte
+    outside a `//` comment. A lone `\\r` stays: MLIR reads it as a space, so lines are counted
+    at `\\n` alone, as mlir-opt counts them (and a string literal keeps its carriage return)."""
     try:
         text = data.decode()
-    except UnicodeDecodeError as err:
-        # at the line and (byte) column of the first bad byte, as MLIR counts columns
-        line_start = data.rfind(b"\n", 0, err.start) + 1
-        where = SourceLoc(name, data.count(b"\n", 0, err.start) + 1, err.start - line_start + 1)
-        raise NotUtf8Error(err.start, where) from None
+    except UnicodeDecodeError:
+        text = _comment_bytes_replaced(name, data)
     return text.replace("\r\n", "\n") if "\r\n" in text else text
+
+
+# A bad byte decoded with `surrogateescape`, and what a line holds before its `//` comment: code
+# and whole string literals (escapes included), matched without backtracking.
+_BAD_BYTE = re.compile("[\udc80-\udcff]")
+_STRING_BODY = r'"(?:[^"\\\n]++|\\.)*+'
+_CODE_AND_STRINGS = re.compile(rf'(?:[^"/\n]++|/(?!/)|{_STRING_BODY}")*+')
+_BEFORE_COMMENT = re.compile(rf'(?:[^"/\n]++|/(?!/)|{_STRING_BODY}"?)*+(?=//)')
+
+
+def _comment_bytes_replaced(name: str, data: bytes) -> str:
+    """The text with each byte that is not UTF-8 inside a `//` comment as `?` (one byte for one,
+    so columns stay), as mlir-opt reads a comment's bytes unseen (a Latin-1 `é` in a
+    hand-written file); `NotUtf8Error` at the first bad byte elsewhere."""
+    text = data.decode("utf-8", "surrogateescape")
+    line_end, comment_at = -1, -1
+    for bad in _BAD_BYTE.finditer(text):
+        at = bad.start()
+        if at > line_end:  # the first bad byte of its line: each line is scanned once
+            before = _BEFORE_COMMENT.match(text, text.rfind("\n", 0, at) + 1)
+            comment_at = before.end() if before else -1
+            line_end = text.find("\n", at) % (len(text) + 1)  # no newline: the text's end
+        if comment_at < 0 or at < comment_at:
+            offset = len(text[:at].encode("utf-8", "surrogateescape"))
+            line_offset = data.rfind(b"\n", 0, offset) + 1
+            where = SourceLoc(name, data.count(b"\n", 0, offset) + 1, offset - line_offset + 1)
+            # cut at the bad byte, a string around it cannot close: the code stops at its quote
+            code = _CODE_AND_STRINGS.match(text, text.rfind("\n", 0, at) + 1, at)
+            in_string = code is not None and text.startswith('"', code.end()) and code.end() < at
+            raise NotUtf8Error(offset, where, data[offset] if in_string else None)
+    return _BAD_BYTE.sub("?", text)
