@@ -16,12 +16,14 @@ from typing import Any
 from convcanon.diagnostics import ConvcanonError, SourceLoc, UsageError, text_starts_at_line
 from convcanon.fileio.module_input import ModuleFromBytecode, read_mlir_input
 from convcanon.fileio.output_file import check_output_path, write_output
+from convcanon.fileio.reading import decoded, read_input_bytes
 from convcanon.fileio.split_input import SPLIT_MARKER, chunk_column
 from convcanon.ir_kind import (
     NO_IMPLICIT_MODULE,
     PLAIN_ASM,
     VERIFY_ROUNDTRIP,
     AsmFlags,
+    holds_no_op,
     sniff_framework,
     with_input_kind_hint,
 )
@@ -339,14 +341,19 @@ def run_opt(
     if instruments is not None and instruments.dump_pipeline:
         sys.stderr.write(dump_pass_pipeline(passes) + "\n\n")
     check_output_path(input_path, output_path)
-    filename, text, print_options = _read_opt_input(input_path, input_hlo, print_options)
+    filename, text, print_options, hlo_chunks = _read_opt_input(
+        input_path, input_hlo, bool(split_marker), print_options
+    )
     # bytecode stays bytecode (checked in a child); it has no `// -----` to split at
     split_marker = "" if isinstance(text, ModuleFromBytecode) else split_marker
     collected = PipelineStats(passes)
 
     def job(chunk: str, line: int | None) -> str | bytes:
         """One chunk (`line`: where it starts in the file, so each location is its line in the
-        whole file), or the whole file (None)."""
+        whole file), or the whole file (None). A chunk of HLO text is converted on its own, as
+        xla-translate splits its input before translating; its ops are located in the file."""
+        if hlo_chunks:
+            chunk, line = _hlo_chunk_as_stablehlo(chunk, line or 1, filename), None
         printed = transform_text(
             chunk, filename, pipeline, collected, print_options, line, instruments, output_format
         )
@@ -383,19 +390,33 @@ def _as_mlir_opt_ends(printed: str, options: PrintOptions) -> str:
 
 
 def _read_opt_input(
-    path: str, input_hlo: bool, print_options: PrintOptions
-) -> tuple[str, str, PrintOptions]:
-    """(filename, module, print options): MLIR text, MLIR bytecode left as bytecode, or XLA HLO
-    as StableHLO text, whose locations are the HLO's, printed only if asked."""
+    path: str, input_hlo: bool, split: bool, print_options: PrintOptions
+) -> tuple[str, str, PrintOptions, bool]:
+    """(filename, module, print options, whether the module is HLO text left to convert chunk
+    by chunk): MLIR text, MLIR bytecode left as bytecode, or XLA HLO as StableHLO text, whose
+    locations are the HLO's, printed only if asked."""
     if not input_hlo:
         filename, text = read_mlir_input(path, as_text=False)
-        return filename, text, print_options
-    from convcanon.hlo.hlo_import import hlo_file_to_stablehlo_text
+        return filename, text, print_options, False
+    from convcanon.hlo.hlo_import import hlo_to_stablehlo_text, is_hlo_text
 
-    text = hlo_file_to_stablehlo_text(path)
     if print_options.debug_info is None:
         print_options = print_options._replace(debug_info=False)
-    return path, text, print_options
+    filename, data = read_input_bytes(path)
+    if split and is_hlo_text(data):
+        return path, decoded(filename, data), print_options, True
+    return path, hlo_to_stablehlo_text(data, filename), print_options, False
+
+
+def _hlo_chunk_as_stablehlo(chunk: str, line: int, filename: str) -> str:
+    """A chunk of HLO text, which starts at `line` of `filename`, as StableHLO text located
+    there: XLA numbers its lines from the chunk's start, so the lines before it lead it. A chunk
+    of only blanks and comments (after a trailing marker) is an empty module, as in mlir-opt."""
+    from convcanon.hlo.hlo_import import hlo_to_stablehlo_text
+
+    if holds_no_op(chunk):
+        return chunk
+    return hlo_to_stablehlo_text(("\n" * (line - 1) + chunk).encode(), filename)
 
 
 def _chunks(text: str, marker: str, filename: str) -> list[tuple[int, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -291,3 +292,68 @@ def test_every_instruction_at_any_line_is_placed_at_its_line(
     assert {k: v[0] for k, v in found.items()} == {k: v[0] for k, v in placed.items()}
     ops = {k: v for k, v in placed.items() if v[0] != "parameter"}
     assert {k: found[k] for k in ops} == ops
+
+
+def _hlo_text(fn: object, *shapes: tuple[int, ...]) -> str:
+    args = [jnp.ones(shape) for shape in shapes]
+    computation = jax.jit(fn).lower(*args).compiler_ir("hlo")  # pyright: ignore[reportArgumentType]
+    assert computation is not None
+    return computation.as_hlo_text()
+
+
+@pytest.fixture(scope="module")
+def hlo_texts() -> list[str]:
+    return [
+        _hlo_text(_conv, (1, 3, 9, 9), (4, 3, 3, 3)),
+        _hlo_text(jnp.tanh, (4,)),
+        _hlo_text(lambda x, w: jax.lax.conv(x, w, (1, 1), "SAME"), (1, 2, 5, 5), (2, 2, 3, 3)),
+    ]
+
+
+def _opt(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*OPT, *map(str, args)], capture_output=True, text=True)
+
+
+@settings(max_examples=4, deadline=None)
+@given(order=st.permutations([0, 1, 2]), blanks=st.lists(st.integers(0, 3), min_size=3, max_size=3))
+def test_split_hlo_text_converts_each_chunk_as_its_own_file(
+    hlo_texts: list[str],
+    tmp_path_factory: pytest.TempPathFactory,
+    order: list[int],
+    blanks: list[int],
+) -> None:
+    """As xla-translate splits before it translates: a file of HLO modules between `// -----`
+    lines (which XLA's parser cannot read whole) gives each module's output as that module
+    alone gives it, and its ops are located at their lines in the whole file."""
+    directory = tmp_path_factory.mktemp("split")
+    chunks = ["\n" * n + hlo_texts[i] for i, n in zip(order, blanks, strict=True)]
+    whole = directory / "all.hlo"
+    whole.write_text("// -----\n".join(chunks))
+    pipeline = ["-p", "stablehlo-canonicalize-conv"]
+    split = _opt("--input-hlo", whole, "--split-input-file", *pipeline)
+    assert split.returncode == 0, split.stderr
+    alone = []
+    for n, chunk in enumerate(chunks):
+        single = directory / f"{n}.hlo"
+        single.write_text(chunk)
+        result = _opt("--input-hlo", single, *pipeline)
+        assert result.returncode == 0, result.stderr
+        alone.append(result.stdout)
+    assert split.stdout == "// -----\n".join(alone)
+    located = _opt("--input-hlo", whole, "--split-input-file", "--mlir-print-debuginfo")
+    last_line = whole.read_text().count("\n")
+    lines = [int(n) for n in re.findall(rf'loc\("{re.escape(str(whole))}":(\d+):', located.stdout)]
+    first_of_last = last_line - hlo_texts[order[-1]].count("\n") + 1
+    assert lines and max(lines) <= last_line and max(lines) >= first_of_last, lines
+
+
+def test_an_error_in_a_later_hlo_chunk_is_at_its_line_in_the_file(
+    hlo_texts: list[str], tmp_path: Path
+) -> None:
+    broken = hlo_texts[1].replace("tanh(", "tanhh(", 1)
+    source = tmp_path / "all.hlo"
+    source.write_text(hlo_texts[0] + "// -----\n" + broken + "// -----\n")
+    line = hlo_texts[0].count("\n") + 2 + broken.split("tanhh(")[0].count("\n")
+    result = _opt("--input-hlo", source, "--split-input-file")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith(f"{source}:{line}:"), result.stderr

@@ -314,7 +314,7 @@ def hlo_to_bytecode(data: bytes, filename: str) -> bytes:
     except ImportError:
         raise ConvcanonError("--input-hlo needs JAX (pip install 'convcanon[xla]')") from None
     text: str | None = None
-    if data.lstrip().startswith(b"HloModule"):
+    if is_hlo_text(data):
         try:
             text = data.decode()
         except UnicodeDecodeError:
@@ -408,4 +408,14 @@ def hlo_file_to_stablehlo_text(path: str) -> str:
     locations place each op at its HLO instruction (and carry the instruction's metadata), to
     be read back under the file's name."""
     filename, data = read_input_bytes(path)
+    return hlo_to_stablehlo_text(data, filename)
+
+
+def hlo_to_stablehlo_text(data: bytes, filename: str) -> str:
+    """HLO (proto or text) as StableHLO text located at its instructions in `filename`."""
     return print_module(hlo_bytes_to_module(data, filename, make_context()), debug_info=True)
+
+
+def is_hlo_text(data: bytes) -> bool:
+    """Whether `data` is HLO text (a proto is binary), as XLA's readers tell them apart."""
+    return data.lstrip().startswith(b"HloModule")
