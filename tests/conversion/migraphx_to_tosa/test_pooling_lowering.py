@@ -1,7 +1,8 @@
 """`migraphx.pooling` lowers to tosa.max_pool2d / avg_pool2d: the TOSA verifies in iree-opt, runs
-on IREE and equals the migraphx reference over random windows (padding symmetric or not, strides,
-ceil_mode, count_include_pad) and layouts (NCHW, NHWC, gaps); an NHWC input is pooled where it
-is stored; what TOSA cannot compute as MIGraphX does is refused at the op."""
+on IREE and equals the migraphx reference over random windows (1 or 2 spatial dims, padding
+symmetric or not, strides, ceil_mode, count_include_pad) and layouts (NCHW, NHWC, gaps); an
+NHWC input is pooled where it is stored; what TOSA cannot compute as MIGraphX does is refused at
+the op."""
 
 from __future__ import annotations
 
@@ -66,9 +67,11 @@ class Pool2D:
 
 @st.composite
 def pools_2d(draw: st.DrawFn) -> Pool2D:
-    lengths = tuple(draw(st.integers(1, 3)) for _ in range(2))
-    begins = tuple(draw(st.integers(0, 2)) for _ in range(2))
-    ends = begins if draw(st.booleans()) else tuple(draw(st.integers(0, 2)) for _ in range(2))
+    """A pooling over 2 spatial dims, or 1 (a sequence: pooled as a height-1 image)."""
+    dims = draw(st.sampled_from([1, 2, 2]))
+    lengths = tuple(draw(st.integers(1, 3)) for _ in range(dims))
+    begins = tuple(draw(st.integers(0, 2)) for _ in range(dims))
+    ends = begins if draw(st.booleans()) else tuple(draw(st.integers(0, 2)) for _ in range(dims))
     spatial = tuple(
         draw(st.integers(max(1, k - b - e), 9))
         for k, b, e in zip(lengths, begins, ends, strict=True)
@@ -77,7 +80,7 @@ def pools_2d(draw: st.DrawFn) -> Pool2D:
         mode=draw(st.sampled_from(["max", "average"])),
         in_lens=(draw(st.integers(1, 2)), draw(st.integers(1, 4)), *spatial),
         lengths=lengths,
-        stride=tuple(draw(st.integers(1, 3)) for _ in range(2)),
+        stride=tuple(draw(st.integers(1, 3)) for _ in range(dims)),
         begins=begins,
         ends=ends,
         ceil_mode=int(draw(st.booleans())),
@@ -134,6 +137,16 @@ def test_resnet_stem_max_pool_and_global_average_pool_on_iree() -> None:
     z = p.op("pooling", [y], final.out_lens, final.attrs(), layout_strides(final.out_lens, NHWC))
     tosa_text = check_with_iree(p.text([z]))
     assert "tosa.transpose" not in tosa_text  # pooled where the values are stored
+
+
+@pytest.mark.parametrize("mode", ["max", "average"])
+def test_a_sequence_stored_channels_last_pools_where_it_is_stored_on_iree(mode: str) -> None:
+    """A 1-D pooling ([N, C, W], as ONNX MaxPool/AveragePool on audio or text give MIGraphX):
+    a 2-D pooling of a height-1 image, no transpose for an NWC-stored input."""
+    pool = Pool2D(mode, (2, 6, 17), (3,), (2,), (1,), (1,), 0, 0)
+    nwc = (0, 2, 1)
+    text = pool_program(pool, layout_strides(pool.in_lens, nwc), layout_strides(pool.out_lens, nwc))
+    assert "tosa.transpose" not in check_with_iree(text)
 
 
 def test_count_include_pad_counts_zeros_to_the_begin_pad_past_the_input() -> None:
