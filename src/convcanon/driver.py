@@ -347,19 +347,23 @@ def run_opt(
     # bytecode stays bytecode (checked in a child); it has no `// -----` to split at
     split_marker = "" if isinstance(text, ModuleFromBytecode) else split_marker
     collected = PipelineStats(passes)
+    chunks = _chunks(text, split_marker, filename)
+    converted = _hlo_chunks_as_stablehlo(chunks, filename) if hlo_chunks else {}
 
     def job(chunk: str, line: int | None) -> str | bytes:
         """One chunk (`line`: where it starts in the file, so each location is its line in the
-        whole file), or the whole file (None). A chunk of HLO text is converted on its own, as
+        whole file), or the whole file (None). A chunk of HLO text was converted on its own, as
         xla-translate splits its input before translating; its ops are located in the file."""
         if hlo_chunks:
-            chunk, line = _hlo_chunk_as_stablehlo(chunk, line or 1, filename), None
+            stablehlo = converted[line or 1]
+            if isinstance(stablehlo, ConvcanonError):
+                raise stablehlo
+            chunk, line = stablehlo, None
         printed = transform_text(
             chunk, filename, pipeline, collected, print_options, line, instruments, output_format
         )
         return printed if isinstance(printed, bytes) else _as_mlir_opt_ends(printed, print_options)
 
-    chunks = _chunks(text, split_marker, filename)
     joined = Joined(output_marker, bool(split_marker))
     result: str | bytes
     try:
@@ -408,15 +412,22 @@ def _read_opt_input(
     return path, hlo_to_stablehlo_text(data, filename), print_options, False
 
 
-def _hlo_chunk_as_stablehlo(chunk: str, line: int, filename: str) -> str:
-    """A chunk of HLO text, which starts at `line` of `filename`, as StableHLO text located
-    there: XLA numbers its lines from the chunk's start, so the lines before it lead it. A chunk
-    of only blanks and comments (after a trailing marker) is an empty module, as in mlir-opt."""
-    from convcanon.hlo.hlo_import import hlo_to_stablehlo_text
+def _hlo_chunks_as_stablehlo(
+    chunks: list[tuple[int, str]], filename: str
+) -> dict[int, str | ConvcanonError]:
+    """Each chunk of HLO text, by the line it starts at, as StableHLO text located at its lines
+    in `filename`, or its error; all converted by one child. A chunk of only blanks and comments
+    (after a trailing marker) is an empty module, as in mlir-opt."""
+    from convcanon.hlo.hlo_chunks import convert_chunks
+    from convcanon.hlo.hlo_import import converted_text
 
-    if holds_no_op(chunk):
-        return chunk
-    return hlo_to_stablehlo_text(("\n" * (line - 1) + chunk).encode(), filename)
+    modules = [(line, chunk) for line, chunk in chunks if not holds_no_op(chunk)]
+    texts: dict[int, str | ConvcanonError] = dict(chunks)
+    for (line, _), result in zip(modules, convert_chunks(modules, filename), strict=True):
+        texts[line] = (
+            result if isinstance(result, ConvcanonError) else converted_text(result, filename)
+        )
+    return texts
 
 
 def _chunks(text: str, marker: str, filename: str) -> list[tuple[int, str]]:

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from _diagnostics import diagnostic_lines  # pyright: ignore[reportMissingImports]
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 OPT = [sys.executable, "-c", "import sys; from convcanon.cli import opt_main; sys.exit(opt_main())"]
@@ -357,3 +357,36 @@ def test_an_error_in_a_later_hlo_chunk_is_at_its_line_in_the_file(
     result = _opt("--input-hlo", source, "--split-input-file")
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith(f"{source}:{line}:"), result.stderr
+
+
+ABORTS_XLA = (  # XLA's check on parameter numbers aborts the process
+    "HloModule m\n\nENTRY main {\n  a = f32[2] parameter(0)\n  b = f32[2] parameter(7)\n"
+    "  ROOT c = f32[2] add(a, b)\n}\n"
+)
+
+
+@settings(max_examples=3, deadline=None)
+@given(kinds=st.lists(st.sampled_from(["good", "aborts", "bad"]), min_size=2, max_size=6))
+@example(kinds=["good", "aborts", "bad", "aborts", "good"])
+def test_split_hlo_chunks_that_abort_xla_are_errors_and_the_rest_convert(
+    hlo_texts: list[str], tmp_path_factory: pytest.TempPathFactory, kinds: list[str]
+) -> None:
+    """One child converts every chunk; where XLA aborts on one, that chunk's error is the abort
+    (at its line) and a new child converts the rest: every bad chunk is reported, as mlir-opt
+    reports every bad chunk, and a file of good ones converts."""
+    texts = {"good": hlo_texts[1], "aborts": ABORTS_XLA, "bad": hlo_texts[1].replace("(", "[", 1)}
+    chunks = [texts[kind] for kind in kinds]
+    source = tmp_path_factory.mktemp("abort") / "all.hlo"
+    source.write_text("// -----\n".join(chunks))
+    result = _opt("--input-hlo", source, "--split-input-file")
+    starts = [1 + sum(c.count("\n") for c in chunks[:i]) + i for i in range(len(chunks))]
+    errors = [int(n) for n in re.findall(rf"^{re.escape(str(source))}:(\d+):", result.stderr, re.M)]
+    expected = [start for start, kind in zip(starts, kinds, strict=True) if kind != "good"]
+    if not expected:
+        assert result.returncode == 0 and result.stdout.count("stablehlo.tanh") == len(kinds)
+        return
+    assert result.returncode == 1 and result.stdout == ""
+    assert len(errors) == len(expected), result.stderr
+    for line, start, kind in zip(errors, expected, [k for k in kinds if k != "good"], strict=True):
+        assert line == start if kind == "aborts" else start <= line < start + 20, result.stderr
+    assert result.stderr.count("was killed by SIGABRT") == kinds.count("aborts"), result.stderr

@@ -396,11 +396,20 @@ def hlo_bytes_to_bytecode_isolated(data: bytes, filename: str) -> bytes:
 
 def hlo_bytes_to_module(data: bytes, filename: str, context: ir.Context) -> ir.Module:
     """Convert an HloModuleProto (or HLO text) to a StableHLO module in `context`."""
-    bytecode = hlo_bytes_to_bytecode_isolated(data, filename)
+    return converted_module(hlo_bytes_to_bytecode_isolated(data, filename), filename, context)
+
+
+def converted_module(bytecode: bytes, filename: str, context: ir.Context) -> ir.Module:
+    """The bytecode a child converted, read in `context`."""
     try:
         return ir.Module.parse(bytecode, context)
     except ir.MLIRError as err:  # the child parsed it: only a jaxlib that differs from its own
         raise error_from_mlir(err, filename, "the converted module does not parse") from None
+
+
+def converted_text(bytecode: bytes, filename: str) -> str:
+    """The bytecode a child converted as StableHLO text, its locations printed."""
+    return print_module(converted_module(bytecode, filename, make_context()), debug_info=True)
 
 
 def hlo_file_to_stablehlo_text(path: str) -> str:
@@ -413,7 +422,7 @@ def hlo_file_to_stablehlo_text(path: str) -> str:
 
 def hlo_to_stablehlo_text(data: bytes, filename: str) -> str:
     """HLO (proto or text) as StableHLO text located at its instructions in `filename`."""
-    return print_module(hlo_bytes_to_module(data, filename, make_context()), debug_info=True)
+    return converted_text(hlo_bytes_to_bytecode_isolated(data, filename), filename)
 
 
 def is_hlo_text(data: bytes) -> bool:
