@@ -418,12 +418,12 @@ def _hlo_chunks_as_stablehlo(
     """Each chunk of HLO text, by the line it starts at, as StableHLO text located at its lines
     in `filename`, or its error; all converted by one child. A chunk of only blanks and comments
     (after a trailing marker) is an empty module, as in mlir-opt."""
-    from convcanon.hlo.hlo_chunks import convert_chunks
-    from convcanon.hlo.hlo_import import converted_text
+    from convcanon.hlo.hlo_import import convert_chunks, converted_text
 
     modules = [(line, chunk) for line, chunk in chunks if not holds_no_op(chunk)]
     texts: dict[int, str | ConvcanonError] = dict(chunks)
-    for (line, _), result in zip(modules, convert_chunks(modules, filename), strict=True):
+    encoded = [(line, chunk.encode()) for line, chunk in modules]
+    for (line, _), result in zip(modules, convert_chunks(encoded, filename), strict=True):
         texts[line] = (
             result if isinstance(result, ConvcanonError) else converted_text(result, filename)
         )

@@ -82,8 +82,6 @@ def test_hlo_input_is_bounded_like_every_input(tmp_path: Path):
 def test_hlo_reader_that_never_finishes_is_killed_and_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from types import SimpleNamespace
-
     from convcanon.diagnostics import ConvcanonError
     from convcanon.hlo import hlo_import
 
@@ -91,7 +89,7 @@ def test_hlo_reader_that_never_finishes_is_killed_and_reported(
     hanging.write_text("#!/bin/sh\nexec sleep 60\n")
     hanging.chmod(0o755)
     monkeypatch.setattr(hlo_import, "HLO_READER_TIMEOUT", 0.5)
-    monkeypatch.setattr(hlo_import, "sys", SimpleNamespace(executable=str(hanging)))
+    monkeypatch.setattr(hlo_import, "python_argv", lambda call: [str(hanging)])
     with pytest.raises(ConvcanonError) as info:
         hlo_import.hlo_bytes_to_bytecode_isolated(PARAMETER_7.encode(), "slow.hlo")
     assert info.value.render() == "slow.hlo: error: XLA's HLO reader did not finish in 0.5 s"

@@ -4,23 +4,31 @@ Production compilers of this kind consume HLO, so we accept it and convert with 
 (`jax.extend.mlir.hlo_to_stablehlo`). XLA's parser aborts the process on some bad inputs (a
 `Check failed` on `parameter(7)` of a 2-parameter computation, an `LLVM ERROR` on
 `get-tuple-element` of a non-tuple), so the conversion runs in a child process: a native abort
-there becomes a diagnostic here. Only that child imports JAX.
+there becomes a diagnostic here. Only that child imports JAX. A child per chunk of a split file
+(`--split-input-file`) paid JAX's start-up (seconds) for each, hours for a file of a few thousand
+small modules: one child converts the chunks in turn and answers each as it finishes, so when
+XLA aborts on one, the answers before it stand, that chunk gets the abort as its error, and a
+new child takes the rest.
 """
 
 from __future__ import annotations
 
 import io
 import re
+import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from jaxlib.mlir import ir
 
 from convcanon.child_process import (
+    child_env,
     die_with_parent,
+    how_it_ended,
+    native_failure_message,
+    python_argv,
 )
 from convcanon.diagnostics import ConvcanonError, SourceLoc
-from convcanon.fileio.module_input import CHILD_LOCATED, run_in_child
 from convcanon.fileio.reading import read_input_bytes
 from convcanon.hlo.context import downcast, error_from_mlir, make_context, print_module
 
@@ -370,28 +378,12 @@ def _converted_error(err: ir.MLIRError, positions: dict[str, tuple[int, int]]) -
     )
 
 
-def child_main() -> None:
-    """The child: HLO on stdin, the file's name as its argument, bytecode on stdout; bad input
-    is one line on stderr, exit 1."""
-    die_with_parent()
-    data = sys.stdin.buffer.read()
-    try:
-        bytecode = hlo_to_bytecode(data, sys.argv[1])
-    except ConvcanonError as err:
-        where = f"{CHILD_LOCATED}{err.loc.line}:{err.loc.col} " if err.loc and err.loc.line else ""
-        sys.stderr.write(where + err.folded_message() + "\n")
-        sys.exit(1)
-    sys.stdout.buffer.write(bytecode)
-    sys.stdout.flush()
-
-
-HLO_READER_TIMEOUT = 300.0  # seconds; XLA reads a large HLO module in a few
-
-
 def hlo_bytes_to_bytecode_isolated(data: bytes, filename: str) -> bytes:
     """Convert in a child process; a crash or abort there is `filename: error: ...` here."""
-    call = "from convcanon.hlo.hlo_import import child_main; child_main()"
-    return run_in_child(call, "", data, filename, "XLA's HLO reader", HLO_READER_TIMEOUT)
+    (converted,) = convert_chunks([(1, data)], filename, split=False)
+    if isinstance(converted, ConvcanonError):
+        raise converted
+    return converted
 
 
 def hlo_bytes_to_module(data: bytes, filename: str, context: ir.Context) -> ir.Module:
@@ -428,3 +420,102 @@ def hlo_to_stablehlo_text(data: bytes, filename: str) -> str:
 def is_hlo_text(data: bytes) -> bool:
     """Whether `data` is HLO text (a proto is binary), as XLA's readers tell them apart."""
     return data.lstrip().startswith(b"HloModule")
+
+
+# -- the child: a whole file, or the chunks of a split one, converted in turn --------------------
+
+Chunk = tuple[int, bytes]  # (the file's line it starts at, its HLO: text or a proto)
+HLO_READER_TIMEOUT = 300.0  # seconds a child may take; XLA reads a large HLO module in a few
+_CHILD = "from convcanon.hlo.hlo_import import child_main; child_main()"
+
+
+def convert_chunks(
+    chunks: Sequence[Chunk], filename: str, split: bool = True
+) -> list[bytes | ConvcanonError]:
+    """Each chunk as StableHLO bytecode located at its lines in `filename`, or its error; an
+    abort or a hang in XLA is at the chunk's `HloModule` line when the file was `split`."""
+    results: list[bytes | ConvcanonError] = []
+    while len(results) < len(chunks):
+        results += _convert_in_child(chunks[len(results) :], filename, split)
+    return results
+
+
+def _convert_in_child(
+    chunks: Sequence[Chunk], filename: str, split: bool
+) -> list[bytes | ConvcanonError]:
+    """The answers of one child: for every chunk, or up to the one it stopped on (its error)."""
+    payload = b"".join(b"%d %d\n" % (line, len(data)) + data for line, data in chunks)
+    try:
+        child = subprocess.run(
+            [*python_argv(_CHILD), filename],
+            input=payload,
+            capture_output=True,
+            env=child_env(),
+            timeout=HLO_READER_TIMEOUT,
+        )
+        out, ended = child.stdout, f"{how_it_ended(child.returncode)}"
+        ended += f": {native_failure_message(child.stderr.decode(errors='replace'))}"
+    except subprocess.TimeoutExpired as err:  # killed; the answers it gave stand
+        out, ended = err.stdout or b"", f"did not finish in {HLO_READER_TIMEOUT:g} s"
+    answers = _frames(out, filename)
+    if len(answers) < len(chunks):  # the child stopped on this chunk
+        line, data = chunks[len(answers)]
+        where = _module_start(line, data, filename) if split else SourceLoc(filename)
+        answers.append(ConvcanonError(f"XLA's HLO reader {ended}", where))
+    return answers
+
+
+def _module_start(line: int, data: bytes, filename: str) -> SourceLoc:
+    """Where a chunk's module starts (its `HloModule`), past the blanks after the marker."""
+    blanks = data[: len(data) - len(data.lstrip())]
+    return SourceLoc(filename, line + blanks.count(b"\n"), len(blanks) - blanks.rfind(b"\n"))
+
+
+def _frames(out: bytes, filename: str) -> list[bytes | ConvcanonError]:
+    """The child's framed answers: `ok N` and N bytes of bytecode, or `error LINE COL N` and N
+    bytes of message; a frame cut short (the child died writing it) is not an answer."""
+    answers: list[bytes | ConvcanonError] = []
+    at = 0
+    while (end := out.find(b"\n", at)) >= 0:
+        kind, *numbers = out[at:end].split()
+        size = int(numbers[-1])
+        body = out[end + 1 : end + 1 + size]
+        if len(body) < size:
+            break
+        if kind == b"ok":
+            answers.append(body)
+        else:
+            line, col = int(numbers[0]), int(numbers[1])
+            where = SourceLoc(filename, line, col) if line else SourceLoc(filename)
+            answers.append(ConvcanonError(body.decode(errors="replace"), where))
+        at = end + 1 + size
+    return answers
+
+
+def _chunks_read(data: bytes) -> list[Chunk]:
+    """The parent's frames: `LINE N` and N bytes of HLO each."""
+    chunks: list[Chunk] = []
+    at = 0
+    while (end := data.find(b"\n", at)) >= 0:
+        line, size = map(int, data[at:end].split())
+        chunks.append((line, data[end + 1 : end + 1 + size]))
+        at = end + 1 + size
+    return chunks
+
+
+def child_main() -> None:
+    """The child: the parent's frames on stdin, the file's name as its argument; an answer a
+    chunk on stdout, flushed as each is done."""
+    die_with_parent()
+    filename = sys.argv[1]
+    out = sys.stdout.buffer
+    for line, data in _chunks_read(sys.stdin.buffer.read()):
+        try:  # XLA numbers lines from the text's start: the lines before the chunk lead it
+            bytecode = hlo_to_bytecode(b"\n" * (line - 1) + data, filename)
+        except ConvcanonError as err:
+            message = err.folded_message().encode()
+            at = (err.loc.line, err.loc.col) if err.loc and err.loc.line else (0, 0)
+            out.write(b"error %d %d %d\n" % (*at, len(message)) + message)
+        else:
+            out.write(b"ok %d\n" % len(bytecode) + bytecode)
+        out.flush()
