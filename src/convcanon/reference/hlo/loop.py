@@ -178,10 +178,9 @@ class _Step:
     def __post_init__(self) -> None:
         results = sum(math.prod(t.shape) for t in self.types)
         steps = budget.OP_STEPS + results
-        measured = element_steps.row("hlo", self.name.rpartition(".")[2])
-        if measured and self.operands and len(self.types) == 1:
-            operand = tensor_type(self.operands[0].type).dtype
-            steps += element_steps.extra_steps(measured, operand, self.types[0].dtype) * results
+        if self.operands and len(self.types) == 1:
+            op, operand = self.name.rpartition(".")[2], tensor_type(self.operands[0].type).dtype
+            steps += element_steps.extra_steps("hlo", op, operand, self.types[0].dtype) * results
         object.__setattr__(self, "steps", steps)
 
 

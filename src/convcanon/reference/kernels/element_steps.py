@@ -30,12 +30,7 @@ def table(interpreter: str) -> dict[str, dict[str, int]]:
     return json.loads(resources.files("convcanon.reference.kernels").joinpath(name).read_text())
 
 
-def row(interpreter: str, op: str) -> Mapping[str, int] | None:
-    """The measured types of `op`, None when it costs nothing past its elements."""
-    return table(interpreter).get(op)
-
-
-def extra_steps(measured: Mapping[str, int], operand: np.dtype, result: np.dtype) -> int:
-    """What each result element costs past being read and written, for an op whose first
-    operand and result have these storage types."""
+@functools.cache
+def extra_steps(interpreter: str, op: str, operand: np.dtype, result: np.dtype) -> int:
+    measured: Mapping[str, int] = table(interpreter).get(op, {})
     return measured.get(f"{operand.name}->{result.name}", 0)
