@@ -3,9 +3,12 @@
 a float-to-int convert, a sine of 1e300 or a complex exp take 10 to 200 ns an element, where a
 step stands for half a nanosecond, and at 2 or 3 steps an element a loop of them ran up to 60
 times longer than the work limit allows. The tables cover every elementwise op of the HLO and
-migraphx interpreters, so an op added without measuring it fails here."""
+migraphx interpreters (the TOSA and quantization kernels the latter runs too), so an op added
+without measuring it fails here."""
 
 from __future__ import annotations
+
+from typing import cast
 
 import numpy as np
 from hypothesis import given, settings
@@ -17,11 +20,17 @@ from convcanon.reference.hlo.values import _DTYPES, NARROW  # pyright: ignore[re
 from convcanon.reference.hlo_interp import Env, Interpreter, normalize, tensor_type
 from convcanon.reference.kernels import budget, element_steps
 from convcanon.reference.migraphx_interp import Interpreter as MigraphxInterpreter
-from convcanon.reference.migraphx_kernels import OP_TABLE
+from convcanon.reference.migraphx_interp import flat_input_shape
+from convcanon.reference.migraphx_kernels import OP_TABLE, type_dtype
+from convcanon.reference.migraphx_quant_interp import QUANT_KERNELS, TOSA_QUANT_KERNELS
+from convcanon.reference.tosa_interp import TOSA_KERNELS
+from convcanon.tosa.op_base import TosaOp
 from convcanon.xdsl_io import parse_file_text
 
 TABLE = element_steps.table("hlo")
 MIGRAPHX_TABLE = element_steps.table("migraphx")
+# the TOSA and quantization kernels the migraphx interpreter runs beside OP_TABLE's
+KERNELS = {op.name: op for op in {**TOSA_KERNELS, **QUANT_KERNELS, **TOSA_QUANT_KERNELS}}
 ELEMENT_OF = {  # an MLIR element type of each storage type, as the benchmark wrote them
     np.dtype(dtype).name: element
     for element, dtype in reversed(_DTYPES.items())
@@ -77,22 +86,26 @@ def test_an_op_pays_its_measured_steps_for_each_element(case: tuple[str, str, in
 def test_the_migraphx_table_covers_every_elementwise_kernel() -> None:
     names = {op.name for op in OP_TABLE}
     elementwise = {op.name for op, k in OP_TABLE.items() if "_elementwise" in k.__qualname__}
-    assert elementwise <= set(MIGRAPHX_TABLE) <= names
+    assert elementwise <= set(MIGRAPHX_TABLE) <= names | set(KERNELS)
     assert {"migraphx.convert", "migraphx.pow", "migraphx.where"} <= set(MIGRAPHX_TABLE)
 
 
-MIGRAPHX_ELEMENT = {
-    "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
-    "float8_e4m3fnuz": "f8E4M3FNUZ", "float8_e5m2fnuz": "f8E5M2FNUZ",
-    "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2",
-    "int8": "si8", "int32": "si32", "int64": "si64", "uint8": "ui8", "uint32": "ui32",
-}  # fmt: skip
+# migraphx's integers are signed or unsigned, TOSA's signless (the HLO names) and of any width
+MIGRAPHX_ELEMENT = {name: f"s{e}" if e[0] == "i" else e for name, e in ELEMENT_OF.items()}
+TOSA_ELEMENT = {
+    **ELEMENT_OF,
+    "int4": "i4",
+    "float8_e8m0fnu": "f8E8M0FNU",
+    "float4_e2m1fn": "f4E2M1FN",
+}
 MIGRAPHX_OPS = {op.name: op for op in OP_TABLE}
+# where and clip take operands of other types, batch norm five (run with the TOSA ops below);
+# erf's kernel also counts its Python calls
+NOT_OF_ONE_TYPE = ("migraphx.where", "migraphx.clip", "migraphx.batch_norm_inference")
 MIGRAPHX_CASES = [
     (op, key, extra)
     for op, row in MIGRAPHX_TABLE.items()
-    # where and clip take operands of other types; erf's kernel also counts its Python calls
-    if op not in ("migraphx.where", "migraphx.clip", "migraphx.erf")
+    if op in MIGRAPHX_OPS and op not in (*NOT_OF_ONE_TYPE, "migraphx.erf")
     for key, extra in row.items()
 ]
 
@@ -123,3 +136,101 @@ def interp_dtype(name: str) -> np.dtype:
     import ml_dtypes
 
     return np.dtype(getattr(ml_dtypes, name) if hasattr(ml_dtypes, name) else name)
+
+
+# -- TOSA ops and the migraphx ops of mixed operands, in the same migraphx interpreter ------------
+
+NOT_ELEMENTWISE = {
+    "tosa.const", "tosa.const_shape", "tosa.conv2d", "tosa.depthwise_conv2d", "tosa.conv3d",
+    "tosa.transpose_conv2d", "tosa.max_pool2d", "tosa.avg_pool2d", "tosa.matmul",
+    "tosa.reduce_sum", "tosa.reduce_max", "tosa.reduce_min", "tosa.transpose", "tosa.reshape",
+    "tosa.slice", "tosa.tile", "tosa.pad", "tosa.concat", "tosa.reverse", "tosa.gather",
+    "tosa.scatter", "migraphx.quant_dot", "migraphx.quant_convolution",
+    "migraphx.backwards_data_convolution", "migraphx.unpack",
+}  # fmt: skip
+
+
+def test_the_migraphx_table_covers_every_elementwise_tosa_and_quantization_kernel() -> None:
+    """A kernel that is not listed as moving or contracting elements is elementwise, and is
+    measured: a new TOSA op fails here until the benchmark has run it."""
+    assert NOT_ELEMENTWISE <= set(KERNELS)
+    elementwise = set(KERNELS) - NOT_ELEMENTWISE
+    assert elementwise | {"migraphx.batch_norm_inference"} <= set(MIGRAPHX_TABLE)
+    for op in elementwise:
+        for key in MIGRAPHX_TABLE[op]:
+            assert all(interp_dtype(name) for name in key.split("->")), key
+
+
+TOSA_CASES = [
+    (op, key, extra)
+    for op, row in MIGRAPHX_TABLE.items()
+    if op in KERNELS or op == "migraphx.batch_norm_inference"
+    if op != "tosa.erf"  # erf's kernel also counts its Python calls
+    for key, extra in row.items()
+]
+
+
+def _tosa_module(op: str, operand: str, result: str) -> str:
+    """A one-op module of `op` on its arguments: a select's predicate first, a mul's shift, a
+    negate's zero points, a quantize's zero point of its integer result type (else of its
+    input's), a dequantize's of its input's."""
+    if op == "migraphx.batch_norm_inference":  # per-channel parameters of N channels
+        e = MIGRAPHX_ELEMENT[operand]
+        x, p = f"!migraphx.shaped<1x{N}x{e}, {N}x1>", f"!migraphx.shaped<{N}x{e}, 1>"
+        return _one_op_module(op, [x, p, p, p, p], x)
+    if op.startswith("migraphx."):
+        x, r = (f"!migraphx.shaped<{N}x{MIGRAPHX_ELEMENT[e]}, 1>" for e in (operand, result))
+        zero = r if interp_dtype(result).kind in "iu" else x
+        return _one_op_module(op, [x, x, zero] if op == "migraphx.quantizelinear" else [x, r, x], r)
+    element = TOSA_ELEMENT[result if op == "tosa.select" else operand]
+    t, one, r = (
+        f"tensor<{N}x{element}>",
+        f"tensor<1x{element}>",
+        f"tensor<{N}x{TOSA_ELEMENT[result]}>",
+    )
+    arity = cast(type[TosaOp], KERNELS[op]).ARITY or 0
+    operands = {
+        "tosa.select": [f"tensor<{N}xi1>", t, t],
+        "tosa.mul": [t, t, "tensor<1xi8>"],
+        "tosa.negate": [t, one, one],
+    }.get(op, [t] * arity)
+    bound = "" if element.startswith("i") else ".0"
+    properties = {
+        "tosa.clamp": f" <{{max_val = 1{bound} : {element}, min_val = 0{bound} : {element}}}>",
+        "tosa.arithmetic_right_shift": " <{round = false}>",
+    }.get(op, "")
+    return _one_op_module(op, operands, r, properties)
+
+
+def _one_op_module(op: str, operands: list[str], result: str, properties: str = "") -> str:
+    names = [f"%a{i}" for i in range(len(operands))]
+    params = ", ".join(f"{name}: {t}" for name, t in zip(names, operands, strict=True))
+    return (
+        f"func.func @main({params}) -> {result} {{\n"
+        f'  %0 = "{op}"({", ".join(names)}){properties} : ({", ".join(operands)}) -> {result}\n'
+        f"  return %0 : {result}\n}}\n"
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(TOSA_CASES))
+def test_a_tosa_or_quantization_op_pays_its_measured_steps_for_each_element(
+    case: tuple[str, str, int],
+) -> None:
+    """Exactly: its dispatch, its operands' and result's elements, and the table's extra steps
+    for each result element (ones as operands, zeros of a single element: no REQUIRE of TOSA
+    fails)."""
+    op, key, extra = case
+    operand, result = key.split("->")
+    text = _tosa_module(op, operand, result)
+    interp = MigraphxInterpreter(parse_file_text(text, "m.mlir"), "m.mlir", {})
+    args = [
+        np.full(size, 1 if size == N else 0, dtype=type_dtype(ty))
+        for ty in interp.functions["main"].function_type.inputs.data
+        for size in flat_input_shape(ty)
+    ]
+    with budget.work_limit(1 << 62):
+        interp.call("main", args)
+    assert extra > 0
+    read = sum(a.size for a in args)
+    assert interp.meter.spent == budget.OP_STEPS + read + (1 + extra) * N

@@ -289,7 +289,8 @@ def _op_elements(op: Operation, operands: Sequence[np.ndarray]) -> int:
         if isinstance(r.type, ShapedType | TensorType)
     )
     steps = budget.OP_STEPS + results + sum(v.size for v in operands)
-    if operands and len(op.results) == 1:
+    # only a measured op's result has a dtype to look up (a !tosa.shape has none)
+    if operands and len(op.results) == 1 and op.name in element_steps.table("migraphx"):
         result = type_dtype(op.results[0].type)
         steps += element_steps.extra_steps("migraphx", op.name, operands[0].dtype, result) * results
     return steps

@@ -178,8 +178,10 @@ class _Step:
     def __post_init__(self) -> None:
         results = sum(math.prod(t.shape) for t in self.types)
         steps = budget.OP_STEPS + results
-        if self.operands and len(self.types) == 1:
-            op, operand = self.name.rpartition(".")[2], tensor_type(self.operands[0].type).dtype
+        op = self.name.rpartition(".")[2]
+        # only a measured op's operand has a dtype to look up (a tuple's has none)
+        if self.operands and len(self.types) == 1 and op in element_steps.table("hlo"):
+            operand = tensor_type(self.operands[0].type).dtype
             steps += element_steps.extra_steps("hlo", op, operand, self.types[0].dtype) * results
         object.__setattr__(self, "steps", steps)
 
