@@ -268,23 +268,28 @@ def _shift_amount(b: np.ndarray) -> np.ndarray:
 
 
 def _logical_shift(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Kernel:
+    """A shift of the value's bits as an unsigned integer of its width (an i64's mask, 2^64 - 1,
+    does not fit the int64 the shift was done in: a traceback), read back as signed."""
+
     def kernel(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         a, b = args
         dtype = _tosa_dtype(op)
-        bits = dtype.itemsize * 8
-        mask = (1 << bits) - 1
-        value = fn(a.astype(np.int64) & mask, _shift_amount(b)) & mask
-        signed = np.where(value >= 1 << (bits - 1), value - (1 << bits), value)
-        return signed.astype(dtype)
+        unsigned = np.dtype(f"u{dtype.itemsize}")
+        value = fn(a.astype(unsigned).astype(np.uint64), _shift_amount(b).astype(np.uint64))
+        return value.astype(unsigned).view(dtype)
 
     return kernel
 
 
 def _arithmetic_right_shift(op: Operation, args: list[np.ndarray]) -> np.ndarray:
-    a, b = args
+    """`round = true` adds the last bit shifted out, as the specification does for a shift of
+    at least 1 (it was an assertion: a traceback)."""
+    a, b = (x.astype(np.int64) for x in args)
+    shifted = a >> b
     rounding = op.properties.get("round")
-    assert isinstance(rounding, IntegerAttr) and rounding.value.data == 0, "round = false only"
-    return (a.astype(np.int64) >> _shift_amount(b)).astype(_tosa_dtype(op))
+    if isinstance(rounding, IntegerAttr) and rounding.value.data:
+        shifted += np.where(b > 0, (a >> np.maximum(b - 1, 0)) & 1, 0)
+    return shifted.astype(_tosa_dtype(op))
 
 
 def _reverse(op: Operation, args: list[np.ndarray]) -> np.ndarray:
