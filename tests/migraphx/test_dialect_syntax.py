@@ -148,6 +148,20 @@ def test_prefixed_types_inside_ops_are_accepted_and_printed_stripped() -> None:
     assert "migraphx.exp %a : <2xf32, 1> -> <2xf32, 1>" in _round_trip(text)
 
 
+def test_a_shaped_type_written_again_is_the_type_parsed_before() -> None:
+    """Parsing a type costs some fifty tokens and a verify; a program writes a few many times."""
+    text = (
+        "func.func @f(%a: !migraphx.shaped<2x3xf32, 3x1>) -> !migraphx.shaped<2x3xf32, 3x1> {\n"
+        "  %0 = migraphx.exp %a : <2x3xf32, 3x1> -> <2x3xf32, 3x1>\n"
+        "  %1 = migraphx.relu %0 : <2x3xf32, 3x1> -> <2x3xf32, 3x1>\n"
+        "  func.return %1 : !migraphx.shaped<2x3xf32, 3x1>\n}\n"
+    )
+    module = parse_file_text(text, "m.mlir")
+    exp, relu = [op for op in module.walk() if op.name.startswith("migraphx.")]
+    assert exp.results[0].type is relu.operands[0].type is relu.results[0].type
+    assert "%1 = migraphx.relu %0 : <2x3xf32, 3x1> -> <2x3xf32, 3x1>\n" in print_file(module)
+
+
 @pytest.mark.parametrize(
     ("ty", "message"),
     [

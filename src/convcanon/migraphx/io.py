@@ -298,6 +298,10 @@ def _first_use_before_definition(
         for index, operand in enumerate(op.operands):
             if operand not in defined:
                 return op, index
+        if not op.regions:
+            defined.update(op.results)
+            continue
+        # a copy per op with regions only: one per op made a long block quadratic
         inner = frozenset() if op.has_trait(IsolatedFromAbove) else frozenset(defined)
         for region in op.regions:
             seen = inner

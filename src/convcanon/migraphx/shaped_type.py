@@ -8,6 +8,7 @@ ones may be written, and how declared strides meet their ops, is `declared_strid
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -178,7 +179,7 @@ class ShapedType(ParametrizedAttribute, TypeAttribute):
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
         """`<LENSxT, STRIDES>` or `<T>` (scalar)."""
         parser.parse_punctuation("<")
-        return _parse_body(parser)
+        return _parse_body(parser).parameters
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -217,8 +218,33 @@ def stripped_text(ty: Attribute) -> str:
     return text
 
 
-def _parse_body(parser: AttrParser) -> tuple[Attribute, Attribute, Attribute]:
-    """`LENSxT, STRIDES>` or `T>`, after the `<` has been consumed; verified at its position."""
+# `4x3xf32, 3x1>` and `f32>`: the written forms with no space, comment or alias inside
+_LITERAL = re.compile(r"(?:\d+x)*[A-Za-z_]\w*(?:, ?\d+(?:x\d+)*)?>")
+# literal text -> its type: a program writes a few shapes many times, and parsing one takes
+# some fifty tokens and a verify
+_PARSED: dict[str, ShapedType] = {}
+
+
+def _parse_body(parser: AttrParser) -> ShapedType:
+    """`LENSxT, STRIDES>` or `T>`, after the `<` has been consumed; verified at its position.
+
+    A body written as one already parsed is that type: parsing is a function of the text."""
+    text = parser.lexer.input.content
+    literal = _LITERAL.match(text, parser.pos) if isinstance(text, str) else None
+    if literal is not None:
+        known = _PARSED.get(literal.group())
+        if known is not None:
+            parser._resume_from(literal.end())  # pyright: ignore[reportPrivateUsage]
+            return known
+    shaped = _parse_body_tokens(parser)
+    # kept only when the parse ended at the literal's `>` (it always does; cheap to be sure)
+    if literal is not None and text.rfind(">", 0, parser.pos) == literal.end() - 1:
+        if len(_PARSED) < 4096:
+            _PARSED[literal.group()] = shaped
+    return shaped
+
+
+def _parse_body_tokens(parser: AttrParser) -> ShapedType:
     start = pos = parser.pos
     lens, element_type = parser.parse_ranked_shape()
     if any(n < 0 for n in lens):
@@ -244,16 +270,15 @@ def _parse_body(parser: AttrParser) -> tuple[Attribute, Attribute, Attribute]:
         element_type,
     )
     try:
-        ShapedType.new(params)
+        return ShapedType.new(params)
     except VerifyException as err:
         parser.raise_error(str(err), start, parser.pos)
-    return params
 
 
 def parse_shaped_or_type(parser: AttrParser) -> Attribute:
     """Parse `<LENSxT, STRIDES>` (the stripped shaped type inside op syntax) or any full type."""
     if parser.parse_optional_punctuation("<") is not None:
-        return ShapedType.new(_parse_body(parser))
+        return _parse_body(parser)
     return parser.parse_type()
 
 

@@ -2,7 +2,8 @@
 
 HLO files go to `hlo_interp` (through `convcanon.reference.run`); files with migraphx/TOSA ops go
 to half B's interpreter (`convcanon.reference.migraphx_interp:run_module_text`), imported only
-when needed.
+when needed. Each module is parsed once: its random inputs, the check of its inputs and its run
+share the parse.
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ class _Job:
         # quadratic in a file of many chunks)
         placed = text_starts_at_line(offset + 1, chunk_column(text))
         if sniff_framework(text) == "xdsl":
-            with placed:
+            with placed, each_text_parsed_once():
                 feed = (
                     self.draw(text, self.filename, self.entry, self.limit)
                     if self.draw
@@ -234,11 +235,11 @@ def _check_flat_headers(
 
     from convcanon.migraphx.io import op_location
     from convcanon.reference.migraphx_interp import default_entry, flat_args
-    from convcanon.xdsl_io import parse_file_text
+    from convcanon.reference.parsed import read_only_xdsl_module
 
     functions = {
         op.sym_name.data: op
-        for op in parse_file_text(text, filename).ops
+        for op in read_only_xdsl_module(text, filename).ops
         if isinstance(op, func.FuncOp)
     }
     if entry is None:  # the interpreter's choice

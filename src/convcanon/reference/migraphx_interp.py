@@ -10,8 +10,9 @@ limit; `op_table` joins the kernel families (`migraphx_kernels`, `tosa_interp`,
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -296,10 +297,27 @@ def _op_elements(op: Operation, operands: Sequence[np.ndarray]) -> int:
     return steps
 
 
-def _op_lines(module: ModuleOp, text: str) -> dict[Operation, int]:
-    from convcanon.migraphx.io import op_lines
+class _OpLines(Mapping[Operation, int]):
+    """`migraphx.io.op_lines(module, text)`, read when an error needs a line: parsing gave
+    every op it finds a location already, and finding them again costs a scan per op name."""
 
-    return op_lines(module, text)
+    def __init__(self, module: ModuleOp, text: str) -> None:
+        self.module, self.text = module, text
+
+    @functools.cached_property
+    def lines(self) -> dict[Operation, int]:
+        from convcanon.migraphx.io import op_lines
+
+        return op_lines(self.module, self.text)
+
+    def __getitem__(self, op: Operation) -> int:
+        return self.lines[op]
+
+    def __iter__(self) -> Iterator[Operation]:
+        return iter(self.lines)
+
+    def __len__(self) -> int:
+        return len(self.lines)
 
 
 def _as_nibbles(value: np.ndarray, dtype: np.dtype, what: str, where: SourceLoc) -> np.ndarray:
@@ -363,12 +381,16 @@ def run_module_text(
 ) -> tuple[str, list[np.ndarray]]:
     """Parse, verify and run one function (`entry`, default @main or the only one) on flat
     input buffers `arg0..argN`; returns the name of the function it ran and its results as
-    flat buffers."""
-    from convcanon.xdsl_io import parse_file_text
+    flat buffers.
 
-    module = parse_file_text(text, filename)
+    The parse is shared with the command's readers of `text` (`reference.parsed`): only
+    `reconcile_strides` changes it (a contradicted intermediate retyped in place, never a
+    boundary type), and a second time finds nothing to change."""
+    from convcanon.reference.parsed import read_only_xdsl_module
+
+    module = read_only_xdsl_module(text, filename)
     reconcile_strides(module, filename)
-    interp = Interpreter(module, filename, _op_lines(module, text), memory_limit)
+    interp = Interpreter(module, filename, _OpLines(module, text), memory_limit)
     names = list(interp.functions)
     if entry is None:
         entry = default_entry(names)

@@ -228,9 +228,10 @@ def _tosa_text(text: str, filename: str, entry: str) -> str:
     from xdsl.dialects import func
 
     from convcanon.migraphx.io import print_file
-    from convcanon.verify.half_b import has_migraphx_ops, lowered_text, parse
+    from convcanon.verify.half_b import has_migraphx_ops, lowered_text
+    from convcanon.xdsl_io import parse_file_text
 
-    module = parse(text, filename)
+    module = parse_file_text(text, filename)  # its own: it is changed
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == entry and op.body.blocks:
             op.sym_visibility = None

@@ -22,9 +22,11 @@ if TYPE_CHECKING:
 
 
 def parse(text: str, filename: str) -> ModuleOp:
-    from convcanon.xdsl_io import parse_file_text
+    """The module of `text`, shared with the command's other readers (`reference.parsed`):
+    not to be changed."""
+    from convcanon.reference.parsed import read_only_xdsl_module
 
-    return parse_file_text(text, filename)
+    return read_only_xdsl_module(text, filename)
 
 
 def entry_function(module: ModuleOp, filename: str, entry: str | None) -> func.FuncOp:
