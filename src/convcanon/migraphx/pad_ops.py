@@ -25,7 +25,7 @@ from xdsl.irdl import attr_def, irdl_op_definition, opt_attr_def
 
 from convcanon.migraphx import shape_rules as rules
 from convcanon.migraphx.op_base import Lens, MigraphxOp, f32_value, int_list
-from convcanon.migraphx.shaped_type import lowest_value
+from convcanon.migraphx.shaped_type import lowest_value, numpy_dtype
 
 
 @irdl_op_definition
@@ -73,7 +73,7 @@ class PadOp(MigraphxOp):
     def infer(self) -> tuple[Lens, Attribute]:
         (x,) = self.in_types()
         self.pad_mode()
-        self.pad_value()
+        self.fill(numpy_dtype(x.element_type))  # a fill the type cannot hold is refused here
         return rules.pad_lens(x.lens, int_list(self, "pads")), x.element_type
 
 
@@ -85,8 +85,8 @@ def fill_value(value: float, dtype: np.dtype) -> np.ndarray:
     """MIGraphX's `pad_clamp<T>(float value)`: f32's lowest and max (and the values one ulp
     inside them, its float_equal) become T's lowest and max; anything else is clamped to T's
     range, so an infinity becomes T's finite extreme, and converted (an integer truncates
-    toward zero). A NaN stays NaN in a float type and has no integer value: ValueError. The
-    value is a 0-d array of `dtype`."""
+    toward zero). A NaN stays NaN in a float type and has no integer value: ShapeError (the
+    op's verifier refuses it). The value is a 0-d array of `dtype`."""
     dtype = np.dtype(dtype)
     integer = dtype.kind in "iub" or dtype.name in _INTEGER_NAMES
     low, high = _bounds(dtype)
@@ -96,7 +96,7 @@ def fill_value(value: float, dtype: np.dtype) -> np.ndarray:
         return np.asarray(high).astype(dtype)
     if value != value:
         if integer:
-            raise ValueError(f"a NaN pad value has no {dtype} value (undefined in MIGraphX)")
+            raise rules.ShapeError(f"a NaN pad value has no {dtype} value (undefined in MIGraphX)")
         return np.asarray(np.nan).astype(dtype)
     if integer:  # compared as integers: int64's max is no float
         whole = min(max(int(value), int(low)), int(high))

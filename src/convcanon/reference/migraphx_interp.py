@@ -108,6 +108,20 @@ def flat_args(function: func.FuncOp) -> list[FlatArg]:
 DEFAULT_MEMORY_LIMIT = 4 << 30
 
 
+MAX_RANK = 32
+"""The most dims a value may have in a run: the kernels compute on numpy arrays, which hold at
+most 64 dims, and some index or contract with up to twice a value's (past it numpy raised
+IndexError or ValueError out of a kernel or the argument's layout)."""
+
+
+def _rank_error(ty: Attribute) -> str | None:
+    """Why a value of type `ty` cannot be run, if its rank is past MAX_RANK."""
+    rank = len(_logical_shape(ty))
+    if rank <= MAX_RANK:
+        return None
+    return f"has rank {rank}: a run holds at most {MAX_RANK} dims (its kernels are numpy's)"
+
+
 def _logical_shape(ty: Attribute) -> tuple[int, ...]:
     """The shape the body's numpy array has (a shaped value's lens, not its flat buffer)."""
     if isinstance(ty, ShapedType):
@@ -237,6 +251,8 @@ class Interpreter:
         for result in op.results:
             if not isinstance(result.type, ShapedType | TensorType):
                 continue  # e.g. !tosa.shape: no buffer
+            if (why := _rank_error(result.type)) is not None:
+                raise self.error(f"'{op.name}' result {why}", op)
             shape = _logical_shape(result.type)
             needed = math.prod(shape) * type_dtype(result.type).itemsize
             what = f"result of shape {list(shape)}"
@@ -258,6 +274,8 @@ class Interpreter:
         in_types = function.function_type.inputs.data
         out_types = function.function_type.outputs.data
         for ty in (*in_types, *out_types):
+            if (why := _rank_error(ty)) is not None:
+                raise self.error(f"@{name}'s {ty} {why}", function)
             shapes = [_logical_shape(ty)]
             if isinstance(ty, ShapedType):
                 shapes.append(flat_input_shape(ty))

@@ -290,13 +290,20 @@ def frame_cost(perm: Sequence[int], shape: Sequence[int], frame: Sequence[int]) 
     return 0 if non_unit_order_kept(shape, order) else math.prod(shape)
 
 
+_MAX_FRAMES = 24
+"""Dim orders `cheapest_frame` compares at most (every order of rank 4 is 24)."""
+
+
 def cheapest_frame(
     views: Sequence[View], lens: Sequence[int], hint: Sequence[int] | None = None
 ) -> Shape:
     """The operand dim order that moves the fewest elements, counting the result's move to
     `hint` (the order its consumer wants, if known); ties go to the largest operand's order."""
     by_size = sorted(views, key=lambda v: -math.prod(v.base_shape))
-    candidates = [v.perm for v in by_size] + ([tuple(hint)] if hint is not None else [])
+    # each candidate costs a pass over the views: the distinct orders of the largest few, so a
+    # concat of 10^4 operands is not 10^8 costings
+    orders = list(dict.fromkeys(v.perm for v in by_size))[:_MAX_FRAMES]
+    candidates = orders + ([tuple(hint)] if hint is not None else [])
 
     def cost(frame: Shape) -> int:
         total = sum(frame_cost(v.perm, v.base_shape, frame) for v in views)
