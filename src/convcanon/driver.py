@@ -355,25 +355,15 @@ def run_opt(
         whole file), or the whole file (None). A chunk of HLO text was converted on its own, as
         xla-translate splits its input before translating; its ops are located in the file."""
         if hlo_chunks:
-            stablehlo = converted[line or 1]
-            if isinstance(stablehlo, ConvcanonError):
-                raise stablehlo
-            chunk, line = stablehlo, None
+            chunk, line = _converted_chunk(converted, line or 1), None
         printed = transform_text(
             chunk, filename, pipeline, collected, print_options, line, instruments, output_format
         )
         return printed if isinstance(printed, bytes) else _as_mlir_opt_ends(printed, print_options)
 
     joined = Joined(output_marker, bool(split_marker))
-    result: str | bytes
     try:
-        if verify_diagnostics:
-            only_expected = verify_diagnostics == "only-expected"
-            result = _verified(chunks, filename, job, joined, only_expected)
-        elif split_marker:
-            result = _each_chunk(chunks, job, joined)
-        else:
-            result = job(text, None)
+        result = _opt_result(text, chunks, filename, job, joined, verify_diagnostics)
     except ConvcanonError as err:
         if instruments is not None and instruments.timing:  # mlir-opt's, also on a failure
             err.trailer = instruments.report()
@@ -384,6 +374,32 @@ def run_opt(
         sys.stderr.write(instruments.report())
     write_output(output_path, result)
     return 0
+
+
+def _opt_result(
+    text: str,
+    chunks: list[tuple[int, str]],
+    filename: str,
+    job: ChunkJob,
+    joined: Joined,
+    verify_diagnostics: str | None,
+) -> str | bytes:
+    """What convcanon-opt writes: the diagnostics checked against the input's expectations, the
+    chunks' outputs joined, or the whole file's."""
+    if verify_diagnostics:
+        only_expected = verify_diagnostics == "only-expected"
+        return _verified(chunks, filename, job, joined, only_expected)
+    if joined.split:
+        return _each_chunk(chunks, job, joined)
+    return job(text, None)
+
+
+def _converted_chunk(converted: Mapping[int, str | ConvcanonError], line: int) -> str:
+    """The StableHLO text of the HLO chunk at `line`, or its conversion's error raised."""
+    stablehlo = converted[line]
+    if isinstance(stablehlo, ConvcanonError):
+        raise stablehlo
+    return stablehlo
 
 
 def _as_mlir_opt_ends(printed: str, options: PrintOptions) -> str:
