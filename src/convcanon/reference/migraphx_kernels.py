@@ -98,7 +98,21 @@ def _pow(op: Operation, args: list[np.ndarray]) -> np.ndarray:
         return _float_pow(op, args)
     x, y = (integer_values(a).astype(np.float64) for a in args)
     with np.errstate(all="ignore"):
-        return convert_to_integer(np.power(x, y), dtype)[0]
+        z = np.power(x, y)
+    # past 2^53 a double is rounded, and numpy's power rounds some exact halves differently
+    # from C's pow (3^34: ...568 where pow gives ...570): those elements take C's pow itself
+    rounded = np.isfinite(z) & (np.abs(z) >= 2.0**53)
+    if rounded.any():
+        z[rounded] = [_c_pow(a, b) for a, b in zip(x[rounded], y[rounded], strict=True)]
+    return convert_to_integer(z, dtype)[0]
+
+
+def _c_pow(x: float, y: float) -> float:
+    """C's pow (math.pow calls it), with an overflow as the infinity C returns."""
+    try:
+        return math.pow(x, y)
+    except OverflowError:
+        return math.copysign(math.inf, x) if y % 2 == 1 else math.inf
 
 
 _float_pow = _elementwise(np.power)
