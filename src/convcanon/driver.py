@@ -315,6 +315,7 @@ class ChunkErrors(ConvcanonError):
 
 # One chunk's job: (text, where it starts in the file, or None for the whole file) -> output.
 ChunkJob = Callable[[str, int | None], str | bytes]
+Chunk = tuple[int, str]  # (the file's line it starts at, its text)
 
 
 def run_opt(
@@ -355,7 +356,7 @@ def run_opt(
         whole file), or the whole file (None). A chunk of HLO text was converted on its own, as
         xla-translate splits its input before translating; its ops are located in the file."""
         if hlo_chunks:
-            chunk, line = _converted_chunk(converted, line or 1), None
+            chunk, line = _converted_chunk(converted, line or 1, chunk), None
         printed = transform_text(
             chunk, filename, pipeline, collected, print_options, line, instruments, output_format
         )
@@ -394,9 +395,9 @@ def _opt_result(
     return job(text, None)
 
 
-def _converted_chunk(converted: Mapping[int, str | ConvcanonError], line: int) -> str:
-    """The StableHLO text of the HLO chunk at `line`, or its conversion's error raised."""
-    stablehlo = converted[line]
+def _converted_chunk(converted: Mapping[Chunk, str | ConvcanonError], line: int, hlo: str) -> str:
+    """The StableHLO text of the HLO chunk, or its conversion's error raised."""
+    stablehlo = converted[line, hlo]
     if isinstance(stablehlo, ConvcanonError):
         raise stablehlo
     return stablehlo
@@ -429,18 +430,19 @@ def _read_opt_input(
 
 
 def _hlo_chunks_as_stablehlo(
-    chunks: list[tuple[int, str]], filename: str
-) -> dict[int, str | ConvcanonError]:
-    """Each chunk of HLO text, by the line it starts at, as StableHLO text located at its lines
+    chunks: list[Chunk], filename: str
+) -> dict[Chunk, str | ConvcanonError]:
+    """Each chunk of HLO text, by its line and text (two markers on a line start two chunks
+    there), as StableHLO text located at its lines
     in `filename`, or its error; all converted by one child. A chunk of only blanks and comments
     (after a trailing marker) is an empty module, as in mlir-opt."""
     from convcanon.hlo.hlo_import import convert_chunks, converted_text
 
     modules = [(line, chunk) for line, chunk in chunks if not holds_no_op(chunk)]
-    texts: dict[int, str | ConvcanonError] = dict(chunks)
+    texts: dict[Chunk, str | ConvcanonError] = {chunk: chunk[1] for chunk in chunks}
     encoded = [(line, chunk.encode()) for line, chunk in modules]
-    for (line, _), result in zip(modules, convert_chunks(encoded, filename), strict=True):
-        texts[line] = (
+    for chunk, result in zip(modules, convert_chunks(encoded, filename), strict=True):
+        texts[chunk] = (
             result if isinstance(result, ConvcanonError) else converted_text(result, filename)
         )
     return texts

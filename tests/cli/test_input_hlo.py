@@ -390,3 +390,15 @@ def test_split_hlo_chunks_that_abort_xla_are_errors_and_the_rest_convert(
     for line, start, kind in zip(errors, expected, [k for k in kinds if k != "good"], strict=True):
         assert line == start if kind == "aborts" else start <= line < start + 20, result.stderr
     assert result.stderr.count("was killed by SIGABRT") == kinds.count("aborts"), result.stderr
+
+
+def test_two_markers_on_a_line_start_two_hlo_chunks_there(hlo_texts: list[str], tmp_path: Path):
+    """Both chunks after `// ----- // -----` start on that line: the one between the markers
+    is an empty module, the next its own HLO module (not the other's conversion twice)."""
+    source = tmp_path / "two.hlo"
+    source.write_text(hlo_texts[1] + "// ----- // -----\n" + hlo_texts[0])
+    result = _opt("--input-hlo", source, "--split-input-file")
+    assert result.returncode == 0, result.stderr
+    outputs = result.stdout.split("// -----\n")
+    assert len(outputs) == 3 and outputs[1].startswith("module {\n}")
+    assert "stablehlo.tanh" in outputs[0] and "stablehlo.convolution" in outputs[2]

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from convcanon.diagnostics import ConvcanonError
 from convcanon.reference.migraphx_interp import Interpreter
 from convcanon.xdsl_io import parse_file_text
 
@@ -95,3 +96,19 @@ def _assert_cpp_pow(cpp_pow: Path, element: str, x: list[int], y: list[int]) -> 
     args = [np.array(v, TYPES[element]) for v in (x, y)]
     got = Interpreter(module, "p.mlir", {}).run("main", args)[0]
     assert got.tolist() == truth
+
+
+def test_each_c_pow_call_is_paid_for():
+    """The elements past 2^53 take one Python call each: the run counts them as erf's are."""
+    from convcanon.reference.kernels import budget, special
+
+    module = parse_file_text(POW.replace("T", "si64"), "p.mlir")
+    x, y = np.array([3, 3, 3, 2, 3, 1], np.int64), np.array([34, 35, 36, 3, 1, 0], np.int64)
+    spent = []
+    for base in (x, np.ones(6, np.int64)):
+        interpreter = Interpreter(module, "p.mlir", {})
+        interpreter.run("main", [base, y])
+        spent.append(interpreter.meter.spent)
+    assert spent[0] - spent[1] == 3 * special.PYTHON_CALL_STEPS
+    with budget.work_limit(spent[1] + special.PYTHON_CALL_STEPS), pytest.raises(ConvcanonError):
+        Interpreter(module, "p.mlir", {}).run("main", [x, y])

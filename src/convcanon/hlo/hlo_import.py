@@ -477,7 +477,9 @@ def _frames(out: bytes, filename: str) -> list[bytes | ConvcanonError]:
     answers: list[bytes | ConvcanonError] = []
     at = 0
     while (end := out.find(b"\n", at)) >= 0:
-        kind, *numbers = out[at:end].split()
+        kind, *numbers = out[at:end].split() or [b""]
+        if kind not in (b"ok", b"error") or not all(n.isdigit() for n in numbers) or not numbers:
+            break  # not a frame (a library wrote to stdout): what follows is not answers
         size = int(numbers[-1])
         body = out[end + 1 : end + 1 + size]
         if len(body) < size:
